@@ -1,0 +1,5 @@
+"""``python -m agentevals`` runs the command line."""
+
+from agentevals.cli import main
+
+main()

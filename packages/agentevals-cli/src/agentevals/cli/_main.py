@@ -1,0 +1,80 @@
+"""Root command group: lazy subcommands, verbosity, and turning errors into exit codes."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from ..__about__ import __version__
+from ..errors import AgentevalsError
+from ..protocol import PROTOCOL_VERSION
+
+# name → "module:attribute"; imported only when the command runs so that --help stays fast.
+COMMANDS: dict[str, str] = {}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in COMMANDS:
+            module, _, attr = COMMANDS[name].partition(":")
+            return getattr(importlib.import_module(module), attr)
+        return super().get_command(ctx, name)
+
+
+_state = {"verbose": 0}
+
+
+def verbosity() -> int:
+    """How many -v the user gave (0 when none)."""
+    return _state["verbose"]
+
+
+def debug_enabled() -> bool:
+    """Tracebacks are shown with -vv or AGENTEVALS_DEBUG=1."""
+    return _state["verbose"] >= 2 or os.environ.get("AGENTEVALS_DEBUG", "").lower() in ("1", "true", "yes")
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(
+    __version__, "--version", prog_name="agentevals", message=f"%(prog)s %(version)s (protocol {PROTOCOL_VERSION})"
+)
+@click.option("-v", "--verbose", count=True, help="More output: -v progress and warnings, -vv debug and tracebacks.")
+@click.pass_context
+def cli(ctx: click.Context, verbose: int) -> None:
+    """Score AI-agent runs recorded as OpenTelemetry traces against eval sets and evaluators."""
+    _state["verbose"] = verbose
+    level = logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Entry point of the ``agentevals`` console script."""
+    try:
+        return cli.main(args=argv, prog_name="agentevals", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except AgentevalsError as exc:
+        if debug_enabled():
+            traceback.print_exc()
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)

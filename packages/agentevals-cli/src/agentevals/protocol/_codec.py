@@ -1,0 +1,120 @@
+"""Encode EvalInputs for a chosen protocol version and decode EvalResults strictly, with negotiation."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from pydantic import ValidationError
+
+from .._validation import format_validation_error
+from ..errors import ProtocolError, ProtocolVersionError
+from ._models import EvalInput, EvalResult, EvalStatus
+from ._versions import PROTOCOL_VERSION, SUPPORTED_VERSIONS, load_schema, parse_version
+
+__all__ = ["decode_result", "encode_input", "negotiate", "strip_to_version"]
+
+def negotiate(theirs: object, ours: str = PROTOCOL_VERSION, *, peer: str = "the evaluator") -> str:
+    """Return the version both sides speak (same MAJOR, lower MINOR), or raise ``ProtocolVersionError``.
+
+    >>> negotiate("1.9")
+    '1.1'
+    """
+    try:
+        their_major, their_minor = parse_version(theirs)
+    except ValueError as exc:
+        raise ProtocolVersionError(str(exc)) from None
+    our_major, our_minor = parse_version(ours)
+    if their_major != our_major:
+        upgrade = "agentevals-cli" if their_major > our_major else f"{peer} (agentevals-evaluator-sdk)"
+        raise ProtocolVersionError(
+            f"unsupported protocol_version {theirs} from {peer}: agentevals-cli speaks "
+            f"{SUPPORTED_VERSIONS[0]} to {SUPPORTED_VERSIONS[-1]}; upgrade {upgrade} so both speak "
+            f"major {max(their_major, our_major)}"
+        )
+    return f"{our_major}.{min(our_minor, their_minor)}"
+
+
+def strip_to_version(payload: dict[str, Any], version: str) -> dict[str, Any]:
+    """Drop from an EvalInput dict every field the ``version`` schema does not define (in place).
+
+    This is how a feature of a newer minor is never sent to a peer that declared an older one.
+    """
+    schema = load_schema("eval_input", version)
+    defs = schema.get("$defs", {})
+
+    def prune(value: Any, node: dict[str, Any]) -> None:
+        while "$ref" in node:
+            node = defs[node["$ref"].rsplit("/", 1)[-1]]
+        for option in node.get("anyOf", ()):
+            prune(value, option)
+        if isinstance(value, dict) and "properties" in node:
+            props = node["properties"]
+            for key in [k for k in value if k not in props]:
+                del value[key]
+            for key, sub in props.items():
+                if key in value:
+                    prune(value[key], sub)
+        elif isinstance(value, list) and isinstance(node.get("items"), dict):
+            for item in value:
+                prune(item, node["items"])
+
+    prune(payload, schema)
+    return payload
+
+
+def encode_input(eval_input: EvalInput, version: str = PROTOCOL_VERSION) -> str:
+    """Serialise an EvalInput as the JSON document for a peer speaking ``version``."""
+    payload = eval_input.model_dump(mode="json")
+    payload["protocol_version"] = version
+    return json.dumps(strip_to_version(payload, version), ensure_ascii=False)
+
+
+def decode_result(
+    text: str | bytes | dict[str, Any],
+    *,
+    threshold: float,
+    n_invocations: int,
+    sent_version: str = PROTOCOL_VERSION,
+    name: str = "evaluator",
+) -> EvalResult:
+    """Parse and validate an evaluator's EvalResult strictly.
+
+    A result without ``protocol_version`` is read as 1.0; another MAJOR is refused; a newer MINOR is
+    accepted with unknown fields ignored. Raises ``ProtocolError`` naming the offending field and value.
+    """
+    if isinstance(text, dict):
+        data: Any = text
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ProtocolError(
+                f"{name} wrote invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            ) from None
+    if not isinstance(data, dict):
+        raise ProtocolError(f"{name} wrote a JSON {type(data).__name__}, expected an EvalResult object")
+    version = data.get("protocol_version") or "1.0"
+    negotiate(version, sent_version, peer=name)
+    score = data.get("score")
+    if isinstance(score, float) and not math.isfinite(score):
+        raise ProtocolError(f"{name} returned an invalid EvalResult: score must be finite (got {score!r})")
+    try:
+        result = EvalResult.model_validate(data)
+    except ValidationError as exc:
+        raise ProtocolError(f"{name} returned an invalid EvalResult: {format_validation_error(exc)}") from None
+    if result.score is not None and result.status in (EvalStatus.PASSED, EvalStatus.FAILED):
+        passed = result.score >= threshold
+        if passed != (result.status == EvalStatus.PASSED):
+            raise ProtocolError(
+                f"{name} returned status {result.status.value} with score {result.score} but threshold "
+                f"{threshold} says {'PASSED' if passed else 'FAILED'}"
+            )
+    if result.per_invocation_scores and len(result.per_invocation_scores) != n_invocations:
+        raise ProtocolError(
+            f"{name} returned {len(result.per_invocation_scores)} per_invocation_scores for "
+            f"{n_invocations} invocations"
+        )
+    result.protocol_version = version
+    return result

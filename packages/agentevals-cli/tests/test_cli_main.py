@@ -1,0 +1,41 @@
+"""The root command: version, help, verbosity, fast start-up."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from agentevals import __version__
+from agentevals.cli import cli
+
+
+def test_version_names_package_and_protocol():
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0
+    assert result.output == f"agentevals {__version__} (protocol 1.1)\n"
+
+
+def test_help_lists_usage():
+    result = CliRunner().invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    assert "Score AI-agent runs" in result.output
+    assert "-v, --verbose" in result.output
+
+
+def test_unknown_command_is_usage_error_exit_2():
+    proc = subprocess.run([sys.executable, "-m", "agentevals", "nope"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "No such command 'nope'" in proc.stderr
+
+
+def test_help_does_not_import_heavy_modules():
+    code = (
+        "import sys\nfrom agentevals.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('google.adk', 'openai', 'rouge_score', 'nltk', 'numpy', 'jinja2', 'requests', 'yaml')"
+        " if m in sys.modules]\nprint('HEAVY', heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "HEAVY []" in out

@@ -1,0 +1,190 @@
+"""``@evaluator``: turn a scoring function into a stdin/stdout evaluator program.
+
+Example:
+    ```python
+    from agentevals_evaluator_sdk import evaluator, EvalInput, EvalResult
+
+    @evaluator
+    def has_answer(input: EvalInput) -> EvalResult:
+        scores = [1.0 if inv.final_response else 0.0 for inv in input.invocations]
+        return EvalResult(score=sum(scores) / len(scores) if scores else 0.0, per_invocation_scores=scores)
+
+    if __name__ == "__main__":
+        has_answer.run()
+    ```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import inspect
+import json
+import sys
+import traceback
+from typing import IO, Any, Awaitable, Callable, Optional, Union, overload
+
+from pydantic import ValidationError
+
+from .errors import EvaluatorDefinitionError, EvaluatorError, InputError, ResultError
+from .protocol import negotiate
+from .types import EvalInput, EvalResult, EvalStatus
+
+__all__ = ["Evaluator", "EvaluatorFunction", "evaluator", "format_validation_error", "parse_input", "check_result"]
+
+EvaluatorFunction = Callable[[EvalInput], Union[EvalResult, dict, Awaitable[Union[EvalResult, dict]]]]
+
+
+def format_validation_error(error: ValidationError) -> str:
+    """Render a pydantic error as one line: ``field.path: message (got value)`` joined by ``; ``."""
+    parts = []
+    for item in error.errors():
+        path = ""
+        for loc in item.get("loc", ()):
+            path += f"[{loc}]" if isinstance(loc, int) else (f".{loc}" if path else str(loc))
+        message = item.get("msg", "invalid").removeprefix("Value error, ")
+        where = f"{path}: " if path else ""
+        got = f" (got {item['input']!r})" if "input" in item and item.get("type") != "value_error" else ""
+        parts.append(f"{where}{message}{got}")
+    return "; ".join(parts)
+
+
+def parse_input(text: str) -> tuple[EvalInput, str]:
+    """Parse stdin text into an EvalInput and the negotiated protocol version."""
+    if not text.strip():
+        raise InputError("empty stdin: expected one EvalInput JSON document")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"stdin is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno} (char {exc.pos})"
+        ) from None
+    if not isinstance(data, dict):
+        raise InputError(f"stdin must be a JSON object (EvalInput), got {type(data).__name__}")
+    used = negotiate(data.get("protocol_version", "1.0"))
+    try:
+        return EvalInput.model_validate(data), used
+    except ValidationError as exc:
+        raise InputError(f"invalid EvalInput: {format_validation_error(exc)}") from None
+
+
+def check_result(value: Any, eval_input: EvalInput, version: str, *, name: str = "evaluator") -> EvalResult:
+    """Validate what an evaluator returned, as the host will, and stamp the protocol version."""
+    if isinstance(value, EvalResult):
+        data = value.model_dump()
+    elif isinstance(value, dict):
+        data = value
+    else:
+        raise ResultError(f"{name} returned {type(value).__name__}, expected EvalResult")
+    try:
+        result = EvalResult.model_validate(data)
+    except ValidationError as exc:
+        raise ResultError(f"{name} returned an invalid EvalResult: {format_validation_error(exc)}") from None
+    if result.score is not None and result.status in (EvalStatus.PASSED, EvalStatus.FAILED):
+        passed = result.score >= eval_input.threshold
+        if passed != (result.status == EvalStatus.PASSED):
+            raise ResultError(
+                f"{name} returned status {result.status.value} with score {result.score} but threshold "
+                f"{eval_input.threshold} says {'PASSED' if passed else 'FAILED'}"
+            )
+    n = len(eval_input.invocations)
+    if result.per_invocation_scores and len(result.per_invocation_scores) != n:
+        raise ResultError(
+            f"{name} returned {len(result.per_invocation_scores)} per_invocation_scores for {n} invocations"
+        )
+    result.protocol_version = version
+    return result
+
+
+class Evaluator:
+    """A scoring function that can also run as a stdin/stdout evaluator program.
+
+    Calling the object calls the function unchanged; ``run()`` speaks the wire protocol.
+    """
+
+    def __init__(self, func: EvaluatorFunction, *, name: Optional[str] = None) -> None:
+        _check_signature(func)
+        functools.update_wrapper(self, func)
+        self.func = func
+        self.name = name or func.__name__
+
+    def __call__(self, eval_input: EvalInput) -> Any:
+        return self.func(eval_input)
+
+    def evaluate(self, eval_input: EvalInput, *, version: Optional[str] = None) -> EvalResult:
+        """Call the function (awaiting it when async) and validate its result like ``run()`` does."""
+        used = version or negotiate(eval_input.protocol_version)
+        try:
+            value = self.func(eval_input)
+            if inspect.isawaitable(value):
+                value = asyncio.run(_await(value))
+        except ValidationError as exc:
+            if exc.title != EvalResult.__name__:
+                raise
+            raise ResultError(f"{self.name} built an invalid EvalResult: {format_validation_error(exc)}") from None
+        return check_result(value, eval_input, used, name=self.name)
+
+    def run(self, *, stdin: Optional[IO[str]] = None, stdout: Optional[IO[str]] = None) -> None:
+        """Read one EvalInput from stdin, evaluate, write one EvalResult to stdout, and exit.
+
+        Exits 0 on success; on any error prints one ``error: …`` line to stderr and exits 1.
+        Anything the function prints goes to stderr so that stdout stays one JSON document.
+        """
+        out = stdout or sys.stdout
+        try:
+            eval_input, version = parse_input((stdin or sys.stdin).read())
+            with contextlib.redirect_stdout(sys.stderr):
+                try:
+                    result = self.evaluate(eval_input, version=version)
+                except EvaluatorError:
+                    raise
+                except Exception as exc:  # the author's code failed: show where
+                    traceback.print_exc(file=sys.stderr)
+                    raise _Raised(f"evaluator '{self.name}' raised {type(exc).__name__}: {exc}") from None
+        except (EvaluatorError, _Raised) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            sys.exit(1)
+        out.write(json.dumps(result.model_dump(mode="json"), ensure_ascii=False) + "\n")
+        out.flush()
+        sys.exit(0)
+
+
+class _Raised(Exception):
+    """The evaluator function raised; message already formatted."""
+
+
+async def _await(value: Awaitable[Any]) -> Any:
+    return await value
+
+
+def _check_signature(func: Callable[..., Any]) -> None:
+    if not callable(func):
+        raise EvaluatorDefinitionError(f"@evaluator needs a function, got {type(func).__name__}")
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in params if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if not positional and not any(p.kind is p.VAR_POSITIONAL for p in params) or len(required) > 1:
+        raise EvaluatorDefinitionError(
+            f"@evaluator function '{getattr(func, '__name__', func)}' must take exactly one argument "
+            f"(the EvalInput), got ({', '.join(p.name for p in params)})"
+        )
+
+
+@overload
+def evaluator(func: EvaluatorFunction, /) -> Evaluator: ...
+@overload
+def evaluator(*, name: Optional[str] = None) -> Callable[[EvaluatorFunction], Evaluator]: ...
+def evaluator(
+    func: Optional[EvaluatorFunction] = None, /, *, name: Optional[str] = None
+) -> Union[Evaluator, Callable[[EvaluatorFunction], Evaluator]]:
+    """Mark a function ``(EvalInput) -> EvalResult`` (sync or async) as an evaluator.
+
+    Works bare (``@evaluator``) and called (``@evaluator(name="quality")``).
+    """
+    if func is not None:
+        return Evaluator(func, name=name)
+    return lambda f: Evaluator(f, name=name)

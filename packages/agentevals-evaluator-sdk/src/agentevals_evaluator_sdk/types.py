@@ -1,0 +1,193 @@
+"""Pydantic models of the agentevals wire protocol: what an evaluator reads and writes.
+
+Wire models ignore unknown fields, so an evaluator built against an older minor keeps working when the
+host sends fields added later. Fields added after 1.0 carry ``x-protocol-since`` in their JSON Schema.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
+
+__all__ = [
+    "PERFORMANCE_METRICS_SCHEMA",
+    "EvalInput",
+    "EvalResult",
+    "EvalStatus",
+    "IntermediateStepData",
+    "InvocationData",
+    "ToolCallData",
+    "ToolResponseData",
+]
+
+_WIRE = ConfigDict(extra="ignore", populate_by_name=True, use_attribute_docstrings=True)
+_SINCE_1_1: dict[str, Any] = {"x-protocol-since": "1.1"}
+
+
+def _stats() -> dict[str, Any]:
+    number = {"type": ["number", "null"]}
+    return {
+        "type": "object",
+        "properties": {**{k: number for k in ("min", "median", "max", "p50", "p95", "p99")}, "count": {"type": "integer"}},
+    }
+
+
+def _object(**props: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": props}
+
+
+_INT = {"type": "integer"}
+PERFORMANCE_METRICS_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        _object(
+            latency=_object(overall=_stats(), llm_calls=_stats(), tool_executions=_stats()),
+            tokens=_object(
+                total_prompt=_INT,
+                total_output=_INT,
+                total=_INT,
+                per_llm_call=_stats(),
+                cache_creation_tokens=_INT,
+                cache_read_tokens=_INT,
+            ),
+            counts=_object(llm_calls=_INT, tool_calls=_INT, invocations=_INT),
+            models={"type": "array", "items": {"type": "string"}},
+            tool_names={"type": "array", "items": {"type": "string"}},
+        ),
+        {"type": "null"},
+    ],
+    "default": None,
+    "description": "This turn's own latency (ms), token and count figures, when measured.",
+    **_SINCE_1_1,
+}
+"""Shape of ``InvocationData.performance_metrics`` (a plain dict on the Python side)."""
+
+
+class EvalStatus(str, Enum):
+    """Result status; the wire uses the string values."""
+
+    PASSED = "PASSED"
+    FAILED = "FAILED"
+    NOT_EVALUATED = "NOT_EVALUATED"
+
+
+class ToolCallData(BaseModel):
+    """A tool the agent called."""
+
+    model_config = _WIRE
+
+    name: str
+    """Tool name."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """Arguments the agent passed, as a JSON object."""
+    id: Optional[str] = Field(default=None, json_schema_extra=_SINCE_1_1)
+    """Call id as recorded in the trace, when there is one."""
+
+
+class ToolResponseData(BaseModel):
+    """What a tool returned to the agent."""
+
+    model_config = _WIRE
+
+    name: str
+    """Tool name."""
+    output: str = ""
+    """The tool's output as text (JSON text when the tool returned structured data)."""
+    id: Optional[str] = Field(default=None, json_schema_extra=_SINCE_1_1)
+    """Id of the call this responds to."""
+    status: Optional[str] = Field(default=None, json_schema_extra=_SINCE_1_1)
+    """Status of the tool execution ("OK", "ERROR") when recorded."""
+    response: Any = Field(default=None, json_schema_extra=_SINCE_1_1)
+    """The result as a structured JSON value, when the tool returned one."""
+
+
+class IntermediateStepData(BaseModel):
+    """Steps between the user input and the final response."""
+
+    model_config = _WIRE
+
+    tool_calls: list[ToolCallData] = Field(default_factory=list)
+    """Tools the agent called, in call order."""
+    tool_responses: list[ToolResponseData] = Field(default_factory=list)
+    """Responses the agent received from tools, in order."""
+
+
+class InvocationData(BaseModel):
+    """One agent turn: the user's input, the steps the agent took, and its final response."""
+
+    model_config = _WIRE
+
+    invocation_id: str = ""
+    """Unique turn identifier."""
+    user_content: str = ""
+    """What the user said."""
+    final_response: Optional[str] = None
+    """The agent's final response, or null when it gave none."""
+    intermediate_steps: IntermediateStepData = Field(default_factory=IntermediateStepData)
+    """Tool calls and tool responses of this turn."""
+    performance_metrics: Annotated[Optional[dict[str, Any]], WithJsonSchema(PERFORMANCE_METRICS_SCHEMA)] = None
+    """This turn's own latency (ms), token and count figures, when measured."""
+    trace_id: Optional[str] = Field(default=None, json_schema_extra=_SINCE_1_1)
+    """Trace the turn was read from."""
+    span_id: Optional[str] = Field(default=None, json_schema_extra=_SINCE_1_1)
+    """Span that delimits the turn."""
+
+
+class EvalInput(BaseModel):
+    """What an evaluator receives on stdin."""
+
+    model_config = _WIRE
+
+    protocol_version: str = "1.0"
+    """Wire-format version of this document, "MAJOR.MINOR"; absent means 1.0."""
+    metric_name: str = ""
+    """Name of this evaluator in the user's config."""
+    threshold: float = 0.5
+    """Score at or above which the result passes."""
+    config: dict[str, Any] = Field(default_factory=dict)
+    """User-provided config from the YAML entry."""
+    invocations: list[InvocationData] = Field(default_factory=list)
+    """Agent turns to evaluate."""
+    expected_invocations: Optional[list[InvocationData]] = None
+    """Golden reference turns from the eval set, or null."""
+
+
+UnitScore = Annotated[float, Field(strict=True, ge=0.0, le=1.0, allow_inf_nan=False)]
+
+
+class EvalResult(BaseModel):
+    """What an evaluator writes to stdout.
+
+    Example:
+        ```python
+        EvalResult(score=0.75, per_invocation_scores=[1.0, 0.5], details={"why": "..."})
+        ```
+    """
+
+    model_config = ConfigDict(extra="ignore", validate_assignment=True, use_attribute_docstrings=True)
+
+    score: Optional[UnitScore] = None
+    """Overall score in [0, 1]. May be null only when status is NOT_EVALUATED."""
+    status: Optional[EvalStatus] = None
+    """PASSED, FAILED or NOT_EVALUATED; when omitted the host derives it from score vs threshold."""
+    per_invocation_scores: list[Optional[UnitScore]] = Field(default_factory=list)
+    """Per-turn scores in input order (empty when not computed)."""
+    details: Optional[dict[str, Any]] = None
+    """Free-form metadata for debugging."""
+    protocol_version: Optional[str] = None
+    """Version the result was produced under; a result without one is read as 1.0."""
+
+    @field_validator("score", "per_invocation_scores", mode="before")
+    @classmethod
+    def _reject_bool(cls, value: Any) -> Any:
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, bool):
+                raise ValueError(f"scores must be numbers, not booleans (got {item!r})")
+        return value
+
+    @model_validator(mode="after")
+    def _check_score(self) -> EvalResult:
+        if self.score is None and self.status != EvalStatus.NOT_EVALUATED:
+            raise ValueError("score is required unless status is NOT_EVALUATED")
+        return self

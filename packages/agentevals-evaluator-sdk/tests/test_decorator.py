@@ -1,0 +1,93 @@
+"""In-process behaviour of @evaluator and the testing helpers."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentevals_evaluator_sdk import EvalInput, EvalResult, EvaluatorDefinitionError, ResultError, evaluator
+from agentevals_evaluator_sdk.testing import make_input, run_evaluator
+
+
+@evaluator
+def tool_count(input: EvalInput) -> EvalResult:
+    scores = [1.0 if inv.intermediate_steps.tool_calls else 0.0 for inv in input.invocations]
+    return EvalResult(score=sum(scores) / len(scores), per_invocation_scores=scores)
+
+
+def test_bare_decorator_keeps_function_callable():
+    result = tool_count(make_input(tool_calls=["search"]))
+    assert isinstance(result, EvalResult)
+    assert result.score == 1.0
+    assert tool_count.__name__ == "tool_count"
+    assert tool_count.name == "tool_count"
+
+
+def test_called_decorator_sets_name():
+    @evaluator(name="quality")
+    def q(input: EvalInput) -> EvalResult:
+        return EvalResult(score=0.25)
+
+    assert q.name == "quality"
+    assert run_evaluator(q, make_input()).score == 0.25
+
+
+def test_async_evaluator_runs_through_evaluate():
+    @evaluator
+    async def slow(input: EvalInput) -> EvalResult:
+        return EvalResult(score=0.75, per_invocation_scores=[0.75])
+
+    result = run_evaluator(slow, make_input())
+    assert result.score == 0.75
+    assert result.protocol_version == "1.1"
+
+
+def test_dict_result_is_accepted_and_validated():
+    @evaluator
+    def as_dict(input: EvalInput):
+        return {"score": 0.6, "details": {"why": "dict"}}
+
+    assert run_evaluator(as_dict, make_input()).details == {"why": "dict"}
+
+
+@pytest.mark.parametrize("bad", [lambda: None, lambda a, b: None, 42])
+def test_wrong_signature_is_refused_when_applied(bad):
+    with pytest.raises(EvaluatorDefinitionError):
+        evaluator(bad)
+
+
+def test_status_contradicting_threshold_is_a_result_error():
+    @evaluator
+    def liar(input: EvalInput) -> EvalResult:
+        return EvalResult(score=0.2, status="PASSED")
+
+    with pytest.raises(ResultError, match=r"status PASSED with score 0.2 but threshold 0.5 says FAILED"):
+        run_evaluator(liar, make_input())
+
+
+def test_per_invocation_length_mismatch_is_a_result_error():
+    @evaluator
+    def two(input: EvalInput) -> EvalResult:
+        return EvalResult(score=1.0, per_invocation_scores=[1.0, 1.0])
+
+    with pytest.raises(ResultError, match="2 per_invocation_scores for 1 invocations"):
+        run_evaluator(two, make_input())
+
+
+def test_empty_per_invocation_scores_mean_not_computed():
+    @evaluator
+    def none(input: EvalInput) -> EvalResult:
+        return EvalResult(score=1.0, per_invocation_scores=[])
+
+    assert run_evaluator(none, make_input()).per_invocation_scores == []
+
+
+def test_input_from_dict_negotiates_version():
+    payload = make_input().model_dump(mode="json")
+    payload["protocol_version"] = "1.0"
+    assert run_evaluator(tool_count, payload).protocol_version == "1.0"
+
+
+def test_make_input_builds_tool_calls_with_args():
+    inp = make_input(tool_calls=[{"name": "calc", "args": {"x": 1}}, "search"])
+    calls = inp.invocations[0].intermediate_steps.tool_calls
+    assert [(c.name, c.args) for c in calls] == [("calc", {"x": 1}), ("search", {})]

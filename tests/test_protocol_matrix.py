@@ -1,0 +1,107 @@
+"""Compatibility matrix across the boundary: SDK results read by the CLI, CLI inputs read by the SDK.
+
+Versions: 1.0 and 1.1 (spoken by both), 1.9 (a future minor with unknown fields: tolerated) and 2.0
+(another major: refused), in both directions.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentevals import protocol as cli
+from agentevals.errors import ProtocolVersionError as CliVersionError
+from agentevals_evaluator_sdk import EvalInput as SdkInput
+from agentevals_evaluator_sdk import EvalResult as SdkResult
+from agentevals_evaluator_sdk import ProtocolVersionError as SdkVersionError
+from agentevals_evaluator_sdk import evaluator
+from agentevals_evaluator_sdk.decorator import parse_input
+
+FIXTURE = Path(__file__).resolve().parent.parent / "examples/evalinput_helm_v1.1.json"
+
+
+@evaluator
+def echo(input: SdkInput) -> SdkResult:
+    calls = [len(inv.intermediate_steps.tool_calls) for inv in input.invocations]
+    return SdkResult(score=0.8, per_invocation_scores=[0.8] * len(calls), details={"calls": calls})
+
+
+def cli_input() -> cli.EvalInput:
+    return cli.EvalInput.model_validate_json(FIXTURE.read_text())
+
+
+# -- CLI → SDK -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("sent", "answered"), [("1.0", "1.0"), ("1.1", "1.1"), ("1.9", "1.1")])
+def test_sdk_reads_cli_input(sent, answered):
+    payload = json.loads(cli.encode_input(cli_input(), "1.1" if sent == "1.9" else sent))
+    if sent == "1.9":
+        payload["protocol_version"] = "1.9"
+        payload["future_top_level"] = {"x": 1}
+        payload["invocations"][0]["future_field"] = [1, 2]
+    eval_input, used = parse_input(json.dumps(payload))
+    assert used == answered
+    assert eval_input.invocations[0].intermediate_steps.tool_calls[0].name == "helm_list_releases"
+    result = echo.evaluate(eval_input, version=used)
+    assert result.protocol_version == answered
+    assert result.details == {"calls": [1]}
+
+
+def test_cli_strips_1_1_fields_when_sending_1_0():
+    payload = json.loads(cli.encode_input(cli_input(), "1.0"))
+    inv = payload["invocations"][0]
+    assert "performance_metrics" not in inv and "trace_id" not in inv and "span_id" not in inv
+    assert set(inv["intermediate_steps"]["tool_responses"][0]) == {"name", "output"}
+    assert set(inv["intermediate_steps"]["tool_calls"][0]) == {"name", "args"}
+    full = json.loads(cli.encode_input(cli_input(), "1.1"))["invocations"][0]
+    assert full["performance_metrics"]["counts"]["llm_calls"] == 2
+    assert full["intermediate_steps"]["tool_responses"][0]["response"]["isError"] is False
+
+
+def test_sdk_refuses_cli_input_of_another_major():
+    payload = json.loads(cli.encode_input(cli_input()))
+    payload["protocol_version"] = "2.0"
+    with pytest.raises(SdkVersionError, match=r"2\.0.*1\.0 to 1\.1.*upgrade agentevals-evaluator-sdk"):
+        parse_input(json.dumps(payload))
+
+
+# -- SDK → CLI -------------------------------------------------------------------------------------
+
+def sdk_result_json(version: str, **extra) -> str:
+    eval_input = SdkInput.model_validate_json(FIXTURE.read_text())
+    result = echo.evaluate(eval_input, version=version)
+    data = result.model_dump(mode="json")
+    data.update(extra)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("version", ["1.0", "1.1"])
+def test_cli_reads_sdk_result(version):
+    result = cli.decode_result(sdk_result_json(version), threshold=0.7, n_invocations=1, sent_version=version)
+    assert (result.score, result.per_invocation_scores, result.protocol_version) == (0.8, [0.8], version)
+
+
+def test_cli_reads_future_minor_result_ignoring_unknown_fields():
+    text = sdk_result_json("1.1", protocol_version="1.9", confidence_interval=[0.7, 0.9])
+    result = cli.decode_result(text, threshold=0.7, n_invocations=1)
+    assert result.score == 0.8 and result.protocol_version == "1.9"
+    assert not hasattr(result, "confidence_interval")
+
+
+def test_cli_reads_result_without_version_as_1_0():
+    result = cli.decode_result('{"score": 0.9, "per_invocation_scores": []}', threshold=0.5, n_invocations=3)
+    assert result.protocol_version == "1.0"
+
+
+def test_cli_refuses_result_of_another_major():
+    with pytest.raises(CliVersionError, match=r"2\.0 from echo: agentevals-cli speaks 1\.0 to 1\.1; upgrade agentevals-cli"):
+        cli.decode_result(sdk_result_json("1.1", protocol_version="2.0"), threshold=0.5, n_invocations=1, name="echo")
+
+
+def test_negotiation_is_symmetric():
+    for theirs, ours in [("1.0", "1.1"), ("1.1", "1.0"), ("1.9", "1.1")]:
+        assert cli.negotiate(theirs, ours) == f"1.{min(int(theirs[2]), int(ours[2]))}"
+    with pytest.raises(CliVersionError):
+        cli.negotiate("0.9")
