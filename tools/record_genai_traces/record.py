@@ -414,7 +414,7 @@ def child_main(name: str, base_url: str, out_dir: Path) -> None:
 
 
 def read_overlays() -> dict[str, str]:
-    """overlays.txt: ``<overlay name> <pip requirement>`` per line."""
+    """overlays.txt: ``<overlay name> <pip requirement> [<pip requirement> ...]`` per line."""
     overlays = {}
     for line in (HERE / "overlays.txt").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
@@ -475,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not overlay_dir.is_dir():
                     print(f"  overlay {overlay!r} missing; install it with:\n"
                           f"    {sys.executable} -m pip install --no-deps --target {overlay_dir} "
-                          f"'{overlays[overlay]}'", flush=True)
+                          f"{overlays[overlay]}", flush=True)
                     (skipped if args.skip_missing_overlays else failures).append(name)
                     continue
             started = time.monotonic()

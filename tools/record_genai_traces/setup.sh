@@ -7,9 +7,10 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 python3 -m venv "$venv"
 "$venv/bin/python" -m pip install -r "$here/requirements.txt"
 overlay_root="$venv/record_genai_overlays"
-grep -v '^[[:space:]]*#' "$here/overlays.txt" | while read -r name requirement; do
+grep -v '^[[:space:]]*#' "$here/overlays.txt" | while read -r name requirements; do
   [ -n "${name:-}" ] || continue
   rm -rf "${overlay_root:?}/$name"
-  "$venv/bin/python" -m pip install --no-deps --target "$overlay_root/$name" "$requirement"
+  # shellcheck disable=SC2086 # word-splitting the requirement list is intended
+  "$venv/bin/python" -m pip install --no-deps --target "$overlay_root/$name" $requirements
 done
 echo "ready: $venv/bin/python $here/record.py --out DIR"

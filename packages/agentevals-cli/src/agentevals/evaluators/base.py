@@ -1,0 +1,125 @@
+"""The evaluator plug-in contract: a config model, load-time checks, and an async ``evaluate``.
+
+Adding an evaluator type = one module with a ``BaseEvaluator`` subclass + one line in
+``agentevals.evaluators.EVALUATOR_TYPES``. The class's ``name`` is its YAML ``type:``.
+
+Example:
+    ```python
+    class ContainsEvaluator(BaseEvaluator):
+        name = "contains"
+
+        class Config(EvaluatorConfig):
+            type: Literal["contains"] = "contains"
+            value: str
+
+        async def evaluate(self, ctx: EvalContext) -> MetricResult:
+            text = ctx.invocations[-1].final_response or ""
+            return MetricResult.scored(self.config.name, float(self.config.value in text), 1.0, type=self.name)
+    ```
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..options import RunOptions
+from ..results import MetricResult
+
+if TYPE_CHECKING:
+    from ..evalsets.model import EvalCase
+    from ..protocol import InvocationData
+    from ..traces.model import ConvertedTrace
+
+__all__ = ["BaseEvaluator", "EvalContext", "EvaluatorConfig"]
+
+
+class EvaluatorConfig(BaseModel):
+    """Fields every evaluator entry of eval_config.yaml accepts. Unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
+
+    name: str = Field(min_length=1)
+    """Unique name for the evaluator (used in output)."""
+    type: str
+    """Evaluator type."""
+    threshold: Optional[float] = Field(default=0.5, ge=0.0, le=1.0)
+    """Score at or above this value means PASSED."""
+    weight: float = Field(default=1.0, ge=0.0, allow_inf_nan=False)
+    """Weight in the case's weighted score."""
+    required: Union[bool, float, None] = None
+    """Gate: ``true`` (score must reach 0.8) or a number in (0, 1]; a failed gate makes the case score 0."""
+
+    @field_validator("required")
+    @classmethod
+    def _check_required(cls, value: Union[bool, float, None]) -> Union[bool, float, None]:
+        if value is None or isinstance(value, bool):
+            return value
+        if not 0.0 < value <= 1.0:
+            raise ValueError(f"required must be true or a number in (0, 1], got {value!r}")
+        return value
+
+    @property
+    def gate(self) -> Optional[float]:
+        """The required score, or None when the evaluator is not a gate."""
+        if self.required is True:
+            return 0.8
+        if self.required is False or self.required is None:
+            return None
+        return float(self.required)
+
+
+@dataclass
+class EvalContext:
+    """What an evaluator sees for one case: the agent's turns, the golden turns, and the raw traces."""
+
+    case_id: str
+    invocations: list[InvocationData]
+    expected_invocations: Optional[list[InvocationData]] = None
+    eval_case: Optional[EvalCase] = None
+    traces: list[ConvertedTrace] = field(default_factory=list)
+    options: RunOptions = field(default_factory=RunOptions)
+    performance_metrics: Optional[dict[str, Any]] = None
+    """Whole-case latency/token/count figures."""
+
+
+class BaseEvaluator(ABC):
+    """An evaluator type. Instances are built once per run from a validated config entry."""
+
+    name: ClassVar[str]
+    """Registry key and YAML ``type:``."""
+    Config: ClassVar[type[EvaluatorConfig]] = EvaluatorConfig
+
+    def __init__(self, config: EvaluatorConfig, *, base_dir: Path, options: Optional[RunOptions] = None) -> None:
+        self.config = config
+        self.base_dir = base_dir
+        """Directory of the config file: relative paths resolve against it."""
+        self.options = options or RunOptions()
+
+    @property
+    def display_name(self) -> str:
+        return self.config.name
+
+    @property
+    def timeout(self) -> Optional[float]:
+        """Hard deadline in seconds for one evaluation (None = the runner's default)."""
+        return getattr(self.config, "timeout", None)
+
+    def check(self) -> None:
+        """Load-time checks (files exist, runtime available, extra installed); raise ``ConfigError``."""
+
+    def resolve_path(self, path: str) -> Path:
+        """Resolve a path from the config against the config file's directory."""
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else (self.base_dir / candidate).resolve()
+
+    @abstractmethod
+    async def evaluate(self, ctx: EvalContext) -> Union[MetricResult, list[MetricResult]]:
+        """Score one case. Raise to signal an ERROR (the runner turns it into that row's one-line cause)."""
+
+    async def aclose(self) -> None:
+        """Release resources (processes, sessions) at the end of the run."""

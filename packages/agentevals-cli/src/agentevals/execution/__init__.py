@@ -1,0 +1,1 @@
+"""Running evaluator programs: processes with deadlines, runtimes, executors, environments."""

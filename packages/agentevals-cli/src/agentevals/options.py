@@ -1,0 +1,32 @@
+"""Run-wide options shared by the CLI, the Python API and the evaluators."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Optional
+
+__all__ = ["GroupBy", "RunOptions", "TrajectoryMatchType"]
+
+GroupBy = Literal["auto", "trace", "conversation"]
+TrajectoryMatchType = Literal["exact", "in_order", "any_order"]
+
+
+@dataclass
+class RunOptions:
+    """Knobs of one run. CLI flags and eval_config.yaml fill the same object."""
+
+    judge_model: Optional[str] = None
+    """Judge model for LLM-based metrics (``-j/--judge-model``)."""
+    threshold: Optional[float] = None
+    """Overrides every builtin metric's default threshold (``-t/--threshold``)."""
+    trajectory_match_type: Optional[TrajectoryMatchType] = None
+    group_by: GroupBy = "auto"
+    strict: bool = False
+    """NOT_EVALUATED fails the run too."""
+    fail_on_evaluation_error: bool = False
+    repeat_key: Optional[str] = None
+    """What identifies a case when traces carry no eval id (see the repetitions docs)."""
+    pass_at_k: list[int] = field(default_factory=list)
+    """k values for pass@k / pass^k; empty = k = n."""
+    concurrency: int = 8
+    """How many evaluations run at once."""

@@ -1,0 +1,161 @@
+"""Result models: one MetricResult per (case, evaluator), grouped into CaseResults and a RunResult."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["CaseResult", "InputError", "MetricResult", "RunResult", "Status", "Verdict", "verdict_for"]
+
+RESULT_SCHEMA_VERSION = "1"
+"""Version of the ``-o json`` document shape (see ``agentevals/report/schema``)."""
+
+
+class Status(str, Enum):
+    """Outcome of one evaluator on one case."""
+
+    PASSED = "PASSED"
+    FAILED = "FAILED"
+    NOT_EVALUATED = "NOT_EVALUATED"
+    """Could not be evaluated for a known reason (no eval case, no judge key, nothing to compare)."""
+    ERROR = "ERROR"
+    """The evaluator could not produce a score (crash, timeout, invalid output)."""
+    INFORMATIONAL = "INFORMATIONAL"
+    """A metric that reports a value and never passes or fails (token usage, call counts)."""
+
+
+class Verdict(str, Enum):
+    """AgentV-style verdict of a score: pass ≥ 0.8, borderline ≥ 0.6, fail below."""
+
+    PASS = "pass"
+    BORDERLINE = "borderline"
+    FAIL = "fail"
+
+
+def verdict_for(score: Optional[float]) -> Optional[Verdict]:
+    """Map a score to its verdict (None for no score)."""
+    if score is None:
+        return None
+    if score >= 0.8:
+        return Verdict.PASS
+    if score >= 0.6:
+        return Verdict.BORDERLINE
+    return Verdict.FAIL
+
+
+class MetricResult(BaseModel):
+    """One evaluator's outcome on one case (a trace or a conversation)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    name: str
+    """Evaluator name as configured (builtin metrics: the metric name)."""
+    type: str = "builtin"
+    """Evaluator type (the YAML ``type:``)."""
+    status: Status
+    score: Optional[float] = None
+    threshold: Optional[float] = None
+    per_invocation_scores: list[Optional[float]] = Field(default_factory=list)
+    value: Any = None
+    """Reported value of an informational metric (never pass/fail)."""
+    details: dict[str, Any] = Field(default_factory=dict)
+    error: Optional[str] = None
+    """One-line cause when status is ERROR."""
+    reason: Optional[str] = None
+    """Why the result is NOT_EVALUATED (or a note on how it was scored)."""
+    hits: list[str] = Field(default_factory=list)
+    misses: list[str] = Field(default_factory=list)
+    reasoning: Optional[str] = None
+    weight: float = 1.0
+    required: Optional[float] = None
+    """Gate: the score must reach this for the case to count (AgentV ``required``)."""
+    verdict: Optional[Verdict] = None
+    duration_ms: Optional[float] = None
+
+    @classmethod
+    def scored(
+        cls, name: str, score: float, threshold: float, *, type: str = "builtin", **fields: Any
+    ) -> MetricResult:
+        """A PASSED/FAILED result from a score and a threshold."""
+        status = Status.PASSED if score >= threshold else Status.FAILED
+        return cls(name=name, type=type, status=status, score=score, threshold=threshold,
+                   verdict=verdict_for(score), **fields)
+
+    @classmethod
+    def not_evaluated(cls, name: str, reason: str, *, type: str = "builtin", **fields: Any) -> MetricResult:
+        return cls(name=name, type=type, status=Status.NOT_EVALUATED, reason=reason, **fields)
+
+    @classmethod
+    def errored(cls, name: str, error: str, *, type: str = "builtin", **fields: Any) -> MetricResult:
+        return cls(name=name, type=type, status=Status.ERROR, error=error, **fields)
+
+
+class CaseResult(BaseModel):
+    """Everything evaluated for one case: a trace, or the traces of one conversation."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    case_id: str
+    """Trace id, or conversation id when grouped by conversation."""
+    trace_ids: list[str]
+    sources: list[str]
+    eval_id: Optional[str] = None
+    """Matched eval case, or None."""
+    match_reason: Optional[str] = None
+    """How (or why not) the eval case was matched."""
+    invocation_count: int = 0
+    user_contents: list[str] = Field(default_factory=list)
+    performance_metrics: Optional[dict[str, Any]] = None
+    metrics: list[MetricResult] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    score: Optional[float] = None
+    """Weighted score over the metrics with a score (required gates applied)."""
+    verdict: Optional[Verdict] = None
+    repeat_index: Optional[int] = None
+    """Position among repetitions of the same eval case, when there are several."""
+    evaluation_status: str = "success"
+    """MASEval-style status of the repetition: success or evaluation_failed."""
+
+
+class InputError(BaseModel):
+    """A file that could not be read; the rest of the run went on."""
+
+    source: str
+    error: str
+
+
+class RunResult(BaseModel):
+    """The whole run."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    schema_version: str = RESULT_SCHEMA_VERSION
+    agentevals_version: str = ""
+    cases: list[CaseResult] = Field(default_factory=list)
+    input_errors: list[InputError] = Field(default_factory=list)
+    repetitions: list[dict[str, Any]] = Field(default_factory=list)
+    """Per eval case repetition statistics (n, mean, std, pass rate, pass@k, pass^k)."""
+    notes: list[str] = Field(default_factory=list)
+    """Run-level messages (e.g. why nothing was evaluated)."""
+    aborted: Optional[str] = None
+    """Set when the run stopped early (fail_on_evaluation_error)."""
+
+    def counts(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in Status}
+        for case in self.cases:
+            for metric in case.metrics:
+                counts[metric.status.value] += 1
+        return counts
+
+    def exit_code(self, *, strict: bool = False) -> int:
+        """0 all passed; 1 any FAILED/ERROR, an unreadable input, or nothing evaluated at all."""
+        counts = self.counts()
+        if self.aborted or self.input_errors or counts["FAILED"] or counts["ERROR"]:
+            return 1
+        if counts["PASSED"] == 0:
+            return 1
+        if strict and counts["NOT_EVALUATED"]:
+            return 1
+        return 0
