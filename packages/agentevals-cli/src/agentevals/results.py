@@ -113,6 +113,8 @@ class CaseResult(BaseModel):
     score: Optional[float] = None
     """Weighted score over the metrics with a score (required gates applied)."""
     verdict: Optional[Verdict] = None
+    repeat_group: Optional[str] = None
+    """What makes cases repetitions of one task: the eval id, or the ``repeat_key`` value."""
     repeat_index: Optional[int] = None
     """Position among repetitions of the same eval case, when there are several."""
     evaluation_status: str = "success"

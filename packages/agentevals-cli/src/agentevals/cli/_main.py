@@ -16,7 +16,12 @@ from ..errors import AgentevalsError
 from ..protocol import PROTOCOL_VERSION
 
 # name → "module:attribute"; imported only when the command runs so that --help stays fast.
-COMMANDS: dict[str, str] = {}
+COMMANDS: dict[str, str] = {
+    "eval": "agentevals.cli.eval_cmd:eval_command",
+    "transpile": "agentevals.cli.transpile:transpile_command",
+    "run": "agentevals.cli.run:run_command",
+    "config": "agentevals.cli.config_cmd:config_command",
+}
 
 
 class LazyGroup(click.Group):

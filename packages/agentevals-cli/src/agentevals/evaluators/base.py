@@ -85,6 +85,8 @@ class EvalContext:
     options: RunOptions = field(default_factory=RunOptions)
     performance_metrics: Optional[dict[str, Any]] = None
     """Whole-case latency/token/count figures."""
+    match_reason: Optional[str] = None
+    """How the eval case was matched, or why none was (e.g. "no eval set given (-e/--eval-set)")."""
 
 
 class BaseEvaluator(ABC):

@@ -84,3 +84,5 @@ class ConvertedTrace:
     start_ns: int = 0
     trace: Optional[Trace] = None
     """The raw spans, kept for evaluators that read the trace itself."""
+    measure: Any = None
+    """Raw measurements (``convert._common.Measure``) behind ``performance_metrics``, for merging traces."""

@@ -1,0 +1,112 @@
+"""Evaluation from Python. ``agentevals run`` goes through the same functions, so CLI and API agree.
+
+Example:
+    ```python
+    import agentevals
+
+    run = agentevals.evaluate(
+        ["traces/helm.json"],
+        eval_set="evalsets/eval_set_helm.json",
+        metrics=["tool_trajectory_avg_score", "response_match_score"],
+    )
+    for case in run.cases:
+        for metric in case.metrics:
+            print(case.case_id, metric.name, metric.status.value, metric.score)
+    assert run.exit_code() == 0
+    ```
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Optional, Sequence, Union
+
+from .config import EvalConfig, LoadedEvaluator, build_evaluators, load_config
+from .errors import ConfigError, InputFileError
+from .evalsets import EvalSet, load_eval_set
+from .evaluators.base import BaseEvaluator
+from .options import RunOptions
+from .results import RunResult
+from .runner import TraceInput, run_evaluation
+
+__all__ = ["DEFAULT_METRIC", "evaluate", "evaluate_async", "prepare_run"]
+
+DEFAULT_METRIC = "tool_trajectory_avg_score"
+
+
+def prepare_run(
+    *,
+    eval_set: Union[EvalSet, str, Path, None] = None,
+    metrics: Sequence[str] = (),
+    config: Union[EvalConfig, str, Path, None] = None,
+    evaluators: Sequence[Union[BaseEvaluator, LoadedEvaluator]] = (),
+    judge_model: Optional[str] = None,
+    threshold: Optional[float] = None,
+    trajectory_match_type: Optional[str] = None,
+    group_by: str = "auto",
+    strict: bool = False,
+    repeat_key: Optional[str] = None,
+    pass_at_k: Sequence[int] = (),
+    fail_on_evaluation_error: Optional[bool] = None,
+) -> tuple[list[LoadedEvaluator], RunOptions, Optional[EvalSet]]:
+    """Validate everything before anything runs: config, metric names, evaluator files, eval set.
+
+    Order of evaluators: config order, then ``metrics`` order, then ``evaluators``. With neither a
+    config, metrics nor evaluators, ``tool_trajectory_avg_score`` runs. Raises ``ConfigError`` (exit 2).
+    """
+    loaded = load_config(config) if isinstance(config, (str, Path)) else config
+    settings = loaded.settings if loaded else None
+    options = RunOptions(
+        judge_model=judge_model or (settings.judge_model if settings else None),
+        threshold=threshold,
+        trajectory_match_type=trajectory_match_type or (settings.trajectory_match_type if settings else None),  # type: ignore[arg-type]
+        group_by=group_by,  # type: ignore[arg-type]
+        strict=strict,
+        fail_on_evaluation_error=bool(fail_on_evaluation_error if fail_on_evaluation_error is not None
+                                      else settings.fail_on_evaluation_error if settings else False),
+        repeat_key=repeat_key or (settings.repeat_key if settings else None),
+        pass_at_k=list(pass_at_k or (settings.pass_at_k if settings else [])),
+    )
+    chosen: list[LoadedEvaluator] = list(loaded.evaluators) if loaded else []
+    names = [e.evaluator.config.name for e in chosen]
+    wanted = list(metrics) or ([] if chosen or evaluators else [DEFAULT_METRIC])
+    chosen += build_evaluators(wanted, options=options, existing=names)
+    for ev in evaluators:
+        item = ev if isinstance(ev, LoadedEvaluator) else LoadedEvaluator(ev, f"evaluators[{len(chosen)}]")
+        item.evaluator.check()
+        chosen.append(item)
+    seen: set[str] = set()
+    for item in chosen:
+        name = item.evaluator.config.name
+        if name in seen:
+            raise ConfigError(f"{item.where}: duplicate evaluator name '{name}'")
+        seen.add(name)
+    eval_set_obj: Optional[EvalSet] = None
+    if isinstance(eval_set, EvalSet):
+        eval_set_obj = eval_set
+    elif eval_set is not None:
+        try:
+            eval_set_obj = load_eval_set(eval_set)
+        except InputFileError as exc:
+            raise ConfigError(str(exc)) from None
+    return chosen, options, eval_set_obj
+
+
+async def evaluate_async(
+    traces: Sequence[TraceInput], *, trace_format: Optional[str] = None, **kwargs: Any
+) -> RunResult:
+    """Async form of ``evaluate``."""
+    evaluators, options, eval_set = prepare_run(**kwargs)
+    return await run_evaluation(traces, evaluators, eval_set=eval_set, options=options, trace_format=trace_format)
+
+
+def evaluate(traces: Sequence[TraceInput], *, trace_format: Optional[str] = None, **kwargs: Any) -> RunResult:
+    """Evaluate trace files (or in-memory ``Trace``/``ConvertedTrace`` objects) and return typed results.
+
+    Keyword arguments are those of ``prepare_run``: ``eval_set``, ``metrics``, ``config``,
+    ``evaluators`` (instances of any evaluator type), ``judge_model``, ``threshold``,
+    ``trajectory_match_type``, ``group_by``, ``strict``, ``repeat_key``, ``pass_at_k``,
+    ``fail_on_evaluation_error``.
+    """
+    return asyncio.run(evaluate_async(traces, trace_format=trace_format, **kwargs))

@@ -1,0 +1,95 @@
+"""``agentevals run``: evaluate trace files and exit 0 (all passed), 1 (failed/error/nothing evaluated) or 2."""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from ._main import verbosity
+
+__all__ = ["run_command"]
+
+
+def _expand(patterns: tuple[str, ...]) -> list[str]:
+    """Expand quoted globs (``'traces/*.json'``); plain names pass through so missing files are reported."""
+    out: list[str] = []
+    for pattern in patterns:
+        if any(ch in pattern for ch in "*?[") and not os.path.exists(pattern):
+            matches = sorted(glob.glob(pattern, recursive=True))
+            out.extend(matches or [pattern])
+        else:
+            out.append(pattern)
+    return out
+
+
+@click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("trace_files", nargs=-1, required=True, metavar="TRACE_FILES...")
+@click.option("-e", "--eval-set", type=click.Path(dir_okay=False), help="ADK EvalSet JSON with the golden cases.")
+@click.option("-m", "--metric", "metrics", multiple=True,
+              help="Builtin metric to run (repeatable). Default: tool_trajectory_avg_score (when no -c).")
+@click.option("-f", "--format", "trace_format", type=click.Choice(["jaeger-json", "otlp-json"]),
+              help="Trace file format (default: detected from content).")
+@click.option("-j", "--judge-model", help="Judge model for LLM-based metrics.")
+@click.option("-t", "--threshold", type=click.FloatRange(0.0, 1.0), help="Pass threshold for builtin metrics (0-1).")
+@click.option("--trajectory-match-type", type=click.Choice(["exact", "in_order", "any_order"]),
+              help="How tool_trajectory_avg_score matches tool calls (default: exact).")
+@click.option("-o", "--output", "output", type=click.Choice(["table", "json", "summary"]), default="table",
+              show_default=True, help="Report format on stdout.")
+@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), help="eval_config.yaml.")
+@click.option("--group-by", type=click.Choice(["auto", "trace", "conversation"]), default="auto", show_default=True,
+              help="Evaluate each trace alone, or the traces of one conversation together.")
+@click.option("--strict", is_flag=True, help="Also fail (exit 1) on NOT_EVALUATED results.")
+@click.option("--repeat-key", help="What identifies a case across repetitions: eval_id (default), user_content, "
+              "session, or a trace attribute name.")
+@click.option("--pass-at-k", "pass_at_k", type=click.IntRange(min=1), multiple=True,
+              help="k for pass@k and pass^k (repeatable; default k = number of repetitions).")
+@click.option("--fail-on-evaluation-error", is_flag=True, default=None,
+              help="Stop at the first evaluator error (exit 1, partial report).")
+@click.option("--output-file", type=click.Path(dir_okay=False, writable=True),
+              help="Also write the report (in the -o format) to this file, even when the run stops early.")
+def run_command(
+    trace_files: tuple[str, ...],
+    eval_set: Optional[str],
+    metrics: tuple[str, ...],
+    trace_format: Optional[str],
+    judge_model: Optional[str],
+    threshold: Optional[float],
+    trajectory_match_type: Optional[str],
+    output: str,
+    config_path: Optional[str],
+    group_by: str,
+    strict: bool,
+    repeat_key: Optional[str],
+    pass_at_k: tuple[int, ...],
+    fail_on_evaluation_error: Optional[bool],
+    output_file: Optional[str],
+) -> None:
+    """Score TRACE_FILES (Jaeger JSON, OTLP JSON or Tempo exports; globs allowed) against an eval set."""
+    from ..api import prepare_run
+    from ..report import render
+    from ..runner import run_evaluation
+
+    evaluators, options, eval_set_obj = prepare_run(
+        eval_set=eval_set, metrics=list(metrics), config=config_path, judge_model=judge_model, threshold=threshold,
+        trajectory_match_type=trajectory_match_type, group_by=group_by, strict=strict, repeat_key=repeat_key,
+        pass_at_k=list(pass_at_k), fail_on_evaluation_error=fail_on_evaluation_error,
+    )
+    run = asyncio.run(run_evaluation(_expand(trace_files), evaluators, eval_set=eval_set_obj, options=options,
+                                     trace_format=trace_format))
+    color = output != "json" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    text = render(run, output, color=color)
+    if output_file:
+        Path(output_file).write_text(render(run, output), "utf-8")
+    click.echo(text, nl=False)
+    if output == "json":
+        for note in [*(e.error for e in run.input_errors), *run.notes]:
+            click.echo(f"agentevals: {note}", err=True)
+    if verbosity() >= 1:
+        click.echo(f"exit code {run.exit_code(strict=options.strict)}", err=True)
+    sys.exit(run.exit_code(strict=options.strict))

@@ -1,0 +1,215 @@
+"""Load eval_config.yaml strictly: every mistake is reported with file:line:col before anything runs.
+
+    evaluators:
+      - name: tool_trajectory_avg_score      # builtin metric
+        type: builtin
+      - name: response_quality
+        type: code
+        path: ./evaluators/response_quality.py   # relative to this file
+        threshold: 0.7
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .._registry import did_you_mean
+from .._validation import loc_path
+from ..errors import ConfigError
+from ..evaluators import EVALUATOR_TYPES, BaseEvaluator
+from ..options import RunOptions
+
+__all__ = ["EvalConfig", "LoadedEvaluator", "RunSettings", "build_evaluators", "load_config", "parse_config"]
+
+
+class _Mapping(dict):
+    """A dict that remembers where it and each of its keys stood in the YAML file."""
+
+    line: int = 0
+    col: int = 0
+    key_marks: dict[Any, tuple[int, int]]
+
+
+class _MarkedLoader(yaml.SafeLoader):
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> _Mapping:  # type: ignore[override]
+        mapping = _Mapping()
+        mapping.line, mapping.col = node.start_mark.line + 1, node.start_mark.column + 1
+        mapping.key_marks = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in mapping.key_marks:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key '{key}'", key_node.start_mark)
+            mapping[key] = self.construct_object(value_node, deep=True)
+            mapping.key_marks[key] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+        return mapping
+
+
+_MarkedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _MarkedLoader.construct_mapping)
+
+
+class RunSettings(BaseModel):
+    """Top-level run settings allowed beside ``evaluators`` (CLI flags override them)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    evaluators: list[Any] = Field(default_factory=list)
+    """The evaluator entries, in output order."""
+    judge_model: Optional[str] = None
+    """Default judge model for LLM-based metrics."""
+    trajectory_match_type: Optional[str] = None
+    fail_on_evaluation_error: bool = False
+    """Stop the run at the first evaluator exception (MASEval semantics)."""
+    repeat_key: Optional[str] = None
+    """What identifies a case across repetitions when traces carry no eval id."""
+    pass_at_k: list[int] = Field(default_factory=list)
+    """k values for pass@k / pass^k (default: k = number of repetitions)."""
+
+
+@dataclass
+class LoadedEvaluator:
+    """A validated entry: the evaluator instance and where it came from."""
+
+    evaluator: BaseEvaluator
+    where: str
+    """``file:line`` of the entry (or ``-m NAME`` for metrics given on the command line)."""
+
+
+@dataclass
+class EvalConfig:
+    """A whole config: evaluators in order plus run settings."""
+
+    evaluators: list[LoadedEvaluator] = field(default_factory=list)
+    settings: RunSettings = field(default_factory=RunSettings)
+    source: Optional[Path] = None
+
+
+def _where(source: str, mark: tuple[int, int] | None) -> str:
+    return f"{source}:{mark[0]}:{mark[1]}" if mark else source
+
+
+def load_config(path: str | Path) -> EvalConfig:
+    """Read and validate an eval_config.yaml. Raises ``ConfigError`` listing every problem, one per line."""
+    path = Path(path)
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc}") from None
+    return parse_config(text, source=str(path), base_dir=path.resolve().parent)
+
+
+def parse_config(text: str, *, source: str = "<config>", base_dir: Path | None = None) -> EvalConfig:
+    """Parse config text; relative paths resolve against ``base_dir`` (the config file's directory)."""
+    try:
+        data = yaml.load(text, Loader=_MarkedLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = _where(source, (mark.line + 1, mark.column + 1) if mark else None)
+        raise ConfigError(f"{where}: invalid YAML: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: invalid YAML: {exc}") from None
+    if data is None:
+        data = _Mapping()
+        data.key_marks = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the config must be a mapping with an 'evaluators' list, got {type(data).__name__}")
+    errors: list[str] = []
+    try:
+        settings = RunSettings.model_validate(dict(data))
+    except ValidationError as exc:
+        errors += _describe(exc, data, source, "the config", RunSettings)
+        settings = RunSettings()
+    if not isinstance(data.get("evaluators", []), list):
+        raise ConfigError(f"{_where(source, data.key_marks.get('evaluators'))}: 'evaluators' must be a list")
+    config = EvalConfig(settings=settings, source=Path(source) if source != "<config>" else None)
+    entries = data.get("evaluators") or []
+    errors += _build_entries(entries, source, base_dir or Path.cwd(), config)
+    if errors:
+        raise ConfigError("\n".join(errors))
+    return config
+
+
+def _build_entries(entries: list[Any], source: str, base_dir: Path, config: EvalConfig) -> list[str]:
+    errors: list[str] = []
+    names: dict[str, str] = {}
+    options = RunOptions()
+    for index, entry in enumerate(entries):
+        mark = (entry.line, entry.col) if isinstance(entry, _Mapping) else None
+        where = _where(source, mark)
+        if not isinstance(entry, dict):
+            errors.append(f"{where}: evaluators[{index}] must be a mapping with 'name' and 'type'")
+            continue
+        label = f"evaluator '{entry.get('name')}'" if entry.get("name") else f"evaluators[{index}]"
+        type_name = entry.get("type")
+        if not isinstance(type_name, str) or not type_name:
+            errors.append(f"{where}: {label} has no 'type' (one of: {', '.join(EVALUATOR_TYPES.names())})")
+            continue
+        try:
+            cls = EVALUATOR_TYPES.get(type_name)
+        except ConfigError as exc:
+            key_where = _where(source, entry.key_marks.get("type") if isinstance(entry, _Mapping) else mark)
+            errors.append(f"{key_where}: {label}: {exc}")
+            continue
+        try:
+            model = cls.Config.model_validate(dict(entry))
+        except ValidationError as exc:
+            errors += _describe(exc, entry, source, label, cls.Config)
+            continue
+        if model.name in names:
+            errors.append(f"{where}: duplicate evaluator name '{model.name}' (first defined at {names[model.name]})")
+            continue
+        names[model.name] = where
+        evaluator = cls(model, base_dir=base_dir, options=options)
+        try:
+            evaluator.check()
+        except ConfigError as exc:
+            errors.append(f"{where}: evaluator '{model.name}': {exc}")
+            continue
+        config.evaluators.append(LoadedEvaluator(evaluator, where))
+    return errors
+
+
+def _describe(exc: ValidationError, entry: Any, source: str, label: str, model: type[BaseModel]) -> list[str]:
+    """One line per pydantic error: file:line:col, what, the value, and a suggestion for typos."""
+    lines = []
+    marks = entry.key_marks if isinstance(entry, _Mapping) else {}
+    entry_mark = (entry.line, entry.col) if isinstance(entry, _Mapping) else None
+    for item in exc.errors():
+        loc = tuple(item.get("loc", ()))
+        key = loc[0] if loc else None
+        where = _where(source, marks.get(key) or entry_mark)
+        if item.get("type") == "extra_forbidden":
+            hint = did_you_mean(str(key), model.model_fields)
+            lines.append(f"{where}: unknown key '{key}' in {label}{hint}")
+            continue
+        message = item.get("msg", "invalid").removeprefix("Value error, ")
+        value = f" (got {item['input']!r})" if item.get("type") not in ("missing", "value_error") and "input" in item else ""
+        lines.append(f"{where}: {label}: {loc_path(loc) or 'entry'}: {message}{value}")
+    return lines
+
+
+def build_evaluators(metric_names: list[str], *, options: RunOptions, existing: list[str]) -> list[LoadedEvaluator]:
+    """Builtin metric entries for ``-m NAME`` flags not already in the config (checked like config entries)."""
+    cls = EVALUATOR_TYPES.get("builtin")
+    out = []
+    errors = []
+    for name in metric_names:
+        if name in existing or any(e.evaluator.config.name == name for e in out):
+            continue
+        evaluator = cls(cls.Config(name=name, type="builtin"), base_dir=Path.cwd(), options=options)
+        try:
+            evaluator.check()
+        except ConfigError as exc:
+            errors.append(f"-m {name}: {exc}")
+            continue
+        out.append(LoadedEvaluator(evaluator, f"-m {name}"))
+    if errors:
+        raise ConfigError("\n".join(errors))
+    return out

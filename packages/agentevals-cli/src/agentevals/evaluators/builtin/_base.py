@@ -1,0 +1,94 @@
+"""``type: builtin``: one config entry per metric name, dispatched to a ``BuiltinMetric`` class."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Literal, Optional
+
+from pydantic import Field, field_validator
+
+from ...errors import ConfigError
+from ...results import MetricResult
+from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
+
+__all__ = ["BuiltinConfig", "BuiltinEvaluator", "BuiltinMetric"]
+
+
+class BuiltinConfig(EvaluatorConfig):
+    """A builtin metric: ``name`` is the metric name (``tool_trajectory_avg_score``, …)."""
+
+    type: Literal["builtin"] = "builtin"
+    threshold: Optional[float] = Field(default=None, ge=0.0, le=1.0)
+    """Pass threshold; default: the metric's own (ADK's: 1.0 for trajectories, 0.8 for response match)."""
+    judge_model: Optional[str] = None
+    """Judge model for LLM-based metrics (default: ``-j/--judge-model``, then ADK's default)."""
+    trajectory_match_type: Optional[Literal["exact", "in_order", "any_order"]] = None
+    """For tool_trajectory_avg_score: exact (default), in_order or any_order."""
+    rubrics: Optional[list[Any]] = None
+    """For rubric_based_* metrics: strings or ``{id, text}`` mappings."""
+    num_samples: Optional[int] = Field(default=None, ge=1)
+    """For LLM-judged metrics: judge samples (majority vote)."""
+
+    @field_validator("trajectory_match_type", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(value, str) else value
+
+
+class BuiltinMetric(ABC):
+    """One builtin metric. ``name`` is its registry key."""
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    default_threshold: ClassVar[Optional[float]] = 0.5
+    informational: ClassVar[bool] = False
+    """Reports a value and never passes or fails."""
+    needs_expected: ClassVar[bool] = True
+    """Needs a matched eval case (golden invocations)."""
+
+    def __init__(self, config: BuiltinConfig, evaluator: BuiltinEvaluator) -> None:
+        self.config = config
+        self.evaluator = evaluator
+
+    def check(self) -> None:
+        """Load-time checks; raise ConfigError."""
+
+    @property
+    def threshold(self) -> float:
+        if self.config.threshold is not None:
+            return self.config.threshold
+        if self.evaluator.options.threshold is not None:
+            return self.evaluator.options.threshold
+        return self.default_threshold if self.default_threshold is not None else 0.5
+
+    @abstractmethod
+    async def evaluate(self, ctx: EvalContext) -> MetricResult: ...
+
+
+class BuiltinEvaluator(BaseEvaluator):
+    """Runs one builtin metric."""
+
+    name = "builtin"
+    Config = BuiltinConfig
+
+    def check(self) -> None:
+        from . import UNSUPPORTED
+
+        metric = self.config.name
+        if metric in UNSUPPORTED:
+            raise ConfigError(f"builtin metric '{metric}' is not supported: {UNSUPPORTED[metric]}")
+        if self.config.rubrics and not metric.startswith("rubric_based_"):
+            raise ConfigError(f"builtin metric '{metric}' does not take rubrics")
+        self.metric().check()
+
+    def metric(self) -> BuiltinMetric:
+        from . import METRICS
+
+        return METRICS.get(self.config.name)(self.config, self)
+
+    async def evaluate(self, ctx: EvalContext) -> MetricResult:
+        metric = self.metric()
+        if metric.needs_expected and ctx.expected_invocations is None:
+            reason = f"needs an eval case: {ctx.match_reason or 'none matched'}"
+            return MetricResult.not_evaluated(self.config.name, reason, threshold=metric.threshold)
+        return await metric.evaluate(ctx)

@@ -1,0 +1,81 @@
+"""``response_match_score``: ROUGE-1 F-measure of the final response vs the expected one, as google-adk.
+
+Uses the maintained ``rouge-score`` library with Porter stemming and ADK's Unicode-aware tokenizer
+(NFKC, lowercase; CJK characters as single tokens; Thai/Lao/Khmer/Myanmar split per character;
+ASCII words through rouge's own tokenizer and stemmer; other words kept whole). Target = expected,
+prediction = actual. Two empty texts score 0.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import cache
+from typing import Any, Optional
+
+from ...results import MetricResult
+from ..base import EvalContext
+from ._base import BuiltinMetric
+from ._pairs import pair_turns
+
+__all__ = ["ResponseMatchMetric", "rouge1_fmeasure"]
+
+_CJK = ((0x4E00, 0x9FFF), (0x3040, 0x309F), (0x30A0, 0x30FF), (0xAC00, 0xD7AF))
+_NON_SPACED = ((0x0E00, 0x0E7F), (0x0E80, 0x0EFF), (0x1780, 0x17FF), (0x1000, 0x109F))
+
+
+def _in(char: str, ranges: tuple[tuple[int, int], ...]) -> bool:
+    code = ord(char)
+    return any(lo <= code <= hi for lo, hi in ranges)
+
+
+class _UnicodeTokenizer:
+    def __init__(self) -> None:
+        from rouge_score import tokenizers
+
+        self._ascii = tokenizers.DefaultTokenizer(use_stemmer=True)
+
+    def tokenize(self, text: str) -> list[str]:
+        chars: list[str] = []
+        for char in unicodedata.normalize("NFKC", text).lower():
+            if _in(char, _CJK):
+                chars += [" ", char, " "]
+            elif _in(char, _NON_SPACED):
+                chars += [char] if unicodedata.category(char).startswith("M") else [" ", char]
+            elif char.isalnum() or unicodedata.category(char).startswith("M"):
+                chars.append(char)
+            else:
+                chars.append(" ")
+        tokens: list[str] = []
+        for word in "".join(chars).split():
+            tokens += self._ascii.tokenize(word) if word.isascii() else [word]
+        return tokens
+
+
+@cache
+def _scorer() -> Any:
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(["rouge1"], tokenizer=_UnicodeTokenizer())
+
+
+def rouge1_fmeasure(actual: Optional[str], expected: Optional[str]) -> float:
+    """ROUGE-1 F of ``actual`` against ``expected`` (ADK's response_match_score for one turn)."""
+    return float(_scorer().score(expected or "", actual or "")["rouge1"].fmeasure)
+
+
+class ResponseMatchMetric(BuiltinMetric):
+    name = "response_match_score"
+    description = "ROUGE-1 F-measure (stemmed) of each final response against the eval case's, averaged."
+    default_threshold = 0.8
+
+    async def evaluate(self, ctx: EvalContext) -> MetricResult:
+        pairs, problem = pair_turns(ctx)
+        if problem:
+            return MetricResult.not_evaluated(self.config.name, problem, threshold=self.threshold)
+        scores: list[Optional[float]] = []
+        total = 0.0
+        for actual, expected in pairs:
+            score = rouge1_fmeasure(actual.final_response, expected.final_response)
+            scores.append(score)
+            total += score
+        return MetricResult.scored(self.config.name, total / len(pairs), self.threshold, per_invocation_scores=scores)

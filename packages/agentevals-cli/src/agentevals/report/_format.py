@@ -1,0 +1,65 @@
+"""Small formatting helpers shared by the text reports."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import click
+
+from ..results import Status
+
+__all__ = ["STATUS_COLORS", "fmt_calls", "fmt_num", "fmt_perf", "paint"]
+
+STATUS_COLORS = {
+    Status.PASSED: "green",
+    Status.FAILED: "red",
+    Status.ERROR: "red",
+    Status.NOT_EVALUATED: "yellow",
+    Status.INFORMATIONAL: "cyan",
+}
+
+
+def paint(text: str, color: Optional[str], enabled: bool, *, bold: bool = False) -> str:
+    return click.style(text, fg=color, bold=bold) if enabled and (color or bold) else text
+
+
+def fmt_num(value: Optional[float], digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
+
+
+def fmt_calls(calls: list[dict[str, Any]]) -> str:
+    if not calls:
+        return "(no tool calls)"
+    import json
+
+    return ", ".join(f"{c['name']}({json.dumps(c.get('args') or {}, sort_keys=True)})" for c in calls)
+
+
+def fmt_perf(pm: Optional[dict[str, Any]]) -> Optional[str]:
+    """``4168ms · 2 LLM calls (1799–2344ms) · 1 tool call (57ms) · 3906 tokens (3776 in / 130 out) · gpt-4.1-mini``."""
+    if not pm:
+        return None
+    parts = []
+    latency = pm.get("latency") or {}
+    overall = latency.get("overall") or {}
+    if overall.get("count"):
+        parts.append(f"{fmt_num(overall['max'], 0)}ms" if overall["count"] == 1
+                     else f"{overall['count']} turns, {fmt_num(overall['median'], 0)}ms median")
+    counts = pm.get("counts") or {}
+    llm = latency.get("llm_calls") or {}
+    if counts.get("llm_calls"):
+        span = (f" ({fmt_num(llm['min'], 0)}–{fmt_num(llm['max'], 0)}ms)" if llm.get("count", 0) > 1
+                else f" ({fmt_num(llm.get('max'), 0)}ms)" if llm.get("count") else "")
+        parts.append(f"{counts['llm_calls']} LLM call{'s' if counts['llm_calls'] != 1 else ''}{span}")
+    tools = latency.get("tool_executions") or {}
+    if counts.get("tool_calls"):
+        span = f" ({fmt_num(tools.get('median'), 0)}ms median)" if tools.get("count") else ""
+        parts.append(f"{counts['tool_calls']} tool call{'s' if counts['tool_calls'] != 1 else ''}{span}")
+    tokens = pm.get("tokens") or {}
+    if tokens.get("total"):
+        parts.append(f"{tokens['total']} tokens ({tokens.get('total_prompt', 0)} in / {tokens.get('total_output', 0)} out)")
+    if pm.get("models"):
+        parts.append(", ".join(pm["models"]))
+    return " · ".join(parts) if parts else None

@@ -1,0 +1,93 @@
+"""``-o table``: one block per case with a row per evaluator, trajectory diffs and compact performance."""
+
+from __future__ import annotations
+
+from ..results import CaseResult, MetricResult, RunResult, Status
+from ._format import STATUS_COLORS, fmt_calls, fmt_num, fmt_perf, paint
+from .summary import totals_line
+
+__all__ = ["render_table"]
+
+_HEAD = ("EVALUATOR", "STATUS", "SCORE", "THRESHOLD", "PER TURN", "VERDICT")
+
+
+def _row(m: MetricResult) -> tuple[str, ...]:
+    if m.status == Status.INFORMATIONAL:
+        unit = m.details.get("unit", "")
+        score = f"{fmt_num(m.value)} {unit}".strip()
+    else:
+        score = fmt_num(m.score)
+    per_turn = ", ".join(fmt_num(s, 2) for s in m.per_invocation_scores) if m.per_invocation_scores else ""
+    return (m.name, m.status.value, score, fmt_num(m.threshold), f"[{per_turn}]" if per_turn else "",
+            m.verdict.value if m.verdict else "")
+
+
+def _notes(m: MetricResult) -> list[str]:
+    lines = []
+    if m.error:
+        lines.append(f"error: {m.error}")
+    if m.reason and m.status != Status.PASSED:
+        lines.append(f"reason: {m.reason}")
+    for mismatch in m.details.get("mismatches", ()):
+        lines.append(f"trajectory mismatch (turn {mismatch['invocation'] + 1}, {m.details.get('match_type', 'exact')}):")
+        lines.append(f"  expected: {fmt_calls(mismatch['expected'])}")
+        lines.append(f"  actual:   {fmt_calls(mismatch['actual'])}")
+    for miss in m.misses[:5]:
+        lines.append(f"miss: {miss}")
+    if m.reasoning and m.status in (Status.FAILED,):
+        lines.append(f"reasoning: {m.reasoning[:300]}")
+    return lines
+
+
+def _case_header(case: CaseResult) -> str:
+    sources = ", ".join(case.sources)
+    turns = f"{case.invocation_count} turn{'s' if case.invocation_count != 1 else ''}"
+    matched = f"eval case {case.eval_id} ({case.match_reason})" if case.eval_id else (case.match_reason or "no eval case")
+    rep = f" · repetition {case.repeat_index + 1}" if case.repeat_index is not None else ""
+    return f"{sources} · {case.case_id} · {turns} · {matched}{rep}"
+
+
+def render_table(run: RunResult, *, color: bool = False) -> str:
+    out: list[str] = []
+    for case in run.cases:
+        out.append(paint(_case_header(case), None, color, bold=True))
+        rows = [_HEAD, *(_row(m) for m in case.metrics)]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(_HEAD))]
+        for index, row in enumerate(rows):
+            cells = [cell.ljust(widths[i]) for i, cell in enumerate(row)]
+            if index == 0:
+                line = "  " + "  ".join(cells)
+                out.append(paint(line.rstrip(), None, color, bold=True))
+                continue
+            metric = case.metrics[index - 1]
+            cells[1] = paint(cells[1], STATUS_COLORS.get(metric.status), color)
+            out.append(("  " + "  ".join(cells)).rstrip())
+            out.extend(f"      {note}" for note in _notes(metric))
+        if case.score is not None and len([m for m in case.metrics if m.score is not None]) > 1:
+            out.append(f"  case score {fmt_num(case.score)} ({case.verdict.value if case.verdict else '-'})")
+        perf = fmt_perf(case.performance_metrics)
+        if perf:
+            out.append(f"  perf: {perf}")
+        for warning in case.warnings:
+            out.append(paint(f"  warning: {warning}", "yellow", color))
+        out.append("")
+    for rep in run.repetitions:
+        if rep["n"] > 1:
+            ks = ", ".join(f"pass@{k} {fmt_num(v)}" for k, v in rep["pass_at_k"].items())
+            hats = ", ".join(f"pass^{k} {fmt_num(v)}" for k, v in rep["pass_hat_k"].items())
+            label = rep["eval_id"] or rep["key"]
+            out.append(f"repetitions of {label}: n={rep['n']} passed={rep['passed']} "
+                       f"pass rate {fmt_num(rep['pass_rate'])} · {ks} · {hats}")
+            for name, stats in rep["metrics"].items():
+                if stats["mean"] is not None:
+                    out.append(f"  {name}: mean {fmt_num(stats['mean'])} ± {fmt_num(stats['std'])} (n={stats['n']})")
+    if any(rep["n"] > 1 for rep in run.repetitions):
+        out.append("")
+    for err in run.input_errors:
+        out.append(paint(f"input error: {err.error}", "red", color))
+    for note in run.notes:
+        out.append(paint(f"note: {note}", "yellow", color))
+    if run.aborted:
+        out.append(paint(f"aborted: {run.aborted}", "red", color))
+    out.append(totals_line(run, color=color))
+    return "\n".join(out) + "\n"

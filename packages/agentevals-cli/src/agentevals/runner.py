@@ -1,0 +1,282 @@
+"""The pipeline: load → convert → group → match → evaluate → aggregate. ``agentevals run`` and the Python
+API both call ``run_evaluation``, so they cannot disagree.
+
+Every (case, evaluator) pair runs under its own deadline; a failure becomes that pair's ERROR row with a
+one-line cause and never affects the other rows. Unreadable files become ``input_errors`` and the other
+files are still evaluated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional, Sequence, Union
+
+from .__about__ import __version__
+from .config import LoadedEvaluator
+from .errors import AgentevalsError, InputFileError
+from .evalsets import EvalCase, EvalSet, load_eval_set, match_case
+from .evaluators.base import BaseEvaluator, EvalContext
+from .options import RunOptions
+from .results import CaseResult, InputError, MetricResult, RunResult, Status, verdict_for
+from .traces.convert import convert_trace
+from .traces.convert._common import aggregate_metrics
+from .traces.model import ConvertedTrace, Trace
+from .traces.readers import read_traces
+
+__all__ = ["Case", "EvaluationAborted", "group_traces", "load_traces", "run_evaluation"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 300.0
+"""Deadline for evaluators that declare none (builtin metrics, in-process evaluators)."""
+
+TraceInput = Union[str, Path, Trace, ConvertedTrace]
+
+
+class EvaluationAborted(AgentevalsError):
+    """``fail_on_evaluation_error`` stopped the run at the first evaluator exception."""
+
+
+@dataclass
+class Case:
+    """A unit of evaluation: one trace, or the traces of one conversation."""
+
+    case_id: str
+    traces: list[ConvertedTrace]
+    eval_case: Optional[EvalCase] = None
+    match_reason: Optional[str] = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def invocations(self) -> list:
+        return [inv for t in self.traces for inv in t.invocations]
+
+    @property
+    def eval_id_hint(self) -> Optional[str]:
+        return next((t.eval_id for t in self.traces if t.eval_id), None)
+
+
+def load_traces(
+    inputs: Iterable[TraceInput], *, trace_format: Optional[str] = None
+) -> tuple[list[ConvertedTrace], list[InputError]]:
+    """Read and convert every input; files that cannot be read are returned as errors, not raised."""
+    converted: list[ConvertedTrace] = []
+    errors: list[InputError] = []
+    for item in inputs:
+        if isinstance(item, ConvertedTrace):
+            converted.append(item)
+            continue
+        if isinstance(item, Trace):
+            converted.append(convert_trace(item))
+            continue
+        try:
+            converted.extend(convert_trace(trace) for trace in read_traces(item, format=trace_format))
+        except InputFileError as exc:
+            errors.append(InputError(source=str(item), error=str(exc)))
+    return converted, errors
+
+
+def group_traces(traces: Sequence[ConvertedTrace], group_by: str) -> list[Case]:
+    """Cases in input order. ``conversation`` groups traces sharing a session id; ``auto`` does so only
+    when some session id is shared by two or more traces; ``trace`` never groups."""
+    if group_by == "auto":
+        seen: dict[str, int] = {}
+        for t in traces:
+            if t.session_id:
+                seen[t.session_id] = seen.get(t.session_id, 0) + 1
+        group_by = "conversation" if any(n > 1 for n in seen.values()) else "trace"
+    cases: dict[str, Case] = {}
+    for t in traces:
+        key = t.session_id if group_by == "conversation" and t.session_id else f"trace:{t.trace_id}:{len(cases)}"
+        case_id = t.session_id if group_by == "conversation" and t.session_id else t.trace_id
+        cases.setdefault(key, Case(case_id=case_id, traces=[])).traces.append(t)
+    for case in cases.values():
+        case.traces.sort(key=lambda t: t.start_ns)
+    return list(cases.values())
+
+
+async def run_evaluation(
+    traces: Iterable[TraceInput],
+    evaluators: Sequence[Union[LoadedEvaluator, BaseEvaluator]],
+    *,
+    eval_set: Union[EvalSet, str, Path, None] = None,
+    options: Optional[RunOptions] = None,
+    trace_format: Optional[str] = None,
+) -> RunResult:
+    """Evaluate traces with evaluators (in the given order) against an optional eval set."""
+    options = options or RunOptions()
+    run = RunResult(agentevals_version=__version__)
+    evs = [e.evaluator if isinstance(e, LoadedEvaluator) else e for e in evaluators]
+    for ev in evs:
+        ev.options = options
+    if isinstance(eval_set, (str, Path)):
+        eval_set = load_eval_set(eval_set)
+
+    converted, run.input_errors = load_traces(traces, trace_format=trace_format)
+    cases = group_traces(converted, options.group_by)
+    for case in cases:
+        _match(case, eval_set)
+    if not evs:
+        run.notes.append("no evaluators configured (use -m METRIC or -c eval_config.yaml)")
+    if not converted and not run.input_errors:
+        run.notes.append("no traces were given")
+
+    semaphore = asyncio.Semaphore(max(1, options.concurrency))
+    results: list[CaseResult] = []
+    try:
+        for case in cases:
+            results.append(await _evaluate_case(case, evs, options, semaphore))
+    except EvaluationAborted as exc:
+        run.aborted = str(exc)
+    finally:
+        run.cases = results
+        for ev in evs:
+            try:
+                await ev.aclose()
+            except Exception:  # noqa: BLE001 - closing must not hide results
+                log.debug("closing %s failed", ev.display_name, exc_info=True)
+
+    if eval_set is None and any(r.status == Status.NOT_EVALUATED for c in run.cases for r in c.metrics):
+        run.notes.append("no eval set given (-e/--eval-set): metrics that compare against golden cases were not evaluated")
+    elif eval_set is not None and run.cases and all(c.eval_id is None for c in run.cases):
+        run.notes.append(f"no trace matched any eval case in {eval_set.source or eval_set.eval_set_id}")
+    if run.cases and not any(r.status in (Status.PASSED, Status.FAILED) for c in run.cases for r in c.metrics):
+        run.notes.append("nothing was evaluated: every result is NOT_EVALUATED, INFORMATIONAL or ERROR")
+    from .repetitions import summarize_repetitions
+
+    run.repetitions = summarize_repetitions(run.cases, k_values=options.pass_at_k, repeat_key=options.repeat_key)
+    return run
+
+
+def _match(case: Case, eval_set: Optional[EvalSet]) -> None:
+    if eval_set is None:
+        case.match_reason = "no eval set given (-e/--eval-set)"
+        return
+    case.eval_case, case.match_reason = match_case(eval_set, case.invocations, eval_id=case.eval_id_hint)
+
+
+async def _evaluate_case(
+    case: Case, evaluators: Sequence[BaseEvaluator], options: RunOptions, semaphore: asyncio.Semaphore
+) -> CaseResult:
+    first = case.traces[0] if case.traces else None
+    invocations = case.invocations
+    measures = [t.performance_metrics for t in case.traces if t.performance_metrics]
+    result = CaseResult(
+        case_id=case.case_id,
+        trace_ids=[t.trace_id for t in case.traces],
+        sources=sorted({t.source for t in case.traces}),
+        eval_id=case.eval_case.eval_id if case.eval_case else None,
+        match_reason=case.match_reason,
+        invocation_count=len(invocations),
+        user_contents=[inv.user_content for inv in invocations],
+        performance_metrics=_merge_metrics(case.traces) if len(measures) > 1 else (measures[0] if measures else None),
+        warnings=[w for t in case.traces for w in t.warnings],
+    )
+    ctx = EvalContext(
+        case_id=case.case_id,
+        invocations=invocations,
+        expected_invocations=case.eval_case.conversation if case.eval_case else None,
+        eval_case=case.eval_case,
+        traces=case.traces,
+        options=options,
+        performance_metrics=result.performance_metrics,
+        match_reason=case.match_reason,
+    )
+    if first is not None and not invocations:
+        result.metrics = [
+            MetricResult.not_evaluated(ev.display_name, f"no agent turns in the trace: {'; '.join(first.warnings) or 'nothing recognised'}",
+                                       type=ev.name)
+            for ev in evaluators
+        ]
+        return result
+    tasks = [asyncio.create_task(_run_one(ev, ctx, semaphore)) for ev in evaluators]
+    try:
+        outcomes = await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    for ev, (metrics, exc) in zip(evaluators, outcomes):
+        result.metrics.extend(metrics)
+        if exc is not None and options.fail_on_evaluation_error:
+            result.evaluation_status = "evaluation_failed"
+            raise EvaluationAborted(f"evaluator '{ev.display_name}' failed on {case.case_id}: {metrics[-1].error}")
+    result.repeat_group = _repeat_group(case, options.repeat_key)
+    if any(m.status == Status.ERROR for m in result.metrics):
+        result.evaluation_status = "evaluation_failed"
+    from .scoring import case_score
+
+    result.score, result.verdict = case_score(result.metrics)
+    return result
+
+
+async def _run_one(
+    ev: BaseEvaluator, ctx: EvalContext, semaphore: asyncio.Semaphore
+) -> tuple[list[MetricResult], Optional[BaseException]]:
+    """Run one evaluator on one case under its deadline; never raises (except cancellation)."""
+    timeout = ev.timeout or DEFAULT_TIMEOUT
+    start = time.monotonic()
+    error: Optional[BaseException] = None
+    async with semaphore:
+        try:
+            # A small grace period lets an evaluator that enforces its own deadline report it first.
+            outcome = await asyncio.wait_for(ev.evaluate(ctx), timeout + 2.0)
+            metrics = outcome if isinstance(outcome, list) else [outcome]
+        except asyncio.TimeoutError as exc:
+            error = exc
+            metrics = [MetricResult.errored(ev.display_name, f"timed out after {timeout:g}s", type=ev.name)]
+        except AgentevalsError as exc:
+            error = exc
+            metrics = [MetricResult.errored(ev.display_name, _one_line(exc), type=ev.name)]
+        except Exception as exc:  # noqa: BLE001 - an evaluator bug is that row's ERROR, not the run's
+            error = exc
+            log.debug("evaluator %s raised", ev.display_name, exc_info=True)
+            metrics = [MetricResult.errored(ev.display_name, f"{type(exc).__name__}: {_one_line(exc)}", type=ev.name,
+                                            details={"traceback": traceback.format_exc(limit=5)})]
+    elapsed = (time.monotonic() - start) * 1000
+    config = ev.config
+    for metric in metrics:
+        metric.type = metric.type if metric.type != "builtin" or ev.name == "builtin" else ev.name
+        metric.weight = config.weight
+        metric.required = config.gate
+        metric.duration_ms = round(elapsed, 3)
+        if metric.verdict is None and metric.score is not None and metric.status in (Status.PASSED, Status.FAILED):
+            metric.verdict = verdict_for(metric.score)
+    return metrics, error
+
+
+def _repeat_group(case: Case, repeat_key: Optional[str]) -> str:
+    """Which task this case is a repetition of.
+
+    Default: the matched eval case, else the first user message. ``repeat_key`` may be ``eval_id``,
+    ``user_content``, ``session`` or the name of a trace attribute (root/resource attributes).
+    """
+    first_user = " ".join((case.invocations[0].user_content if case.invocations else "").split()).casefold()
+    if repeat_key in (None, "eval_id"):
+        return f"eval:{case.eval_case.eval_id}" if case.eval_case else f"input:{first_user}"
+    if repeat_key == "user_content":
+        return f"input:{first_user}"
+    if repeat_key == "session":
+        return f"session:{case.traces[0].session_id or case.case_id}"
+    for t in case.traces:
+        for attrs in (t.attributes, t.resource):
+            if repeat_key in attrs:
+                return f"{repeat_key}:{attrs[repeat_key]}"
+    return f"input:{first_user}"
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return " | ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _merge_metrics(traces: list[ConvertedTrace]) -> Optional[dict]:
+    """Whole-conversation figures, recomputed from each trace's raw measurements."""
+    measures = [t.measure for t in traces if t.measure is not None]
+    return aggregate_metrics(measures) if measures else None

@@ -1,0 +1,96 @@
+"""Jaeger JSON (the query API / UI export: ``{"data": [{traceID, spans, processes}]}``) → Traces."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ...errors import InputFileError
+from ..model import Span, SpanEvent, Trace
+
+__all__ = ["read_jaeger"]
+
+_NUMERIC = {"int64": int, "float64": float}
+
+
+def _tag_value(tag: dict[str, Any]) -> Any:
+    value = tag.get("value")
+    kind = tag.get("type")
+    if kind in _NUMERIC and isinstance(value, str):
+        try:
+            return _NUMERIC[kind](value)
+        except ValueError:
+            return value
+    if kind == "bool" and isinstance(value, str):
+        return value.lower() == "true"
+    return value
+
+
+def _tags(tags: Any) -> dict[str, Any]:
+    return {t["key"]: _tag_value(t) for t in tags or () if isinstance(t, dict) and "key" in t}
+
+
+def read_jaeger(document: Any, source: str) -> Iterator[Trace]:
+    """Yield one Trace per entry of ``data`` (also accepts a bare trace or a list of traces)."""
+    if isinstance(document, dict) and "data" in document:
+        entries = document["data"]
+    elif isinstance(document, list):
+        entries = document
+    else:
+        entries = [document]
+    if not isinstance(entries, list):
+        raise InputFileError(f"{source}: Jaeger JSON 'data' must be a list, got {type(entries).__name__}")
+    for t_index, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("spans"), list):
+            raise InputFileError(f"{source}: data[{t_index}] is not a Jaeger trace (no 'spans' list)")
+        processes = {
+            pid: {"service.name": p.get("serviceName"), **_tags(p.get("tags"))}
+            for pid, p in (entry.get("processes") or {}).items()
+            if isinstance(p, dict)
+        }
+        spans = [_span(raw, processes, source, t_index, s_index) for s_index, raw in enumerate(entry["spans"])]
+        trace_id = entry.get("traceID") or (spans[0].trace_id if spans else "")
+        yield Trace(trace_id=trace_id, spans=spans, source=source)
+
+
+def _span(raw: Any, processes: dict[str, dict[str, Any]], source: str, t: int, s: int) -> Span:
+    where = f"{source}: data[{t}].spans[{s}]"
+    if not isinstance(raw, dict):
+        raise InputFileError(f"{where} is not an object")
+    for key in ("traceID", "spanID", "operationName"):
+        if not isinstance(raw.get(key), str) or not raw.get(key):
+            raise InputFileError(f"{where} has no '{key}'")
+    try:
+        start_us = int(raw.get("startTime", 0))
+        duration_us = int(raw.get("duration", 0))
+    except (TypeError, ValueError):
+        raise InputFileError(f"{where} ({raw['operationName']}) has a non-numeric startTime/duration") from None
+    parent = None
+    for ref in raw.get("references") or ():
+        if isinstance(ref, dict) and ref.get("spanID") and ref.get("refType", "CHILD_OF") in ("CHILD_OF", "FOLLOWS_FROM"):
+            parent = ref["spanID"]
+            break
+    parent = parent or raw.get("parentSpanID") or None
+    attributes = _tags(raw.get("tags"))
+    status = attributes.get("otel.status_code")
+    if status is None and attributes.get("error") is True:
+        status = "ERROR"
+    events = []
+    for log in raw.get("logs") or ():
+        fields = _tags(log.get("fields"))
+        name = fields.pop("event", None) or fields.pop("message", None) or "log"
+        events.append(SpanEvent(name=str(name), time_ns=int(log.get("timestamp", 0)) * 1000, attributes=fields))
+    return Span(
+        trace_id=raw["traceID"],
+        span_id=raw["spanID"],
+        name=raw["operationName"],
+        parent_span_id=parent,
+        start_ns=start_us * 1000,
+        end_ns=(start_us + duration_us) * 1000,
+        attributes=attributes,
+        events=events,
+        resource=processes.get(raw.get("processID", ""), {}),
+        scope=attributes.get("otel.scope.name"),
+        kind=attributes.get("span.kind"),
+        status_code=str(status).upper() if status else None,
+        status_message=attributes.get("otel.status_description"),
+    )
