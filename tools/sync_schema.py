@@ -1,4 +1,4 @@
-"""Regenerate the wire-protocol JSON Schemas and copy them, byte-identical, into both packages.
+"""Regenerate the JSON Schemas: the wire protocol (byte-identical in both packages) and ``run -o json``.
 
     python tools/sync_schema.py           write the files
     python tools/sync_schema.py --check   exit 1 if any shipped file differs from what would be written
@@ -20,6 +20,17 @@ TARGETS = (
     SDK_SRC / "agentevals_evaluator_sdk/schema",
     ROOT / "packages/agentevals-cli/src/agentevals/protocol/schema",
 )
+
+
+RESULT_SCHEMA = ROOT / "packages/agentevals-cli/src/agentevals/report/schema/run_result.v1.json"
+
+
+def render_result_schema() -> str:
+    """The ``agentevals run -o json`` document schema, from the CLI's result models."""
+    sys.path.insert(0, str(ROOT / "packages/agentevals-cli/src"))
+    from agentevals.report.json import result_json_schema
+
+    return json.dumps(result_json_schema(), indent=2) + "\n"
 
 
 def render_all() -> dict[str, str]:
@@ -56,6 +67,12 @@ def main() -> int:
                 stale.append(path.relative_to(ROOT))
                 if not args.check:
                     path.write_text(text, "utf-8")
+    result_text = render_result_schema()
+    if not RESULT_SCHEMA.exists() or RESULT_SCHEMA.read_text("utf-8") != result_text:
+        stale.append(RESULT_SCHEMA.relative_to(ROOT))
+        if not args.check:
+            RESULT_SCHEMA.parent.mkdir(parents=True, exist_ok=True)
+            RESULT_SCHEMA.write_text(result_text, "utf-8")
     if args.check and stale:
         print("stale schema files (run: python tools/sync_schema.py):", *map(str, stale), sep="\n  ")
         return 1

@@ -21,11 +21,28 @@ COMMANDS: dict[str, str] = {
     "transpile": "agentevals.cli.transpile:transpile_command",
     "run": "agentevals.cli.run:run_command",
     "config": "agentevals.cli.config_cmd:config_command",
+    "evaluator": "agentevals.cli.evaluator_cmd:evaluator_command",
 }
+
+
+class AgentevalsClickError(click.ClickException):
+    """An ``AgentevalsError`` on its way out: ``Error: <one line>`` on stderr and its exit code."""
+
+    def __init__(self, error: AgentevalsError) -> None:
+        super().__init__(str(error))
+        self.exit_code = error.exit_code
 
 
 class LazyGroup(click.Group):
     """A click group whose subcommands are imported on first use."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AgentevalsError as exc:
+            if debug_enabled():
+                traceback.print_exc()
+            raise AgentevalsClickError(exc) from exc
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *COMMANDS})
@@ -75,7 +92,7 @@ def main(argv: list[str] | None = None) -> Any:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except AgentevalsError as exc:
+    except AgentevalsError as exc:  # raised outside a command (e.g. while parsing)
         if debug_enabled():
             traceback.print_exc()
         click.echo(f"Error: {exc}", err=True)
@@ -83,3 +100,9 @@ def main(argv: list[str] | None = None) -> Any:
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         sys.exit(130)
+    except Exception as exc:  # a bug: still one line, the traceback on request
+        if debug_enabled():
+            traceback.print_exc()
+        click.echo(f"Error: internal error: {type(exc).__name__}: {exc} (run with -vv for the traceback; "
+                   "please report it)", err=True)
+        sys.exit(1)

@@ -35,7 +35,18 @@ class _Mapping(dict):
     key_marks: dict[Any, tuple[int, int]]
 
 
+class _Sequence(list):
+    """A list that remembers where each item stood."""
+
+    item_marks: list[tuple[int, int]]
+
+
 class _MarkedLoader(yaml.SafeLoader):
+    def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> _Sequence:  # type: ignore[override]
+        items = _Sequence(self.construct_object(child, deep=True) for child in node.value)
+        items.item_marks = [(child.start_mark.line + 1, child.start_mark.column + 1) for child in node.value]
+        return items
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> _Mapping:  # type: ignore[override]
         mapping = _Mapping()
         mapping.line, mapping.col = node.start_mark.line + 1, node.start_mark.column + 1
@@ -51,6 +62,7 @@ class _MarkedLoader(yaml.SafeLoader):
 
 
 _MarkedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _MarkedLoader.construct_mapping)
+_MarkedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _MarkedLoader.construct_sequence)
 
 
 class RunSettings(BaseModel):
@@ -141,7 +153,8 @@ def _build_entries(entries: list[Any], source: str, base_dir: Path, config: Eval
     names: dict[str, str] = {}
     options = RunOptions()
     for index, entry in enumerate(entries):
-        mark = (entry.line, entry.col) if isinstance(entry, _Mapping) else None
+        mark = (entry.line, entry.col) if isinstance(entry, _Mapping) else (
+            entries.item_marks[index] if isinstance(entries, _Sequence) else None)
         where = _where(source, mark)
         if not isinstance(entry, dict):
             errors.append(f"{where}: evaluators[{index}] must be a mapping with 'name' and 'type'")

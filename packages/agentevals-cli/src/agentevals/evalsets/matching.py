@@ -46,5 +46,7 @@ def match_case(
             return same[0], f"first user message{note}"
     if len(cases) == 1:
         return cases[0], "only case in the eval set"
-    preview = (invocations[0].user_content[:60] + "…") if invocations else "no turns"
-    return None, f"no eval case matches (first user message: {preview!r}; {len(cases)} cases in {eval_set.source})"
+    text = invocations[0].user_content if invocations else ""
+    preview = text if len(text) <= 60 else text[:60] + "…"
+    return None, f"no eval case matches (first user message: {preview!r}; {len(cases)} cases in {eval_set.source})" if invocations \
+        else f"no eval case matches (the trace has no turns; {len(cases)} cases in {eval_set.source})"
