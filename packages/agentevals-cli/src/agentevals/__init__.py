@@ -1,11 +1,78 @@
 """agentevals: score AI-agent runs recorded as OpenTelemetry traces.
 
-The command line is ``agentevals``; this package is also usable as a library.
+The command line is ``agentevals``; the same pipeline is a library::
+
+    import agentevals
+
+    run = agentevals.evaluate(["traces/helm.json"], eval_set="evalsets/helm.json",
+                              metrics=["tool_trajectory_avg_score"])
+    print(run.exit_code())
+
+Heavy parts are imported on first use, so ``import agentevals`` stays cheap.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from .__about__ import __version__ as __version__
 from .errors import AgentevalsError as AgentevalsError
 from .errors import ConfigError as ConfigError
 from .protocol import PROTOCOL_VERSION as PROTOCOL_VERSION
 
-__all__ = ["PROTOCOL_VERSION", "AgentevalsError", "ConfigError", "__version__"]
+if TYPE_CHECKING:
+    from .api import evaluate as evaluate
+    from .api import evaluate_async as evaluate_async
+    from .options import RunOptions as RunOptions
+    from .python_evaluators import Environment as Environment
+    from .python_evaluators import Evaluator as Evaluator
+    from .python_evaluators import PythonEvaluator as PythonEvaluator
+    from .python_evaluators import Task as Task
+    from .python_evaluators import User as User
+    from .results import CaseResult as CaseResult
+    from .results import MetricResult as MetricResult
+    from .results import RunResult as RunResult
+    from .results import Status as Status
+
+_LAZY = {
+    "evaluate": "api",
+    "evaluate_async": "api",
+    "RunOptions": "options",
+    "Environment": "python_evaluators",
+    "Evaluator": "python_evaluators",
+    "PythonEvaluator": "python_evaluators",
+    "Task": "python_evaluators",
+    "User": "python_evaluators",
+    "CaseResult": "results",
+    "MetricResult": "results",
+    "RunResult": "results",
+    "Status": "results",
+}
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "AgentevalsError",
+    "CaseResult",
+    "ConfigError",
+    "Environment",
+    "Evaluator",
+    "MetricResult",
+    "PythonEvaluator",
+    "RunOptions",
+    "RunResult",
+    "Status",
+    "Task",
+    "User",
+    "__version__",
+    "evaluate",
+    "evaluate_async",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'agentevals' has no attribute {name!r}")

@@ -28,7 +28,7 @@ from .traces.convert._common import aggregate_metrics
 from .traces.model import ConvertedTrace, Trace
 from .traces.readers import read_traces
 
-__all__ = ["Case", "EvaluationAborted", "group_traces", "load_traces", "run_evaluation"]
+__all__ = ["Case", "group_traces", "load_traces", "run_evaluation"]
 
 log = logging.getLogger(__name__)
 
@@ -36,10 +36,6 @@ DEFAULT_TIMEOUT = 300.0
 """Deadline for evaluators that declare none (builtin metrics, in-process evaluators)."""
 
 TraceInput = Union[str, Path, Trace, ConvertedTrace]
-
-
-class EvaluationAborted(AgentevalsError):
-    """``fail_on_evaluation_error`` stopped the run at the first evaluator exception."""
 
 
 @dataclass
@@ -130,9 +126,13 @@ async def run_evaluation(
     results: list[CaseResult] = []
     try:
         for case in cases:
-            results.append(await _evaluate_case(case, evs, options, semaphore))
-    except EvaluationAborted as exc:
-        run.aborted = str(exc)
+            result = await _evaluate_case(case, evs, options, semaphore)
+            results.append(result)
+            if result.evaluation_status == "evaluation_failed" and options.fail_on_evaluation_error:
+                failed = next(m for m in result.metrics if m.status == Status.ERROR)
+                run.aborted = (f"fail_on_evaluation_error: evaluator '{failed.name}' failed on {case.case_id}: "
+                               f"{failed.error}; {len(cases) - len(results)} case(s) not evaluated")
+                break
     finally:
         run.cases = results
         for ev in evs:
@@ -202,11 +202,8 @@ async def _evaluate_case(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
-    for ev, (metrics, exc) in zip(evaluators, outcomes):
+    for metrics, _ in outcomes:
         result.metrics.extend(metrics)
-        if exc is not None and options.fail_on_evaluation_error:
-            result.evaluation_status = "evaluation_failed"
-            raise EvaluationAborted(f"evaluator '{ev.display_name}' failed on {case.case_id}: {metrics[-1].error}")
     result.repeat_group = _repeat_group(case, options.repeat_key)
     if any(m.status == Status.ERROR for m in result.metrics):
         result.evaluation_status = "evaluation_failed"

@@ -39,6 +39,17 @@ def _snake(data: Any) -> Any:
     return data
 
 
+def _case_keys(raw: Any) -> Any:
+    """snake_case a case's own keys and its structural values; extra (user) keys are kept as written."""
+    if not isinstance(raw, dict):
+        return raw
+    out = {}
+    for key, value in raw.items():
+        key = _CAMEL.sub("_", key).lower() if isinstance(key, str) else key
+        out[key] = _snake(value) if key in _CASE_KEYS and key != "final_session_state" else value
+    return out
+
+
 def content_text(content: Any) -> Optional[str]:
     """ADK Content → text (text parts joined with newlines); strings pass through."""
     if content is None or isinstance(content, str):
@@ -66,7 +77,7 @@ def parse_eval_set(data: Any, source: str = "<eval set>") -> EvalSet:
     if not isinstance(raw_cases, list):
         found = ", ".join(list(data)[:6]) or "an empty object"
         raise InputFileError(f"{source}: not an ADK eval set: no 'eval_cases' list (found {found})")
-    cases = [_case(_snake(c), source, i) for i, c in enumerate(raw_cases)]
+    cases = [_case(_case_keys(c), source, i) for i, c in enumerate(raw_cases)]
     seen: set[str] = set()
     for case in cases:
         if case.eval_id in seen:

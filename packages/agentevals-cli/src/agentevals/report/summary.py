@@ -28,6 +28,12 @@ def render_summary(run: RunResult, *, color: bool = False) -> str:
             cells.append(f"{m.name}={paint(m.status.value, STATUS_COLORS.get(m.status), color)}({value})")
         eval_id = f" [{case.eval_id}]" if case.eval_id else ""
         out.append(f"{case.case_id}{eval_id}: " + " ".join(cells))
+    for rep in run.repetitions:
+        if rep["n"] > 1:
+            ks = " ".join(f"pass@{k} {fmt_num(v)}" for k, v in rep["pass_at_k"].items())
+            hats = " ".join(f"pass^{k} {fmt_num(v)}" for k, v in rep["pass_hat_k"].items())
+            out.append(f"repetitions {rep['eval_id'] or rep['key']}: n={rep['n']} pass rate {fmt_num(rep['pass_rate'])} "
+                       f"{ks} {hats}")
     for err in run.input_errors:
         out.append(f"input error: {err.error}")
     for note in run.notes:

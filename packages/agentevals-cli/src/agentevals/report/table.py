@@ -44,7 +44,8 @@ def _case_header(case: CaseResult) -> str:
     turns = f"{case.invocation_count} turn{'s' if case.invocation_count != 1 else ''}"
     matched = f"eval case {case.eval_id} ({case.match_reason})" if case.eval_id else (case.match_reason or "no eval case")
     rep = f" · repetition {case.repeat_index + 1}" if case.repeat_index is not None else ""
-    return f"{sources} · {case.case_id} · {turns} · {matched}{rep}"
+    failed = f" · {case.evaluation_status}" if case.evaluation_status != "success" else ""
+    return f"{sources} · {case.case_id} · {turns} · {matched}{rep}{failed}"
 
 
 def render_table(run: RunResult, *, color: bool = False) -> str:
