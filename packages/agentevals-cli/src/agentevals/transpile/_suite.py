@@ -1,0 +1,75 @@
+"""Find an eval file's tests: inline ``tests:``, ``tests: ./file.(yaml|jsonl)``, or a ``.jsonl`` with sidecar."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputFileError
+from ._yaml import YamlMap, YamlSeq, load_jsonl, load_yaml, where
+
+__all__ = ["describe", "load_suite"]
+
+
+def describe(value: object) -> str:
+    """A short name for a YAML value's kind, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _load_tests(path: Path, source: str) -> YamlSeq:
+    if path.suffix.lower() == ".jsonl":
+        return load_jsonl(path, source)
+    tests = load_yaml(path, source)
+    if not isinstance(tests, YamlSeq):
+        at = where(source, tests)
+        raise InputFileError(f"{at}: a test file must hold a list of tests, got {describe(tests)}")
+    return tests
+
+
+def load_suite(path: Path, *, source: str | None = None) -> object:
+    """Parse ``path`` into a suite mapping whose ``tests`` is the resolved list of tests.
+
+    * ``*.jsonl``: one test per line; ``<base>.yaml`` next to it, if present, is the suite header
+      (``description``, suite-level ``assertions``…).
+    * ``*.yaml`` / ``*.yml``: an EVAL.yaml; ``tests`` may be a list or a path (relative to the file)
+      to a YAML list or a JSONL file.
+
+    Anything that is not a mapping is returned as parsed; the transpiler reports it.
+    """
+    source = source or str(path)
+    if path.suffix.lower() == ".jsonl":
+        sidecar_path = path.with_suffix(".yaml")
+        suite = YamlMap()
+        if sidecar_path.is_file():
+            sidecar_source = str(Path(source).with_suffix(".yaml"))
+            sidecar = load_yaml(sidecar_path, sidecar_source)
+            if not isinstance(sidecar, YamlMap):
+                raise InputFileError(
+                    f"{where(sidecar_source, sidecar)}: sidecar must be a mapping, got {describe(sidecar)}"
+                )
+            suite = sidecar
+        suite["tests"] = tests = load_jsonl(path, source)
+        suite.key_origins["tests"] = tests.origin  # type: ignore[assignment]
+        return suite
+    suite = load_yaml(path, source)
+    if isinstance(suite, YamlMap) and isinstance(suite.get("tests"), str):
+        ref = suite["tests"]
+        ref_source = str(Path(source).parent / ref)
+        ref_path = path.parent / ref
+        if not ref_path.is_file():
+            raise InputFileError(
+                f"{where(source, suite, 'tests')}: tests file '{ref}' not found (looked for {ref_source})"
+            )
+        suite["tests"] = _load_tests(ref_path, ref_source)
+    return suite
