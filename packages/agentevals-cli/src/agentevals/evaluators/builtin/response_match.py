@@ -9,7 +9,7 @@ prediction = actual. Two empty texts score 0.
 from __future__ import annotations
 
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Optional
 
 from ...results import MetricResult
@@ -35,6 +35,12 @@ class _UnicodeTokenizer:
         self._ascii = tokenizers.DefaultTokenizer(use_stemmer=True)
 
     def tokenize(self, text: str) -> list[str]:
+        return list(self._tokenize(text))
+
+    @lru_cache(maxsize=4096)  # noqa: B019 - one tokenizer per process; golden answers repeat across traces
+    def _tokenize(self, text: str) -> tuple[str, ...]:
+        if text.isascii():  # same tokens as the per-character pass below, much faster
+            return tuple(self._ascii.tokenize(text))
         chars: list[str] = []
         for char in unicodedata.normalize("NFKC", text).lower():
             if _in(char, _CJK):
@@ -48,7 +54,7 @@ class _UnicodeTokenizer:
         tokens: list[str] = []
         for word in "".join(chars).split():
             tokens += self._ascii.tokenize(word) if word.isascii() else [word]
-        return tokens
+        return tuple(tokens)
 
 
 @cache

@@ -1,0 +1,89 @@
+"""Benchmarks: print figures for start-up, one-trace latency, and throughput/memory on generated inputs.
+
+    hatch run bench:all                 # or: python tools/bench/run_all.py [--traces 1000] [--repeat 7]
+
+Inputs are generated from the shipped sample traces (never committed). Figures only: no assertions,
+the machines are shared and noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+HELM = EXAMPLES / "traces" / "helm.json"
+EVAL_SET = EXAMPLES / "evalsets" / "eval_set_helm.json"
+
+
+def timed(cmd: list[str], repeat: int) -> tuple[float, float, int]:
+    """Median and best wall time (s) and peak RSS (MiB) of a command."""
+    times = []
+    peak = 0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        times.append(time.perf_counter() - start)
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-500:]}")
+        peak = max(peak, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)
+    return statistics.median(times), min(times), peak
+
+
+def generate(n: int, directory: Path) -> tuple[Path, int]:
+    """One Jaeger file with ``n`` copies of the helm trace (distinct trace ids and sessions)."""
+    base = json.loads(HELM.read_text())["data"][0]
+    traces = []
+    for i in range(n):
+        trace = copy.deepcopy(base)
+        trace["traceID"] = f"{i:032x}"
+        for span in trace["spans"]:
+            span["traceID"] = trace["traceID"]
+            for tag in span["tags"]:
+                if tag["key"] in ("gen_ai.conversation.id", "gcp.vertex.agent.session_id"):
+                    tag["value"] = f"session-{i}"
+        traces.append(trace)
+    path = directory / f"helm_x{n}.json"
+    path.write_text(json.dumps({"data": traces}))
+    return path, path.stat().st_size
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--traces", type=int, nargs="*", default=[100, 1000])
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    cli = [sys.executable, "-m", "agentevals"]
+    env_note = f"python {sys.version.split()[0]}, {os.cpu_count()} cores"
+    print(f"agentevals benchmarks ({env_note})")
+
+    median, best, _ = timed([*cli, "--help"], args.repeat)
+    print(f"  start-up   agentevals --help                          median {median * 1000:6.0f} ms  best {best * 1000:6.0f} ms")
+    median, best, peak = timed([*cli, "run", str(HELM), "-e", str(EVAL_SET), "-o", "summary"], args.repeat)
+    print(f"  one trace  run helm.json (tool_trajectory_avg_score)   median {median * 1000:6.0f} ms  best {best * 1000:6.0f} ms"
+          f"  peak RSS {peak} MiB   (target: well under 500 ms)")
+    median, best, peak = timed([*cli, "run", str(HELM), "-e", str(EVAL_SET), "-m", "tool_trajectory_avg_score",
+                                "-m", "response_match_score", "-o", "summary"], args.repeat)
+    print(f"  one trace  + response_match_score (ROUGE)              median {median * 1000:6.0f} ms  best {best * 1000:6.0f} ms")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in args.traces:
+            path, size = generate(n, Path(tmp))
+            median, best, peak = timed([*cli, "run", str(path), "-e", str(EVAL_SET), "-m", "tool_trajectory_avg_score",
+                                        "-m", "response_match_score", "-o", "summary"], max(1, args.repeat // 3))
+            print(f"  {n:5d} traces ({size / 1e6:6.1f} MB)  two metrics   median {median:6.2f} s   "
+                  f"{n / median:7.0f} traces/s   peak RSS {peak} MiB ({peak / (size / 2**20):.1f}x input)")
+
+
+if __name__ == "__main__":
+    main()
