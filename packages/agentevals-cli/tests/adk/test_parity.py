@@ -106,3 +106,12 @@ def test_native_scores_equal_google_adk():
         assert mine.score == adk["overall_score"], label
         assert mine.per_invocation_scores == adk["per_invocation_scores"], label
         assert mine.status.value == adk["overall_status"], label
+
+
+def test_adk_judged_metric_without_credentials_is_not_evaluated(monkeypatch):
+    for var in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT"):
+        monkeypatch.delenv(var, raising=False)
+    actual, expected = actual_and_expected("helm.json", "eval_set_helm.json")
+    result = native("final_response_match_v2", actual, expected, "exact", 0.5)
+    assert result.status.value == "NOT_EVALUATED"
+    assert result.reason.startswith("no judge credentials: set GOOGLE_API_KEY")
