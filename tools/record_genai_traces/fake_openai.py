@@ -236,7 +236,7 @@ def _make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
         def _send_json(self, code: int, payload: dict[str, Any]) -> None:
@@ -262,7 +262,7 @@ def _make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
             self.wfile.flush()
             self.close_connection = True
 
-        def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             try:
@@ -289,7 +289,7 @@ def _make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send_json(404, {"error": {"message": f"unknown path {path}", "type": "invalid_request_error"}})
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self._send_json(404, {"error": {"message": "not implemented", "type": "invalid_request_error"}})
 
     return Handler
@@ -312,7 +312,7 @@ class FakeOpenAIServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def __enter__(self) -> "FakeOpenAIServer":
+    def __enter__(self) -> FakeOpenAIServer:
         self.thread.start()
         return self
 

@@ -10,7 +10,7 @@ A loopback OpenAI-compatible server (``fake_openai.py``) answers the first model
 with a ``get_weather({"city": "Paris"})`` tool call and the second one with a final
 answer. Every recording runs in its own subprocess (instrumentors patch libraries
 globally) with a fresh TracerProvider / LoggerProvider whose in-memory exporters are
-serialised to ``<name>.otlp.json`` (+ ``<name>.logs.otlp.json`` when log records were
+serialised to ``<name>.otlp.json`` (+ ``<name>.otlp-logs.json`` when log records were
 emitted) and ``<name>.jaeger.json``.
 
 Only 127.0.0.1 is ever contacted: each child process refuses any other socket
@@ -26,8 +26,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -97,8 +98,11 @@ _SCRUBBED_ENV_PREFIXES = ("LANGCHAIN_", "LANGSMITH_", "OTEL_", "TRACELOOP_", "OP
 # --------------------------------------------------------------------------- safety
 
 
+REFUSED_CONNECTIONS: list[str] = []
+
+
 def install_loopback_guard() -> None:
-    """Refuse every socket connection that is not to the loopback interface."""
+    """Refuse (and remember) every socket connection that is not to the loopback interface."""
 
     allowed_hosts = {"127.0.0.1", "::1", "localhost"}
     original_connect = socket.socket.connect
@@ -108,6 +112,7 @@ def install_loopback_guard() -> None:
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             host = address[0] if isinstance(address, tuple) else address
             if host not in allowed_hosts:
+                REFUSED_CONNECTIONS.append(str(host))
                 raise ConnectionRefusedError(f"record.py: refusing non-loopback connection to {host!r}")
 
     def connect(self: socket.socket, address: Any) -> None:
@@ -118,8 +123,19 @@ def install_loopback_guard() -> None:
         _check(self, address)
         return original_connect_ex(self, address)
 
+    original_getaddrinfo = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        # No DNS look-ups either: only loopback names/addresses are resolved.
+        name = host.decode() if isinstance(host, bytes) else host
+        if name is not None and name not in allowed_hosts:
+            REFUSED_CONNECTIONS.append(str(name))
+            raise socket.gaierror(socket.EAI_NONAME, f"record.py: refusing to resolve {name!r}")
+        return original_getaddrinfo(host, *args, **kwargs)
+
     socket.socket.connect = connect  # type: ignore[method-assign]
     socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
+    socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
 
 
 # --------------------------------------------------------------------------- OTel setup
@@ -167,7 +183,7 @@ class Telemetry:
         otlp = spans_to_otlp_json(spans)
         written = [_dump(out_dir / f"{name}.otlp.json", otlp), _dump(out_dir / f"{name}.jaeger.json", otlp_to_jaeger(otlp))]
         logs = self.log_exporter.get_finished_logs()
-        logs_path = out_dir / f"{name}.logs.otlp.json"
+        logs_path = out_dir / f"{name}.otlp-logs.json"
         if logs:
             written.append(_dump(logs_path, logs_to_otlp_json(logs)))
         elif logs_path.exists():
@@ -411,6 +427,8 @@ def child_main(name: str, base_url: str, out_dir: Path) -> None:
     globals()[runner_name](tel, base_url)
     for path in tel.write(out_dir, name):
         print(f"  wrote {path.name} ({path.stat().st_size} bytes)")
+    if REFUSED_CONNECTIONS:
+        raise SystemExit(f"{name}: refused non-loopback connections to {sorted(set(REFUSED_CONNECTIONS))}")
 
 
 def read_overlays() -> dict[str, str]:

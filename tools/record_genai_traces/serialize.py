@@ -28,7 +28,8 @@ from __future__ import annotations
 import base64
 import json
 from collections import OrderedDict
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from google.protobuf import json_format
 
@@ -117,7 +118,7 @@ def _tags(attributes: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def otlp_to_jaeger(otlp: dict[str, Any]) -> dict[str, Any]:
-    traces: "OrderedDict[str, dict[str, Any]]" = OrderedDict()
+    traces: OrderedDict[str, dict[str, Any]] = OrderedDict()
     for rs in otlp.get("resourceSpans", []):
         resource_attrs = rs.get("resource", {}).get("attributes", [])
         service_name = "unknown_service"

@@ -26,7 +26,7 @@ from .results import CaseResult, InputError, MetricResult, RunResult, Status, ve
 from .traces.convert import convert_trace
 from .traces.convert._common import aggregate_metrics
 from .traces.model import ConvertedTrace, Trace
-from .traces.readers import read_traces
+from .traces.readers import LogEvents, attach_log_events, read_traces
 
 __all__ = ["Case", "group_traces", "load_traces", "run_evaluation"]
 
@@ -60,20 +60,28 @@ class Case:
 def load_traces(
     inputs: Iterable[TraceInput], *, trace_format: Optional[str] = None
 ) -> tuple[list[ConvertedTrace], list[InputError]]:
-    """Read and convert every input; files that cannot be read are returned as errors, not raised."""
-    converted: list[ConvertedTrace] = []
+    """Read and convert every input; files that cannot be read are returned as errors, not raised.
+
+    OTLP log exports (``{"resourceLogs": …}``) among the inputs are attached to their spans first.
+    """
+    items: list[Union[Trace, ConvertedTrace]] = []
     errors: list[InputError] = []
+    log_events: LogEvents = {}
     for item in inputs:
-        if isinstance(item, ConvertedTrace):
-            converted.append(item)
-            continue
-        if isinstance(item, Trace):
-            converted.append(convert_trace(item))
+        if isinstance(item, (Trace, ConvertedTrace)):
+            items.append(item)
             continue
         try:
-            converted.extend(convert_trace(trace) for trace in read_traces(item, format=trace_format))
+            items.extend(list(read_traces(item, format=trace_format, log_events=log_events)))
         except InputFileError as exc:
             errors.append(InputError(source=str(item), error=str(exc)))
+    converted = []
+    for item in items:
+        if isinstance(item, Trace):
+            if log_events:  # OTLP log exports given beside the traces carry GenAI message content
+                attach_log_events(item, log_events)
+            item = convert_trace(item)
+        converted.append(item)
     return converted, errors
 
 
@@ -141,7 +149,8 @@ async def run_evaluation(
             except Exception:  # noqa: BLE001 - closing must not hide results
                 log.debug("closing %s failed", ev.display_name, exc_info=True)
 
-    if eval_set is None and any(r.status == Status.NOT_EVALUATED for c in run.cases for r in c.metrics):
+    if eval_set is None and any(r.status == Status.NOT_EVALUATED and "eval case" in (r.reason or "")
+                                for c in run.cases for r in c.metrics):
         run.notes.append("no eval set given (-e/--eval-set): metrics that compare against golden cases were not evaluated")
     elif eval_set is not None and run.cases and all(c.eval_id is None for c in run.cases):
         run.notes.append(f"no trace matched any eval case in {eval_set.source or eval_set.eval_set_id}")

@@ -202,3 +202,15 @@ def test_output_file_is_written(tmp_path, fmt):
     out = tmp_path / f"report.{fmt}"
     result = run(HELM, "-e", ES_HELM, "-o", fmt, "--output-file", str(out))
     assert out.read_text() == result.output
+
+
+def test_otlp_log_export_beside_its_traces_supplies_message_content():
+    genai = Path(__file__).resolve().parents[1] / "data" / "traces" / "genai"
+    spans, logs = genai / "openai_otel_genai_v2_legacy.otlp.json", genai / "openai_otel_genai_v2_legacy.otlp-logs.json"
+    alone = json.loads(run(str(spans), "-m", "tool_call_count_v1", "-o", "json").stdout)
+    assert alone["cases"][0]["invocation_count"] == 0
+    assert alone["cases"][0]["warnings"]
+    both = json.loads(run(str(spans), str(logs), "-m", "tool_call_count_v1", "-o", "json").stdout)
+    (case,) = both["cases"]
+    assert case["user_contents"] == ["What's the weather in Paris?"]
+    assert (case["metrics"][0]["status"], case["metrics"][0]["value"]) == ("INFORMATIONAL", 1.0)

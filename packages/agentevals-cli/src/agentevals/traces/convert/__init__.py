@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from ..model import ConvertedTrace, Trace
 from .adk import AdkConverter
+from .genai import GenAIConverter
 
 __all__ = ["CONVERTERS", "convert_trace"]
 
-CONVERTERS: list = [AdkConverter()]
+CONVERTERS: list = [AdkConverter(), GenAIConverter()]
 
 
 def convert_trace(trace: Trace) -> ConvertedTrace:

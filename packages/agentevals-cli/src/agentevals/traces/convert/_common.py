@@ -1,4 +1,4 @@
-"""Helpers shared by converters: JSON-ish attributes, stats, per-turn performance metrics."""
+"""Helpers shared by converters: JSON-ish attributes, span-tree walks, stats, per-turn performance metrics."""
 
 from __future__ import annotations
 
@@ -6,12 +6,25 @@ import json
 import math
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Iterator, Mapping, Optional
 
-from ..model import Span
+from ..model import ConvertedTrace, Span
 from .aliases import first
 
-__all__ = ["Measure", "aggregate_metrics", "as_json", "as_text", "performance_metrics", "stats"]
+__all__ = [
+    "Measure",
+    "aggregate_metrics",
+    "ancestors",
+    "as_json",
+    "as_text",
+    "descendants",
+    "outermost",
+    "performance_metrics",
+    "public_attributes",
+    "set_trace_metrics",
+    "stats",
+    "total",
+]
 
 
 def as_json(value: Any) -> Any:
@@ -33,6 +46,42 @@ def as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def ancestors(span: Span, by_id: Mapping[str, Span]) -> Iterator[Span]:
+    """Parent, grandparent, … of ``span`` (as far as the trace has them)."""
+    seen = {span.span_id}
+    parent = by_id.get(span.parent_span_id or "")
+    while parent is not None and parent.span_id not in seen:  # a malformed trace may have a parent cycle
+        seen.add(parent.span_id)
+        yield parent
+        parent = by_id.get(parent.parent_span_id or "")
+
+
+def outermost(spans: Iterable[Span], by_id: Mapping[str, Span]) -> list[Span]:
+    """The spans of ``spans`` that have no ancestor among them, in start order."""
+    spans = list(spans)
+    ids = {s.span_id for s in spans}
+    kept = [s for s in spans if not any(a.span_id in ids for a in ancestors(s, by_id))]
+    return sorted(kept, key=lambda s: (s.start_ns, s.end_ns))
+
+
+def descendants(span: Span, children: Mapping[str | None, list[Span]]) -> list[Span]:
+    """Every span below ``span``, in start order."""
+    out, stack, seen = [], list(children.get(span.span_id, ())), {span.span_id}
+    while stack:
+        child = stack.pop()
+        if child.span_id in seen:  # a parent cycle
+            continue
+        seen.add(child.span_id)
+        out.append(child)
+        stack.extend(children.get(child.span_id, ()))
+    return sorted(out, key=lambda s: (s.start_ns, s.end_ns))
+
+
+def public_attributes(span: Span) -> dict[str, Any]:
+    """A span's attributes without the fields readers add (Jaeger's ``otel.*``, ``span.kind``)."""
+    return {k: v for k, v in span.attributes.items() if not k.startswith("otel.") and k != "span.kind"}
+
+
 def stats(values: Iterable[float]) -> Optional[dict[str, Any]]:
     """min / median / max / count / p50 / p95 / p99 (p50 = median; p95, p99 nearest-rank)."""
     data = sorted(values)
@@ -45,6 +94,14 @@ def stats(values: Iterable[float]) -> Optional[dict[str, Any]]:
     median = statistics.median(data)
     return {"min": data[0], "median": median, "max": data[-1], "count": len(data), "p50": median,
             "p95": rank(0.95), "p99": rank(0.99)}
+
+
+def _count(value: Any) -> int:
+    """A token count attribute as an int (0 when absent or not a number)."""
+    try:
+        return 0 if value is None or isinstance(value, bool) else int(float(value))
+    except (TypeError, ValueError, OverflowError):
+        return 0
 
 
 def _ms(ns: int) -> float:
@@ -70,10 +127,10 @@ class Measure:
     def add_llm(self, span: Span) -> None:
         self.llm_ms.append(_ms(span.end_ns - span.start_ns))
         attrs = span.attributes
-        self.prompt_tokens.append(int(first(attrs, "input_tokens", 0) or 0))
-        self.output_tokens.append(int(first(attrs, "output_tokens", 0) or 0))
-        self.cache_read += int(first(attrs, "cache_read_tokens", 0) or 0)
-        self.cache_creation += int(first(attrs, "cache_creation_tokens", 0) or 0)
+        self.prompt_tokens.append(_count(first(attrs, "input_tokens")))
+        self.output_tokens.append(_count(first(attrs, "output_tokens")))
+        self.cache_read += _count(first(attrs, "cache_read_tokens"))
+        self.cache_creation += _count(first(attrs, "cache_creation_tokens"))
         model = first(attrs, "request_model")
         if model and model not in self.models:
             self.models.append(str(model))
@@ -118,8 +175,20 @@ def performance_metrics(m: Measure) -> dict[str, Any]:
     }
 
 
-def aggregate_metrics(measures: Iterable[Measure]) -> dict[str, Any]:
-    total = Measure()
+def total(measures: Iterable[Measure]) -> Measure:
+    """All measures merged into one."""
+    out = Measure()
     for m in measures:
-        total.merge(m)
-    return performance_metrics(total)
+        out.merge(m)
+    return out
+
+
+def aggregate_metrics(measures: Iterable[Measure]) -> dict[str, Any]:
+    return performance_metrics(total(measures))
+
+
+def set_trace_metrics(converted: ConvertedTrace, measures: list[Measure]) -> None:
+    """``converted.measure`` and ``converted.performance_metrics`` from its turns' measures (if any)."""
+    if measures:
+        converted.measure = total(measures)
+        converted.performance_metrics = performance_metrics(converted.measure)

@@ -16,7 +16,16 @@ from typing import Any, Optional
 
 from ...protocol import IntermediateStepData, InvocationData, ToolCallData, ToolResponseData
 from ..model import ConvertedTrace, Span, Trace
-from ._common import Measure, as_json, as_text, performance_metrics
+from ._common import (
+    Measure,
+    as_json,
+    as_text,
+    descendants,
+    outermost,
+    performance_metrics,
+    public_attributes,
+    set_trace_metrics,
+)
 from .aliases import first
 
 __all__ = ["AdkConverter"]
@@ -60,24 +69,20 @@ class AdkConverter:
                              trace=trace)
         measures = []
         for anchor in anchors:
-            descendants = self._descendants(anchor, children)
-            invocation, measure = self._invocation(anchor, descendants, out.warnings)
+            below = descendants(anchor, children)
+            invocation, measure = self._invocation(anchor, below, out.warnings)
             if invocation is not None:
                 out.invocations.append(invocation)
                 measures.append(measure)
-            for span in [anchor, *descendants]:
+            for span in [anchor, *below]:
                 out.session_id = out.session_id or first(span.attributes, "session_id")
                 out.agent_name = out.agent_name or first(span.attributes, "agent_name")
                 out.eval_id = out.eval_id or first(span.attributes, "eval_id")
         if anchors:
             out.start_ns = anchors[0].start_ns
             out.resource = dict(anchors[0].resource)
-            out.attributes = {k: v for k, v in anchors[0].attributes.items() if not k.startswith("otel.")}
-        if measures:
-            out.measure = Measure()
-            for measure in measures:
-                out.measure.merge(measure)
-            out.performance_metrics = performance_metrics(out.measure)
+            out.attributes = public_attributes(anchors[0])
+        set_trace_metrics(out, measures)
         if not anchors:
             out.warnings.append(self.explain(trace))
         return out
@@ -94,28 +99,8 @@ class AdkConverter:
         if not anchors:
             # Releases without an ``invocation`` span: the outermost ADK invoke_agent spans.
             by_id = {s.span_id: s for s in trace.spans}
-            agents = [s for s in trace.spans if s.name.startswith("invoke_agent") and _is_adk(s)]
-            agent_ids = {s.span_id for s in agents}
-
-            def nested(span: Span) -> bool:
-                parent = by_id.get(span.parent_span_id or "")
-                while parent is not None:
-                    if parent.span_id in agent_ids:
-                        return True
-                    parent = by_id.get(parent.parent_span_id or "")
-                return False
-
-            anchors = [s for s in agents if not nested(s)]
+            anchors = outermost((s for s in trace.spans if s.name.startswith("invoke_agent") and _is_adk(s)), by_id)
         return sorted(anchors, key=lambda s: s.start_ns)
-
-    @staticmethod
-    def _descendants(anchor: Span, children: dict[Optional[str], list[Span]]) -> list[Span]:
-        out, stack = [], list(children.get(anchor.span_id, ()))
-        while stack:
-            span = stack.pop()
-            out.append(span)
-            stack.extend(children.get(span.span_id, ()))
-        return sorted(out, key=lambda s: (s.start_ns, s.end_ns))
 
     # -- one turn ------------------------------------------------------------------------------------
 

@@ -14,8 +14,10 @@ from ..model import Trace
 from ._json import load_json_documents
 from .jaeger import read_jaeger
 from .otlp import read_otlp
+from .otlp_logs import LogEvents, add_log_events, attach_log_events, is_logs_document, read_log_events
 
-__all__ = ["FORMATS", "TraceFormat", "detect_format", "read_traces"]
+__all__ = ["FORMATS", "LogEvents", "TraceFormat", "attach_log_events", "detect_format", "read_log_events",
+           "read_traces"]
 
 TraceFormat = Literal["jaeger-json", "otlp-json"]
 
@@ -40,10 +42,21 @@ def detect_format(document: Any) -> Optional[str]:
     return None
 
 
-def read_traces(path: str | Path, *, format: Optional[str] = None) -> Iterator[Trace]:
-    """Yield the traces in one file. Raises ``InputFileError`` naming the file for anything unreadable."""
+def read_traces(
+    path: str | Path, *, format: Optional[str] = None, log_events: Optional[LogEvents] = None
+) -> Iterator[Trace]:
+    """Yield the traces in one file. Raises ``InputFileError`` naming the file for anything unreadable.
+
+    An OTLP logs file (``{"resourceLogs": …}``) yields no trace: when ``log_events`` is given its
+    records are added there (to be attached to their spans with ``attach_log_events``), else it is an error.
+    """
     source = str(path)
     for document in load_json_documents(Path(path)):
+        if is_logs_document(document) and format is None:
+            if log_events is None:
+                raise InputFileError(f"{source}: an OTLP logs file, not a trace file: pass it with its traces")
+            add_log_events(document, source, log_events)
+            continue
         fmt = format or detect_format(document)
         if fmt is None and isinstance(document, dict) and ("eval_cases" in document or "evalCases" in document):
             raise InputFileError(f"{source}: this is an ADK eval set, not a trace file: pass it with -e/--eval-set")
