@@ -134,6 +134,31 @@ def _messages(invocations: list[InvocationData]) -> list[dict[str, Any]]:
     return out
 
 
+def _models(traces: list[ConvertedTrace], gathered: str) -> dict[str, dict[str, Any]]:
+    """``traces["models"]``: one entry per model with MASEval's call counters and one log per call."""
+    models: dict[str, dict[str, Any]] = {}
+    for trace in traces:
+        m = trace.measure
+        if m is None:
+            continue
+        for i, duration in enumerate(m.llm_ms):
+            name = (m.llm_models[i] if i < len(m.llm_models) else None) or "unknown"
+            failed = m.llm_failed[i] if i < len(m.llm_failed) else False
+            entry = models.setdefault(name, {"type": "ModelAdapter", "gathered_at": gathered, "model_id": name,
+                                             "total_calls": 0, "successful_calls": 0, "failed_calls": 0,
+                                             "total_duration_seconds": 0.0, "logs": []})
+            entry["total_calls"] += 1
+            entry["failed_calls" if failed else "successful_calls"] += 1
+            entry["total_duration_seconds"] += duration / 1000
+            entry["logs"].append({"duration_seconds": duration / 1000, "status": "error" if failed else "success",
+                                  "prompt_tokens": m.prompt_tokens[i] if i < len(m.prompt_tokens) else None,
+                                  "output_tokens": m.output_tokens[i] if i < len(m.output_tokens) else None,
+                                  "trace_id": trace.trace_id})
+    for entry in models.values():
+        entry["average_duration_seconds"] = entry["total_duration_seconds"] / entry["total_calls"]
+    return models
+
+
 def build_traces(ctx: EvalContext) -> dict[str, Any]:
     """MASEval's traces dict for one case, built from the converted OpenTelemetry traces."""
     invocations = ctx.invocations
@@ -163,24 +188,7 @@ def build_traces(ctx: EvalContext) -> dict[str, Any]:
                 "meta": {"invocation_id": inv.invocation_id, "trace_id": inv.trace_id},
             })
             entry["total_invocations"] += 1
-    models: dict[str, dict[str, Any]] = {}
-    for inv in invocations:
-        pm = inv.performance_metrics or {}
-        names = pm.get("models") or []
-        calls = int((pm.get("counts") or {}).get("llm_calls") or 0)
-        latency = (pm.get("latency") or {}).get("llm_calls") or {}
-        for name in names or (["unknown"] if calls else []):
-            model = models.setdefault(name, {"type": "ModelAdapter", "gathered_at": gathered, "model_id": name,
-                                             "total_calls": 0, "successful_calls": 0, "failed_calls": 0,
-                                             "total_duration_seconds": 0.0, "logs": []})
-            share = calls // max(len(names), 1)
-            model["total_calls"] += share
-            model["successful_calls"] += share
-            if latency.get("median") is not None:
-                model["total_duration_seconds"] += latency["median"] * share / 1000
-    for model in models.values():
-        model["average_duration_seconds"] = (model["total_duration_seconds"] / model["total_calls"]
-                                             if model["total_calls"] else 0.0)
+    models = _models(ctx.traces, gathered)
     environment = Environment(
         resource=dict(ctx.traces[0].resource) if ctx.traces else {},
         attributes=dict(ctx.traces[0].attributes) if ctx.traces else {},

@@ -216,3 +216,24 @@ def test_fail_on_evaluation_error_from_config(tmp_path):
                                     f"    path: {EXAMPLES}:CrashingEvaluator\n")
     run = agentevals.evaluate([HELM, HELM], config=config)
     assert run.aborted and len(run.cases) == 1
+
+
+def test_traces_dict_has_maseval_shape():
+    from agentevals.evaluators.base import EvalContext
+    from agentevals.python_evaluators import build_traces
+
+    trace = convert_trace(next(read_traces(HELM)))
+    traces = build_traces(EvalContext(case_id="c", invocations=trace.invocations, traces=[trace]))
+    assert set(traces) == {"metadata", "agents", "models", "tools", "simulators", "callbacks", "environment", "user", "other"}
+    model = traces["models"]["gpt-4.1-mini"]
+    assert (model["total_calls"], model["successful_calls"], model["failed_calls"]) == (2, 2, 0)
+    assert model["total_duration_seconds"] == pytest.approx(1.799329 + 2.343756)
+    assert [log["prompt_tokens"] for log in model["logs"]] == [1820, 1956]
+    tool = traces["tools"]["helm_list_releases"]
+    assert tool["total_invocations"] == 1
+    assert tool["invocations"][0]["id"] == "call_P09kjRKHTTJA02oB9HIe4u5t"
+    assert tool["invocations"][0]["inputs"] == {} and tool["invocations"][0]["status"] == "success"
+    messages = traces["agents"]["helm_agent"]["messages"]
+    assert messages[1]["tool_calls"][0]["function"] == {"name": "helm_list_releases", "arguments": "{}"}
+    assert messages[2] == {"role": "tool", "tool_call_id": "call_P09kjRKHTTJA02oB9HIe4u5t", "name": "helm_list_releases",
+                           "content": trace.invocations[0].intermediate_steps.tool_responses[0].output}

@@ -123,10 +123,16 @@ class Measure:
     tool_names: list[str] = field(default_factory=list)
     tool_calls: int = 0
     invocations: int = 0
+    llm_models: list[Optional[str]] = field(default_factory=list)
+    """Model of each LLM call (parallel to ``llm_ms``)."""
+    llm_failed: list[bool] = field(default_factory=list)
+    """Whether each LLM call's span ended in error (parallel to ``llm_ms``)."""
 
     def add_llm(self, span: Span) -> None:
         self.llm_ms.append(_ms(span.end_ns - span.start_ns))
         attrs = span.attributes
+        self.llm_models.append(str(first(attrs, "request_model")) if first(attrs, "request_model") else None)
+        self.llm_failed.append(span.status_code == "ERROR")
         self.prompt_tokens.append(_count(first(attrs, "input_tokens")))
         self.output_tokens.append(_count(first(attrs, "output_tokens")))
         self.cache_read += _count(first(attrs, "cache_read_tokens"))
@@ -145,7 +151,7 @@ class Measure:
         self.invocations += 1
 
     def merge(self, other: Measure) -> None:
-        for name in ("durations_ms", "llm_ms", "tool_ms", "prompt_tokens", "output_tokens"):
+        for name in ("durations_ms", "llm_ms", "tool_ms", "prompt_tokens", "output_tokens", "llm_models", "llm_failed"):
             getattr(self, name).extend(getattr(other, name))
         self.cache_read += other.cache_read
         self.cache_creation += other.cache_creation
