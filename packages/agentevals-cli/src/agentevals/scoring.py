@@ -1,27 +1,54 @@
-"""Case scoring (AgentV model): weighted mean of evaluator scores, required gates, verdicts.
+"""Case scoring, AgentV's model: weighted mean of evaluator scores, required gates, verdicts.
 
-    test score = Σ score × weight / Σ weight   over results that have a score
-    a result with ``required`` (a gate) scoring below it makes the test score 0
-    verdict: pass ≥ 0.8, borderline ≥ 0.6, fail below
+    case score = Σ score * weight / Σ weight        over the rows that count (below)
+    required   = a gate: a row whose score is below its gate (true → 0.8) makes the case score 0
+    verdict    = pass ≥ 0.8, borderline ≥ 0.6, fail below
+
+What each row contributes (AgentV's ``runEvaluatorList``):
+
+    PASSED / FAILED   its score, with its weight (weight 0: counted in nothing, still a gate)
+    ERROR             score 0 with its weight: AgentV scores an evaluator that failed as 0
+    NOT_EVALUATED     nothing (AgentV's ``skip``); as a gate it fails: nothing shows it passed
+    INFORMATIONAL     nothing, and never a gate
+
+Σ weight = 0 gives 0. A case where no row counts and no gate failed has no score: (None, None).
 """
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from .results import MetricResult, Status, Verdict, verdict_for
 
-__all__ = ["case_score"]
+__all__ = ["case_score", "gate_failed"]
+
+_LEFT_OUT = (Status.NOT_EVALUATED, Status.INFORMATIONAL)
 
 
-def case_score(metrics: Sequence[MetricResult]) -> tuple[Optional[float], Optional[Verdict]]:
-    """Weighted score and verdict of one case; (None, None) when no result has a score."""
-    scored = [m for m in metrics if m.score is not None and m.status in (Status.PASSED, Status.FAILED)]
-    total_weight = sum(m.weight for m in scored)
-    if not scored:
+def _counted_score(metric: MetricResult) -> float | None:
+    """The score a row adds to the weighted mean, or None when it adds nothing."""
+    if metric.status in _LEFT_OUT:
+        return None
+    if metric.status == Status.ERROR:
+        return 0.0
+    return metric.score
+
+
+def gate_failed(metric: MetricResult) -> bool:
+    """Whether ``metric`` is a required gate that it did not reach."""
+    if metric.required is None or metric.status == Status.INFORMATIONAL:
+        return False
+    score = metric.score if metric.status in (Status.PASSED, Status.FAILED) else None
+    return (score or 0.0) < metric.required
+
+
+def case_score(metrics: Sequence[MetricResult]) -> tuple[float | None, Verdict | None]:
+    """Weighted score and verdict of one case (see the module docstring for what each row adds)."""
+    if any(gate_failed(m) for m in metrics):
+        return 0.0, Verdict.FAIL
+    counted = [(score, m.weight) for m in metrics if (score := _counted_score(m)) is not None]
+    if not counted:
         return None, None
-    score = sum(m.score * m.weight for m in scored) / total_weight if total_weight > 0 else 0.0
-    if any(m.required is not None and (m.score is None or m.score < m.required) for m in metrics
-           if m.status != Status.INFORMATIONAL):
-        score = 0.0
+    total = sum(weight for _, weight in counted)
+    score = sum(s * w for s, w in counted) / total if total > 0 else 0.0
     return score, verdict_for(score)

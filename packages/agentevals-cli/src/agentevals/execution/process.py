@@ -75,28 +75,80 @@ async def run_process(
         env=dict(env) if env is not None else None,
         start_new_session=sys.platform != "win32",
     )
+    # Output is collected into buffers that outlive a timeout or a cancellation, so that what the
+    # program wrote before it was killed (its stderr above all) is still reported.
+    out, err = bytearray(), bytearray()
+    pumps = [asyncio.ensure_future(_pump(proc.stdout, out)), asyncio.ensure_future(_pump(proc.stderr, err))]
+
+    async def finish() -> None:
+        await _feed(proc, stdin)
+        waiter = asyncio.ensure_future(proc.wait())
+        try:
+            # Normally the pipes close when the program exits and wait() returns. A child it left
+            # behind can hold the pipes (and so wait()) open: notice the exit, then kill the group.
+            while not waiter.done():
+                await asyncio.wait([waiter], timeout=0.1)
+                if not waiter.done() and proc.returncode is not None:
+                    await asyncio.wait(pumps, timeout=_LINGER)
+                    _kill_group(proc)
+                    await waiter
+        finally:
+            waiter.cancel()
+        await asyncio.wait(pumps)
+        for pump in pumps:
+            pump.result()
+
     try:
-        stdout, stderr = await asyncio.wait_for(proc.communicate(stdin), timeout)
+        await asyncio.wait_for(finish(), timeout)
     except asyncio.TimeoutError:
         _kill_tree(proc)
-        _, stderr = await _drain(proc)
-        raise ProcessTimeout(timeout or 0.0, stderr) from None
+        await _settle(proc, pumps)
+        raise ProcessTimeout(timeout or 0.0, bytes(err)) from None
     except BaseException:
         _kill_tree(proc)
-        await _drain(proc)
+        await _settle(proc, pumps)
         raise
     finally:
         # Children the evaluator spawned must not outlive it (e.g. a server it started).
-        if sys.platform != "win32":
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-    return ProcessResult(proc.returncode or 0, stdout, stderr, (time.monotonic() - start) * 1000)
+        _kill_group(proc)
+    return ProcessResult(proc.returncode or 0, bytes(out), bytes(err), (time.monotonic() - start) * 1000)
 
 
-async def _drain(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
+_LINGER = 1.0
+"""Seconds to wait for the output pipes to close after the program exited."""
+
+
+async def _pump(stream: asyncio.StreamReader | None, sink: bytearray) -> None:
+    while stream is not None:
+        chunk = await stream.read(1 << 16)
+        if not chunk:
+            return
+        sink += chunk
+
+
+async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
+    assert proc.stdin is not None
     try:
-        return await asyncio.wait_for(proc.communicate(), 2.0)
-    except (asyncio.TimeoutError, ProcessLookupError, ValueError, RuntimeError):
-        return b"", b""
+        if data:
+            proc.stdin.write(data)
+            await proc.stdin.drain()
+        proc.stdin.close()
+    except (BrokenPipeError, ConnectionResetError):  # the program does not read its input: fine
+        pass
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    if sys.platform != "win32":
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+async def _settle(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future[None]]) -> None:
+    """After a kill: let the pipes reach end-of-file and the process be reaped, for two seconds at most."""
+    try:
+        await asyncio.wait_for(asyncio.gather(proc.wait(), *pumps, return_exceptions=True), 2.0)
+    except (asyncio.TimeoutError, ProcessLookupError, RuntimeError):
+        for pump in pumps:
+            pump.cancel()

@@ -1,0 +1,182 @@
+"""What every AgentV-family evaluator shares: common config, the scored outcome, negation, JS-like helpers."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from abc import abstractmethod
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from pydantic import ConfigDict, Field, model_validator
+
+from ...results import MetricResult, Status, Verdict, verdict_for
+from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
+from ._view import CaseView
+
+__all__ = [
+    "PASS_THRESHOLD",
+    "AgentVConfig",
+    "AgentVEvaluator",
+    "Outcome",
+    "clamp",
+    "js_equal",
+    "js_num",
+    "js_typeof",
+    "parse_json_from_text",
+]
+
+PASS_THRESHOLD = 0.8
+"""AgentV's quality pass line: a score at or above it is verdict ``pass`` (and the default ``required`` gate)."""
+
+
+def clamp(value: Any) -> float:
+    """AgentV ``clampScore``: non-numbers, NaN and ±inf become 0; the rest is clamped to [0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return 0.0
+    return min(1.0, max(0.0, float(value)))
+
+
+def js_num(value: float) -> str:
+    """A number as JavaScript prints it in a template string (``5`` not ``5.0``)."""
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e21 else repr(float(value))
+
+
+def js_typeof(value: Any) -> str:
+    """JavaScript's ``typeof`` of a JSON value (``null`` and arrays are ``object``)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "object" if value is None or isinstance(value, (dict, list)) else "undefined"
+
+
+def js_equal(a: Any, b: Any) -> bool:
+    """AgentV ``deepEqual`` on JSON values: 1 == 1.0, but true != 1 and key order does not matter."""
+    if js_typeof(a) != js_typeof(b):
+        return False
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(js_equal(x, y) for x, y in zip(a, b, strict=False))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(js_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
+        return False
+    return bool(a == b)
+
+
+_FENCE = re.compile(r"```json\n?|```")
+_BLOB = re.compile(r"\{[\s\S]*\}")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads_strict(text: str) -> Any:
+    """``JSON.parse``: like ``json.loads`` but NaN/Infinity are errors."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def parse_json_from_text(text: Any) -> Any:
+    """AgentV ``parseJsonFromText``: drop ``` fences, take the outermost ``{…}`` blob, parse it."""
+    cleaned = _FENCE.sub("", text).strip() if isinstance(text, str) else ""
+    match = _BLOB.search(cleaned)
+    return loads_strict(match.group(0) if match else cleaned)
+
+
+@dataclass
+class Outcome:
+    """What an AgentV evaluator computed, before negation and status: AgentV's ``EvaluationScore``."""
+
+    score: float
+    hits: list[str] = field(default_factory=list)
+    misses: list[str] = field(default_factory=list)
+    reasoning: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    verdict: Verdict | None = None
+    """Set only when the type decides the verdict itself (rubric gates, threshold/code aggregators)."""
+
+    @property
+    def final_verdict(self) -> Verdict:
+        return self.verdict or verdict_for(self.score) or Verdict.FAIL
+
+    def negated(self) -> Outcome:
+        """AgentV ``negate: true``: 1 - score, pass↔fail, hits↔misses, reasoning marked."""
+        flipped = {Verdict.PASS: Verdict.FAIL, Verdict.FAIL: Verdict.PASS}
+        verdict = flipped.get(self.final_verdict, self.final_verdict)
+        reasoning = f"[Negated] {self.reasoning or ''} (original score: {self.score:.2f})".replace("  ", " ")
+        return replace(self, score=clamp(1.0 - self.score), hits=list(self.misses), misses=list(self.hits),
+                       reasoning=reasoning, verdict=verdict)
+
+
+class AgentVConfig(EvaluatorConfig):
+    """Fields every AgentV-family entry accepts on top of name/type/weight/required."""
+
+    model_config = ConfigDict(coerce_numbers_to_str=True)
+    auto_name: ClassVar[str | None] = None
+    """``str.format`` pattern of the name AgentV gives an unnamed assertion (e.g. ``contains-{value}``)."""
+
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    """Score at or above this is PASSED; unset = AgentV's verdict decides (pass at 0.8)."""
+    negate: bool = False
+    """Invert the result: score → 1 - score, pass ↔ fail, hits ↔ misses."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_name(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("name"):
+            type_name = data.get("type") or cls.model_fields["type"].default
+            name = type_name
+            if cls.auto_name:
+                values = {k: "" if v is None else str(v) for k, v in data.items()}
+                try:
+                    name = cls.auto_name.format_map(_Defaulting(values))
+                except (KeyError, IndexError, ValueError):
+                    name = type_name
+            data = {**data, "name": name}
+        return data
+
+
+class _Defaulting(dict):
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+class AgentVEvaluator(BaseEvaluator):
+    """Base of the family: builds the case view, lets the type score it, applies negate and status."""
+
+    Config: ClassVar[type[EvaluatorConfig]] = AgentVConfig
+    config: AgentVConfig
+
+    async def evaluate(self, ctx: EvalContext) -> MetricResult:
+        outcome = await self.score(CaseView.of(ctx), ctx)
+        if isinstance(outcome, MetricResult):
+            return outcome
+        return self.result(outcome)
+
+    @abstractmethod
+    async def score(self, view: CaseView, ctx: EvalContext) -> Outcome | MetricResult:
+        """Score one case; return a ``MetricResult`` only for NOT_EVALUATED."""
+
+    def result(self, outcome: Outcome) -> MetricResult:
+        """Turn an outcome into this evaluator's row (negation first, like AgentV)."""
+        if self.config.negate:
+            outcome = outcome.negated()
+        score = clamp(outcome.score)
+        verdict = outcome.final_verdict
+        if self.config.threshold is None:
+            threshold, passed = PASS_THRESHOLD, verdict == Verdict.PASS
+        else:
+            forced_fail = verdict == Verdict.FAIL and verdict_for(score) != Verdict.FAIL
+            threshold, passed = self.config.threshold, score >= self.config.threshold and not forced_fail
+        return MetricResult(
+            name=self.config.name, type=self.name, status=Status.PASSED if passed else Status.FAILED,
+            score=score, threshold=threshold, verdict=verdict, hits=list(outcome.hits),
+            misses=list(outcome.misses), reasoning=outcome.reasoning, details=dict(outcome.details),
+        )
+
+    def not_evaluated(self, reason: str) -> MetricResult:
+        return MetricResult.not_evaluated(self.config.name, reason, type=self.name)

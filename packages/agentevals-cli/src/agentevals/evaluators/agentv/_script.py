@@ -1,0 +1,107 @@
+"""Run an AgentV judge script (code_judge, composite code aggregator, executable prompt) like ``type: code``.
+
+A command whose program is a script file (``python x.py``, ``node x.js``, ``bun run x.ts``, ``x.py``) is
+run by ``run_program``: the same runtimes (the CLI's Python or the evaluator's venv, Node, ``.ts``
+through tsx), the same deadline and process-tree kill. Any other command runs as written under the
+same deadline. Failures are one line: what, which command, and the last line of stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ...errors import EvaluatorFailure, ProtocolError
+from ...execution.deadline import Deadline
+from ...execution.process import ProcessResult
+from ...execution.program import ProgramFailure, extract_result, run_command, run_program
+from ...execution.runtimes import supported_extensions
+
+__all__ = ["DEFAULT_TIMEOUT", "argv_of", "run_script", "run_text_script", "script_arg", "script_file"]
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds a script may take when the entry sets no ``timeout`` (the same default as ``type: code``)."""
+
+_LAUNCHERS = (("python",), ("python3",), ("node",), ("bun", "run"), ("bun",), ("npx", "tsx"), ("tsx",),
+              ("deno", "run"))
+
+
+def argv_of(command: str | list[str]) -> list[str]:
+    """A command as AgentV takes it: a list is argv, a string runs through the shell."""
+    if isinstance(command, str):
+        return ["cmd.exe", "/c", command] if sys.platform == "win32" else ["sh", "-lc", command]
+    return list(command)
+
+
+def script_arg(argv: list[str]) -> str | None:
+    """The script of a ``[launcher…, file]`` command (``python x.py``, ``bun run x.ts``, ``x.js``), if any."""
+    rest = argv
+    for launcher in _LAUNCHERS:
+        if tuple(argv[: len(launcher)]) == launcher:
+            rest = argv[len(launcher):]
+            break
+    return rest[0] if len(rest) == 1 and Path(rest[0]).suffix in supported_extensions() else None
+
+
+def script_file(argv: list[str], cwd: Path, also: Path | None = None) -> Path | None:
+    """The existing script our runtimes run for ``argv``: relative to ``cwd``, else to ``also``."""
+    arg = script_arg(argv)
+    if arg is None:
+        return None
+    for base in (cwd, also):
+        path = Path(arg) if Path(arg).is_absolute() else (base / arg if base else None)
+        if path is not None and path.is_file():
+            return path
+    return None
+
+
+def _last_line(data: bytes) -> str:
+    lines = [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+async def _run(argv: list[str], payload: dict[str, Any], *, cwd: Path, timeout: float | None, what: str,
+               base_dir: Path | None = None) -> bytes:
+    """Run ``argv`` with ``payload`` as pretty JSON on stdin; return stdout of a successful run."""
+    deadline = Deadline(DEFAULT_TIMEOUT if timeout is None else timeout)
+    data = json.dumps(payload, indent=2, ensure_ascii=False).encode("utf-8")
+    script = script_file(argv, cwd, base_dir)
+    shown = " ".join(argv)
+    try:
+        if script is not None:
+            result: ProcessResult = await run_program(script, data, deadline=deadline, cwd=cwd)
+        else:
+            result = await run_command(argv, deadline=deadline, payload=data, cwd=cwd)
+    except ProgramFailure as exc:
+        raise EvaluatorFailure(f"{what} `{shown}` failed: {exc}") from None
+    if result.returncode != 0:
+        how = f"was killed by signal {-result.returncode}" if result.returncode < 0 else f"exited with code {result.returncode}"
+        cause = _last_line(result.stderr)
+        raise EvaluatorFailure(f"{what} `{shown}` {how}" + (f": {cause}" if cause else ""))
+    return result.stdout.replace(b"\r\n", b"\n")
+
+
+async def run_script(argv: list[str], payload: dict[str, Any], *, cwd: Path, timeout: float | None,
+                     what: str, base_dir: Path | None = None) -> dict[str, Any]:
+    """Run ``argv`` with ``payload`` on stdin and return the JSON object it prints (logs may precede it).
+
+    Raises:
+        EvaluatorFailure: timeout, program missing, non-zero exit, or stdout that is not one JSON object.
+    """
+    stdout = await _run(argv, payload, cwd=cwd, timeout=timeout, what=what, base_dir=base_dir)
+    name = f"{what} `{' '.join(argv)}`"
+    try:
+        value, _ = extract_result(stdout, name=name)
+    except ProtocolError as exc:
+        raise EvaluatorFailure(str(exc).split("; stdout must end")[0]) from None
+    if not isinstance(value, dict):
+        raise EvaluatorFailure(f"{name} printed a JSON {type(value).__name__}, expected an object with 'score'")
+    return value
+
+
+async def run_text_script(argv: list[str], payload: dict[str, Any], *, cwd: Path, timeout: float | None,
+                          what: str) -> str:
+    """Like ``run_script`` but stdout is plain text (an executable prompt template prints its prompt)."""
+    return (await _run(argv, payload, cwd=cwd, timeout=timeout, what=what)).decode("utf-8", "replace")

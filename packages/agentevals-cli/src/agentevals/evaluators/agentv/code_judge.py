@@ -1,0 +1,89 @@
+"""AgentV ``code_judge``: a script reads AgentV's payload on stdin and prints ``{score, hits, misses, …}``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, Field
+
+from ...errors import ConfigError, EvaluatorFailure
+from ..base import EvalContext
+from ._base import AgentVConfig, AgentVEvaluator, Outcome
+from ._script import argv_of, run_script, script_arg, script_file
+from ._view import CaseView
+
+__all__ = ["CodeJudgeEvaluator"]
+
+OUTPUT_INLINE_LIMIT = 50_000
+"""Above this many characters of JSON, ``output`` is written to a file and sent as ``output_path``."""
+
+
+def judge_result(data: dict[str, Any], *, what: str) -> Outcome:
+    """Read a judge's ``{score, hits, misses, reasoning, details}`` (AgentV rules: clamp, keep non-empty strings)."""
+    score = data.get("score")
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        raise EvaluatorFailure(f"{what} printed no numeric 'score' (got {score!r})")
+    strings = lambda key: [s for s in data.get(key) or [] if isinstance(s, str) and s.strip()]  # noqa: E731
+    reasoning = data.get("reasoning")
+    details = data.get("details")
+    return Outcome(float(score), hits=strings("hits"), misses=strings("misses"),
+                   reasoning=reasoning if isinstance(reasoning, str) else None,
+                   details=details if isinstance(details, dict) else {})
+
+
+class CodeJudgeEvaluator(AgentVEvaluator):
+    """Judges written for AgentV run unchanged: same stdin payload (snake_case), same stdout result."""
+
+    name = "code_judge"
+
+    class Config(AgentVConfig):
+        type: str = "code_judge"
+        command: list[str] | str = Field(validation_alias=AliasChoices("command", "script"))
+        """argv list (``[node, ./judges/check.js]``) or a shell string; ``script`` is accepted too."""
+        cwd: str | None = None
+        """Working directory, relative to this config file (default: the config file's directory)."""
+        timeout: float | None = Field(default=None, gt=0)
+        """Seconds before the judge is killed (default 30, like ``type: code``)."""
+        config: dict[str, Any] = Field(default_factory=dict)
+        """Sent to the judge as the payload's ``config``."""
+        description: str | None = None
+        """What the judge checks (also sent in ``config.description``)."""
+        criteria: str | None = None
+        """Criteria text sent to the judge (default: the eval case's criteria)."""
+
+    @property
+    def cwd(self) -> Path:
+        return self.resolve_path(self.config.cwd) if self.config.cwd else self.base_dir
+
+    @property
+    def argv(self) -> list[str]:
+        return argv_of(self.config.command)
+
+    def check(self) -> None:
+        if not self.argv or not all(self.argv):
+            raise ConfigError("'command' is empty (give an argv list like [node, ./judges/check.js])")
+        if not self.cwd.is_dir():
+            raise ConfigError(f"cwd not found: {self.cwd}")
+        arg = script_arg(self.argv)
+        if arg is not None and script_file(self.argv, self.cwd, self.base_dir) is None:
+            raise ConfigError(f"code judge script not found: {self.cwd / arg} (relative paths start at {self.cwd})")
+
+    async def score(self, view: CaseView, ctx: EvalContext) -> Outcome:
+        extra = dict(self.config.config)
+        if self.config.description:
+            extra.setdefault("description", self.config.description)
+        payload = view.payload(criteria=self.config.criteria, config=extra)
+        what = f"code judge '{self.config.name}'"
+        inline = len(json.dumps(payload["output"], ensure_ascii=False)) <= OUTPUT_INLINE_LIMIT
+        with contextlib.nullcontext() if inline else tempfile.TemporaryDirectory(prefix="agentevals-judge-") as tmp:
+            if tmp:
+                path = Path(tmp) / "output.json"
+                path.write_text(json.dumps(payload["output"], ensure_ascii=False), "utf-8")
+                payload.update(output=None, output_path=str(path))
+            data = await run_script(self.argv, payload, cwd=self.cwd, timeout=self.timeout, what=what,
+                                    base_dir=self.base_dir)
+        return judge_result(data, what=what)

@@ -1,0 +1,102 @@
+"""AgentV ``execution_metrics``: tool calls, LLM calls, tokens, cost, duration and exploration ratio bounds."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from ..base import EvalContext
+from ._base import AgentVConfig, AgentVEvaluator, Outcome, js_num
+from ._view import EXPLORATION_TOOLS, CaseView
+
+__all__ = ["ExecutionMetricsEvaluator"]
+
+_LIMITS = ("max_tool_calls", "max_llm_calls", "max_tokens", "max_cost_usd", "max_duration_ms", "target_exploration_ratio")
+
+
+def _usd(value: float) -> str:
+    return f"${value:.4f}"
+
+
+class ExecutionMetricsEvaluator(AgentVEvaluator):
+    """One hit or miss per configured bound; score = hits / (hits + misses); missing data is a miss."""
+
+    name = "execution_metrics"
+
+    class Config(AgentVConfig):
+        type: str = "execution_metrics"
+        max_tool_calls: int | None = Field(default=None, ge=0)
+        """Most tool calls over all turns."""
+        max_llm_calls: int | None = Field(default=None, ge=0)
+        """Most LLM calls (the turns' ``counts.llm_calls``)."""
+        max_tokens: int | None = Field(default=None, ge=0)
+        """Most input + output tokens (cached reads not added)."""
+        max_cost_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+        """Most cost in USD (from cost attributes on the spans)."""
+        max_duration_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+        """Longest total duration of the turns, in ms."""
+        target_exploration_ratio: float | None = Field(default=None, ge=0, le=1)
+        """Wanted share of calls to exploration tools (read, grep, glob, search, list, …)."""
+        exploration_tolerance: float = Field(default=0.2, ge=0, allow_inf_nan=False)
+        """Allowed distance from ``target_exploration_ratio``."""
+        exploration_tools: list[str] | None = None
+        """Tool names that count as exploration (default: AgentV's list)."""
+
+        @model_validator(mode="after")
+        def _one_limit(self) -> ExecutionMetricsEvaluator.Config:
+            if all(getattr(self, name) is None for name in _LIMITS):
+                raise ValueError(f"set at least one of {', '.join(_LIMITS)}")
+            return self
+
+    async def score(self, view: CaseView, ctx: EvalContext) -> Outcome:
+        cfg = self.config
+        thresholds = {k: getattr(cfg, k) for k in _LIMITS if getattr(cfg, k) is not None}
+        if cfg.target_exploration_ratio is not None:
+            thresholds["exploration_tolerance"] = cfg.exploration_tolerance
+        if not view.has_output:
+            return Outcome(0.0, misses=["No trace summary available"],
+                           reasoning="Execution metrics not available - no trace summary provided",
+                           details={"config": thresholds, "actual": None})
+        hits: list[str] = []
+        misses: list[str] = []
+        actual: dict[str, float] = {}
+
+        def bound(key: str, limit: float | None, value: float | None, label: str, unit: str = "",
+                  missing: str = "", fmt=js_num) -> None:
+            if limit is None:
+                return
+            if value is None:
+                misses.append(missing)
+                return
+            actual[key] = value
+            if value <= limit:
+                hits.append(f"{label} {fmt(value)}{unit} <= {fmt(limit)}{unit} max")
+            else:
+                misses.append(f"{label} {fmt(value)}{unit} > {fmt(limit)}{unit} max")
+
+        tokens = None if view.token_usage is None else view.token_usage["input"] + view.token_usage["output"]
+        bound("tool_calls", cfg.max_tool_calls, len(view.tool_calls), "Tool calls")
+        bound("llm_calls", cfg.max_llm_calls, view.llm_call_count, "LLM calls", missing="LLM call count data not available")
+        bound("tokens", cfg.max_tokens, tokens, "Total tokens", missing="Token usage data not available")
+        bound("cost_usd", cfg.max_cost_usd, view.cost_usd, "Cost", missing="Cost data not available", fmt=_usd)
+        bound("duration_ms", cfg.max_duration_ms, view.duration_ms, "Duration", "ms", missing="Duration data not available")
+        if cfg.target_exploration_ratio is not None:
+            target, tolerance = cfg.target_exploration_ratio, cfg.exploration_tolerance
+            ratio = view.exploration_ratio(tuple(cfg.exploration_tools or EXPLORATION_TOOLS))
+            if ratio is None:
+                misses.append("Exploration ratio not available (no tool calls)")
+            else:
+                actual["exploration_ratio"] = ratio
+                diff = abs(ratio - target)
+                if diff <= tolerance:
+                    hits.append(f"Exploration ratio {ratio:.2f} within tolerance of target {js_num(target)}")
+                else:
+                    misses.append(f"Exploration ratio {ratio:.2f} outside tolerance of target {js_num(target)} "
+                                  f"(diff: {diff:.2f}, tolerance: {js_num(tolerance)})")
+        total = len(hits) + len(misses)
+        shown = {"tool_calls": "tool_calls={}", "llm_calls": "llm_calls={}", "tokens": "tokens={}",
+                 "cost_usd": "cost=${:.4f}", "duration_ms": "duration={}ms", "exploration_ratio": "exploration_ratio={:.2f}"}
+        parts = [shown[k].format(js_num(v) if k in ("tool_calls", "llm_calls", "tokens", "duration_ms") else v)
+                 for k, v in actual.items()]
+        reasoning = f"execution_metrics {', '.join(parts)}" if parts else "No metrics evaluated"
+        return Outcome(len(hits) / total if total else 0.0, hits=hits, misses=misses, reasoning=reasoning,
+                       details={"config": thresholds, "actual": actual or None})

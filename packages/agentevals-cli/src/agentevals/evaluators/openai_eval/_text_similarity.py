@@ -1,0 +1,143 @@
+"""OpenAI's ``text_similarity`` metrics, computed locally with maintained libraries.
+
+OpenAI documents the metric names, that ``fuzzy_match`` uses rapidfuzz and that ``cosine`` embeds with
+text-embedding-3-large; it does not document tokenization, smoothing or scorer variants. We use each
+library's standard form (the choices Microsoft's azure-ai-evaluation made for the same metrics):
+
+    fuzzy_match   rapidfuzz ``fuzz.ratio`` / 100 (normalized Indel similarity, case-sensitive)
+    bleu          nltk ``sentence_bleu``, BLEU-4 uniform weights, smoothing method 4
+    gleu          nltk ``sentence_gleu`` (1- to 4-grams)
+    meteor        nltk ``meteor_score`` (alpha 0.9, beta 3, gamma 0.5; WordNet synonyms)
+    rouge_N/L     rouge-score ``RougeScorer`` F-measure, no stemming, its tokenizer for ASCII words
+                  (non-ASCII words are kept whole, lower-cased, where rouge-score would drop them)
+    cosine        cosine of the two embedding vectors, clipped to [0, 1] (see ``cosine``)
+
+bleu/gleu/meteor tokenize with nltk's Treebank-style word tokenizer (no data download). Both texts
+empty scores 1, exactly one empty scores 0, for every metric.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+__all__ = ["LOCAL_METRICS", "cosine", "meteor_unavailable", "similarity"]
+
+_ROUGE = {"rouge_1": "rouge1", "rouge_2": "rouge2", "rouge_3": "rouge3", "rouge_4": "rouge4",
+          "rouge_5": "rouge5", "rouge_l": "rougeL"}  # fmt: skip
+
+METEOR_HELP = (
+    "meteor needs NLTK's WordNet data, which no maintained PyPI package ships and agentevals never "
+    "downloads while running: install it once with `python -m nltk.downloader wordnet` (or put it "
+    "under $NLTK_DATA/corpora/wordnet)"
+)
+
+
+def similarity(metric: str, text: str, reference: str, *, wordnet: Any = None) -> float:
+    """Score in [0, 1] of ``text`` against ``reference`` by a local metric (every one but ``cosine``).
+
+    Args:
+        wordnet: WordNet reader for ``meteor`` (default: nltk's, which must be installed).
+    """
+    if not text.strip() or not reference.strip():
+        return 1.0 if not text.strip() and not reference.strip() else 0.0
+    if metric == "meteor":
+        return _meteor(text, reference, wordnet)
+    if metric in _ROUGE:
+        return float(_rouge_scorer(_ROUGE[metric]).score(reference, text)[_ROUGE[metric]].fmeasure)
+    return _FUNCTIONS[metric](text, reference)
+
+
+def cosine(u: list[float], v: list[float]) -> float:
+    """Cosine similarity of two vectors, clipped to [0, 1] (a zero vector scores 0)."""
+    norms = math.sqrt(sum(x * x for x in u)) * math.sqrt(sum(y * y for y in v))
+    if norms == 0:
+        return 0.0
+    return min(1.0, max(0.0, sum(x * y for x, y in zip(u, v, strict=True)) / norms))
+
+
+def meteor_unavailable() -> str | None:
+    """Why ``meteor`` cannot run here (no WordNet data), or None. Loads WordNet (seconds, once)."""
+    from nltk.corpus import wordnet
+
+    try:
+        wordnet.ensure_loaded()
+    except (LookupError, OSError):
+        return METEOR_HELP
+    return None
+
+
+def _fuzzy_match(text: str, reference: str) -> float:
+    from rapidfuzz import fuzz
+
+    return fuzz.ratio(text, reference) / 100.0
+
+
+def _bleu(text: str, reference: str) -> float:
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(
+            sentence_bleu([_tokens(reference)], _tokens(text), smoothing_function=SmoothingFunction().method4)
+        )
+
+
+def _gleu(text: str, reference: str) -> float:
+    from nltk.translate.gleu_score import sentence_gleu
+
+    return float(sentence_gleu([_tokens(reference)], _tokens(text)))
+
+
+def _meteor(text: str, reference: str, wordnet: Any) -> float:
+    from nltk.translate.meteor_score import meteor_score
+
+    if wordnet is None:
+        from nltk.corpus import wordnet
+    return float(meteor_score([_tokens(reference)], _tokens(text), wordnet=wordnet))
+
+
+_FUNCTIONS: dict[str, Callable[[str, str], float]] = {
+    "fuzzy_match": _fuzzy_match,
+    "bleu": _bleu,
+    "gleu": _gleu,
+}
+LOCAL_METRICS = (*_FUNCTIONS, "meteor", *_ROUGE)
+"""Metrics computed without any API (``cosine`` needs an embeddings endpoint)."""
+
+
+def _tokens(text: str) -> list[str]:
+    return _tokenizer().tokenize(text)
+
+
+@cache
+def _tokenizer() -> Any:
+    from nltk.tokenize import NLTKWordTokenizer
+
+    return NLTKWordTokenizer()
+
+
+class _RougeTokenizer:
+    """rouge-score's default tokenizer, except that words with non-ASCII letters are kept, not dropped."""
+
+    def __init__(self) -> None:
+        from rouge_score.tokenizers import DefaultTokenizer
+
+        self._default = DefaultTokenizer(use_stemmer=False)
+
+    def tokenize(self, text: str) -> list[str]:
+        tokens: list[str] = []
+        for word in re.findall(r"\w+", text.lower()):
+            tokens += self._default.tokenize(word) if word.isascii() else [word]
+        return tokens
+
+
+@cache
+def _rouge_scorer(rouge_type: str) -> Any:
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer([rouge_type], tokenizer=_RougeTokenizer())

@@ -1,0 +1,186 @@
+"""The adapter that lets the runner treat any ``EvaluatorBackend`` as an evaluator.
+
+``BackendEvaluator`` is the base of the ``code`` and ``remote`` types: it locates the program
+(a local path, or a download), builds the backend of the configured executor, converts the case into
+an ``EvalInput``, validates the backend's ``EvalResult`` strictly and turns it into a ``MetricResult``.
+Everything — download, environment setup, the run — happens within one deadline (``timeout``), and
+every failure becomes this evaluator's ERROR row with a one-line cause; other evaluators are untouched.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import logging
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from ..errors import AgentevalsError, ConfigError
+from ..evaluators.base import BaseEvaluator, EvalContext, EvaluatorConfig
+from ..protocol import EvalInput, EvalResult, EvalStatus, decode_result
+from ..results import MetricResult
+from .backends import EXECUTORS, EvaluatorBackend, create_backend
+from .deadline import Deadline, deadline_scope
+from .manifest import protocol_version_for
+from .program import ProgramFailure
+
+__all__ = ["BackendEvaluator", "ProgramConfig", "build_eval_input", "to_metric_result"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_THRESHOLD = 0.5
+GRACE_SECONDS = 1.0
+"""How long past ``timeout`` a backend that ignores the deadline is given before it is cancelled."""
+
+
+class ProgramConfig(EvaluatorConfig):
+    """Fields shared by evaluator entries that run a program (``code``, ``remote``)."""
+
+    timeout: float = Field(default=30.0, gt=0, allow_inf_nan=False)
+    """Hard deadline in seconds for one evaluation: download, environment setup, the run."""
+    config: dict[str, Any] = Field(default_factory=dict)
+    """Arbitrary key-value pairs passed to the evaluator as ``EvalInput.config``."""
+    executor: str = Field(default="local", min_length=1)
+    """Execution environment: ``local`` (a subprocess) or one added with ``register_executor``."""
+
+
+def build_eval_input(ctx: EvalContext, *, name: str, threshold: float, config: dict[str, Any],
+                     version: str) -> EvalInput:
+    """The ``EvalInput`` for one case (each turn keeps its own performance figures only)."""
+    return EvalInput(
+        protocol_version=version,
+        metric_name=name,
+        threshold=threshold,
+        config=dict(config),
+        invocations=list(ctx.invocations),
+        expected_invocations=list(ctx.expected_invocations) if ctx.expected_invocations is not None else None,
+    )
+
+
+def to_metric_result(result: EvalResult, *, name: str, type_: str, threshold: float) -> MetricResult:
+    """Map a validated ``EvalResult`` onto the run's result model."""
+    details = dict(result.details or {})
+    fields: dict[str, Any] = {
+        "per_invocation_scores": list(result.per_invocation_scores),
+        "details": details,
+    }
+    if result.status == EvalStatus.NOT_EVALUATED:
+        reason = details.get("reason") or "the evaluator returned NOT_EVALUATED"
+        return MetricResult.not_evaluated(name, str(reason), type=type_, score=result.score,
+                                          threshold=threshold, **fields)
+    assert result.score is not None  # decode_result guarantees a score unless NOT_EVALUATED
+    return MetricResult.scored(name, result.score, threshold, type=type_, **fields)
+
+
+class BackendEvaluator(BaseEvaluator):
+    """Base of evaluator types that run a program through an executor backend."""
+
+    Config = ProgramConfig
+    config: ProgramConfig
+
+    def __init__(self, config: EvaluatorConfig, **kwargs: Any) -> None:
+        super().__init__(config, **kwargs)
+        self._backend: EvaluatorBackend | None = None
+        self._version: str | None = None
+        self._locate_error: AgentevalsError | None = None
+        self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        self._stderr_logged = False
+
+    @property
+    def timeout(self) -> float:
+        return self.config.timeout
+
+    @property
+    def threshold(self) -> float:
+        return DEFAULT_THRESHOLD if self.config.threshold is None else self.config.threshold
+
+    @abc.abstractmethod
+    async def locate(self, deadline: Deadline) -> Path:
+        """The program file to run (downloading it if needed); raise ``EvaluatorFailure`` when it cannot."""
+
+    def check_executor(self) -> None:
+        """The configured executor exists (``ConfigError`` naming the known ones)."""
+        EXECUTORS.get(self.config.executor)
+
+    def check_program(self, path: Path) -> None:
+        """Load-time checks of a program file on this machine: executor, runtime, manifest."""
+        from .runtimes import runtime_for
+
+        self.check_executor()
+        runtime = runtime_for(path)
+        if self.config.executor == "local":
+            try:
+                runtime.check(path)
+            except RuntimeError as exc:
+                raise ConfigError(str(exc)) from None
+        protocol_version_for(path)
+
+    async def _backend_for(self, deadline: Deadline) -> tuple[EvaluatorBackend, str]:
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:  # a lock serves one event loop
+            self._lock = (loop, asyncio.Lock())
+        async with self._lock[1]:
+            if self._locate_error is not None:
+                raise self._locate_error
+            if self._backend is None or self._version is None:
+                try:
+                    path = await self.locate(deadline)
+                    if not path.is_file():
+                        raise ProgramFailure(f"evaluator file not found: {path}")
+                    self._version = protocol_version_for(path)
+                    self._backend = create_backend(self.config.executor, path, self.config.timeout)
+                except AgentevalsError as exc:
+                    # Remembered so that a download that failed is not retried (and waited for) per case.
+                    self._locate_error = exc
+                    raise
+        return self._backend, self._version
+
+    async def _evaluate(self, ctx: EvalContext, deadline: Deadline) -> MetricResult:
+        backend, version = await self._backend_for(deadline)
+        eval_input = build_eval_input(ctx, name=self.config.name, threshold=self.threshold,
+                                      config=self.config.config, version=version)
+        deadline.phase = "running"
+        result: Any = await backend.run(eval_input, self.config.name)
+        if isinstance(result, EvalResult):
+            result = result.model_dump(mode="json")
+        if not isinstance(result, dict):
+            raise ProgramFailure(
+                f"executor '{self.config.executor}' returned {type(result).__name__}, expected an EvalResult"
+            )
+        checked = decode_result(result, threshold=self.threshold, n_invocations=len(eval_input.invocations),
+                                sent_version=version, name=self.config.name)
+        return to_metric_result(checked, name=self.config.name, type_=self.name, threshold=self.threshold)
+
+    async def evaluate(self, ctx: EvalContext) -> MetricResult:
+        start = time.monotonic()
+        deadline = Deadline(self.config.timeout)
+        try:
+            with deadline_scope(deadline):
+                # Each step stops itself at the deadline (killing processes, naming the step); the
+                # grace only catches a third-party backend that ignores it.
+                result = await asyncio.wait_for(self._evaluate(ctx, deadline), deadline.remaining() + GRACE_SECONDS)
+        except asyncio.TimeoutError:
+            result = self._errored(deadline.failure())
+        except AgentevalsError as exc:
+            result = self._errored(exc)
+        result.duration_ms = (time.monotonic() - start) * 1000
+        return result
+
+    def _errored(self, exc: AgentevalsError) -> MetricResult:
+        stderr = getattr(exc, "stderr", "")
+        details = {"stderr": stderr} if stderr else {}
+        if stderr:
+            level = logging.DEBUG if self._stderr_logged else logging.WARNING
+            self._stderr_logged = True
+            logger.log(level, "evaluator '%s' failed: %s; its stderr ends with:\n%s",
+                       self.config.name, exc, textwrap.indent(stderr, "  | "))
+        return MetricResult.errored(self.config.name, str(exc), type=self.name, threshold=self.threshold,
+                                    details=details)
+
+    async def aclose(self) -> None:
+        if self._backend is not None:
+            await self._backend.aclose()

@@ -1,0 +1,105 @@
+"""Executors: how an evaluator program is run. ``local`` (a subprocess) is built in; others register.
+
+An executor is a factory ``(path, timeout) -> EvaluatorBackend``; the YAML ``executor:`` field picks
+it by name. A backend gets an ``EvalInput`` and returns an ``EvalResult``; the transport is its own
+business (subprocess, container, HTTP…). Whatever it returns is validated like subprocess output.
+
+See ``agentevals.custom_evaluators`` (the public face) for a ``DockerBackend`` example.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from pathlib import Path
+
+from .._registry import Registry
+from ..protocol import EvalInput, EvalResult, encode_input
+from .deadline import current_deadline
+from .program import ProgramFailure, read_result, run_program
+from .runtimes import Runtime, runtime_for
+
+__all__ = [
+    "EXECUTORS",
+    "EvaluatorBackend",
+    "ExecutorFactory",
+    "SubprocessBackend",
+    "create_backend",
+    "register_executor",
+]
+
+
+class EvaluatorBackend(abc.ABC):
+    """Delivers an ``EvalInput`` to an evaluator and returns its ``EvalResult``."""
+
+    @abc.abstractmethod
+    async def run(self, eval_input: EvalInput, metric_name: str) -> EvalResult:
+        """Run the evaluator once. Raise (``EvaluatorFailure`` for a one-line cause) when it cannot."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, not abstract
+        """Release resources at the end of the run (containers, sessions)."""
+
+
+ExecutorFactory = Callable[[Path, float], EvaluatorBackend]
+
+
+class SubprocessBackend(EvaluatorBackend):
+    """Runs a local file as a child process: ``EvalInput`` JSON on stdin, ``EvalResult`` JSON on stdout.
+
+    The interpreter comes from the runtime registry by extension, unless ``runtime`` is given.
+    The deadline is the evaluation's (download and setup included) when one is running, else ``timeout``.
+    """
+
+    def __init__(self, path: Path, timeout: float = 30, runtime: Runtime | None = None) -> None:
+        self._path = Path(path).resolve()
+        self._timeout = float(timeout)
+        self._runtime = runtime or runtime_for(self._path)
+        if not self._path.is_file():
+            raise FileNotFoundError(f"evaluator file not found: {self._path}")
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    async def run(self, eval_input: EvalInput, metric_name: str) -> EvalResult:
+        version = eval_input.protocol_version
+        payload = encode_input(eval_input, version).encode("utf-8")
+        result = await run_program(
+            self._path, payload, deadline=current_deadline(self._timeout), runtime=self._runtime
+        )
+        return read_result(
+            result,
+            name=metric_name,
+            threshold=eval_input.threshold,
+            n_invocations=len(eval_input.invocations),
+            sent_version=version,
+        )
+
+
+EXECUTORS: Registry[ExecutorFactory] = Registry(
+    "executor",
+    "agentevals.executors",
+    {"local": "agentevals.execution.backends:SubprocessBackend"},
+)
+"""Executor name (the YAML ``executor:``) → factory ``(path, timeout) -> EvaluatorBackend``."""
+
+
+def register_executor(name: str, factory: ExecutorFactory) -> None:
+    """Register (or replace) the executor ``name``, e.g. ``register_executor("docker", DockerBackend)``."""
+    if not callable(factory):
+        raise TypeError(f"register_executor('{name}') needs a callable factory, got {type(factory).__name__}")
+    EXECUTORS.register(name, factory)
+
+
+def create_backend(executor: str, path: Path, timeout: int | float = 30) -> EvaluatorBackend:
+    """Build the backend of ``executor`` for ``path`` (``ConfigError`` for an unknown executor)."""
+    factory = EXECUTORS.get(executor)
+    try:
+        backend = factory(path, timeout)
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise ProgramFailure(f"executor '{executor}' could not start: {exc}") from None
+    if not isinstance(backend, EvaluatorBackend):
+        raise ProgramFailure(
+            f"executor '{executor}' built a {type(backend).__name__}, expected an EvaluatorBackend"
+        )
+    return backend

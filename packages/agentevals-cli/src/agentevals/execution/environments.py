@@ -1,0 +1,168 @@
+"""Dependencies declared next to an evaluator: ``requirements.txt`` → cached venv, ``package.json`` → npm.
+
+Python: a ``requirements.txt`` beside a ``.py`` evaluator gets a venv under
+``<cache>/venvs/<hash>``, keyed by the file's content, the CLI's Python version and its
+site-packages. The requirements are installed into the venv first (with ``uv`` when it is on PATH,
+else ``venv`` + ``pip``); then a ``.pth`` file appends the CLI's own site-packages *after* the venv's,
+so ``agentevals_evaluator_sdk`` (a dependency of agentevals-cli) imports in the venv while the
+evaluator's pinned versions win. (``--system-site-packages`` is not used: a venv made from inside
+another venv would see the base interpreter's packages, not the CLI's.) A venv is ready only after a
+marker file is written; a half-built one (timeout, crash) is rebuilt from scratch.
+
+Node: a ``package.json`` beside a ``.js``/``.ts`` evaluator → ``npm ci`` (with a lock file) or
+``npm install`` in that directory, repeated only when package.json / package-lock.json change.
+
+Both run under a file lock (concurrent runs build once) and within the evaluation's deadline.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import site
+import sys
+from pathlib import Path
+
+from .cache import cache_root, content_hash, locked
+from .deadline import Deadline
+from .program import ProgramFailure, run_command
+
+__all__ = ["check_requirements", "ensure_node_modules", "ensure_python_env", "venv_python"]
+
+logger = logging.getLogger(__name__)
+
+_READY = ".agentevals-ready"
+_NPM_MARKER = ".agentevals-installed"
+
+
+def venv_python(venv: Path) -> Path:
+    """The interpreter of a venv."""
+    return venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+
+
+def _host_site_dirs() -> list[str]:
+    dirs = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        user = site.getusersitepackages()
+        if Path(user).is_dir():
+            dirs.append(user)
+    return dirs
+
+
+async def _step(cmd: list[str], *, what: str, cwd: Path, deadline: Deadline) -> None:
+    deadline.phase = what
+    result = await run_command(cmd, deadline=deadline, cwd=cwd)
+    if result.returncode != 0:
+        output = result.stderr if result.stderr.strip() else result.stdout
+        last = [line for line in output.decode("utf-8", "replace").splitlines() if line.strip()]
+        cause = f": {last[-1].strip()[:300]}" if last else ""
+        raise ProgramFailure(f"{what} failed (exit code {result.returncode}){cause}", stderr=output)
+
+
+async def ensure_python_env(requirements: Path, *, deadline: Deadline) -> Path:
+    """Return the Python of the cached venv for ``requirements``, creating it on first use."""
+    site_dirs = _host_site_dirs()
+    key = content_hash(requirements.read_bytes(), sys.version, sys.executable, *site_dirs)
+    venv = cache_root() / "venvs" / key
+    python = venv_python(venv)
+    if (venv / _READY).is_file():
+        return python
+    async with locked(f"venv-{key}", deadline):
+        if (venv / _READY).is_file():
+            return python
+        logger.warning(
+            "Creating a Python environment for %s (first use of this requirements.txt; cached in %s)",
+            requirements,
+            venv,
+        )
+        if venv.exists():
+            shutil.rmtree(venv)
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        uv = shutil.which("uv")
+        what = f"installing {requirements}"
+        if uv:
+            await _step([uv, "venv", "--quiet", "--python", sys.executable, str(venv)],
+                        what="creating the Python environment", cwd=requirements.parent, deadline=deadline)
+            await _step([uv, "pip", "install", "--quiet", "--python", str(python), "-r", str(requirements)],
+                        what=what, cwd=requirements.parent, deadline=deadline)
+        else:
+            await _step([sys.executable, "-m", "venv", str(venv)],
+                        what="creating the Python environment", cwd=requirements.parent, deadline=deadline)
+            await _step([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                         "-r", str(requirements)], what=what, cwd=requirements.parent, deadline=deadline)
+        _link_host_packages(venv, site_dirs)
+        (venv / _READY).write_text(str(requirements) + "\n", "utf-8")
+        logger.warning("Python environment ready: %s", venv)
+    return python
+
+
+def _link_host_packages(venv: Path, site_dirs: list[str]) -> None:
+    """Append the CLI's site-packages to the venv's path (after its own), so the SDK imports."""
+    candidates = sorted(venv.glob("lib/python*/site-packages")) or [venv / "Lib" / "site-packages"]
+    # One line, run by site.py at start-up (no comprehension: it would not see `site` there).
+    line = f"import site; list(map(site.addsitedir, {site_dirs!r}))\n"
+    (candidates[0] / "_agentevals_host.pth").write_text(line, "utf-8")
+
+
+async def ensure_node_modules(directory: Path, *, deadline: Deadline) -> None:
+    """Install ``directory``'s package.json dependencies unless this exact manifest was installed."""
+    def fingerprint() -> str:
+        lock = directory / "package-lock.json"
+        return content_hash((directory / "package.json").read_bytes(), lock.read_bytes() if lock.is_file() else b"")
+
+    marker = directory / "node_modules" / _NPM_MARKER
+
+    def installed() -> bool:
+        return marker.is_file() and marker.read_text("utf-8").strip() == fingerprint()
+
+    if installed():
+        return
+    async with locked(f"npm-{content_hash(str(directory.resolve()))}", deadline):
+        if installed():
+            return
+        npm = shutil.which("npm")
+        if not npm:
+            raise ProgramFailure(f"npm not found on PATH (needed to install {directory / 'package.json'})")
+        ci = (directory / "package-lock.json").is_file()
+        logger.warning("Installing npm packages for %s (package.json changed or first use)", directory)
+        await _step([npm, "ci" if ci else "install", "--no-audit", "--no-fund", "--loglevel=error"],
+                    what=f"npm {'ci' if ci else 'install'} in {directory}", cwd=directory, deadline=deadline)
+        marker.parent.mkdir(exist_ok=True)
+        marker.write_text(fingerprint() + "\n", "utf-8")
+
+
+_VCS_PREFIXES = ("git+", "hg+", "svn+", "bzr+")
+_ARCHIVES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
+
+
+def _requirement_problem(line: str) -> str | None:
+    tokens = line.split()
+    if tokens[0].startswith("-"):
+        return "installer options are not allowed"
+    if any(tok.startswith("-") and not tok.startswith("--hash=") for tok in tokens[1:]):
+        return "only --hash options may follow a requirement"
+    if "://" in line or line.lower().startswith(_VCS_PREFIXES) or "@" in line:
+        return "URL, VCS and direct references are not allowed"
+    if tokens[0].startswith((".", "/", "~")) or tokens[0].lower().endswith(_ARCHIVES):
+        return "local paths and archives are not allowed"
+    if "${" in line:
+        return "environment variable references are not allowed"
+    return None
+
+
+def check_requirements(requirements: Path) -> None:
+    """Allow only plain index requirements in a *downloaded* evaluator's requirements.txt.
+
+    Refuses installer options (another index, nested files, editable installs), URL/VCS/path
+    requirements and ``${VAR}`` references, so a fetched file cannot redirect the installer.
+    Raises ``ProgramFailure`` naming the line.
+    """
+    for number, raw in enumerate(requirements.read_text("utf-8").splitlines(), start=1):
+        if raw.rstrip().endswith("\\"):
+            raise ProgramFailure(f"{requirements.name} line {number}: line continuations are not allowed")
+        line = raw.split(" #", 1)[0].split("\t#", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        problem = _requirement_problem(line)
+        if problem:
+            raise ProgramFailure(f"downloaded {requirements.name} line {number}: {problem} ({line!r})")

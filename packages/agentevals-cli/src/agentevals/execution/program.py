@@ -1,0 +1,185 @@
+"""Run an evaluator program: pick its runtime, prepare its dependencies, run it, read its result.
+
+``run_program`` is the building block for every evaluator type that runs a file (``code``, ``remote``,
+``code_judge``): it resolves the runtime by extension, sets up a venv / ``npm install`` when the
+program's directory asks for one, and runs it with the whole process tree killed at the deadline.
+
+The stdout rule (``extract_result``): stdout must end with one JSON object. When the whole of stdout
+is not one JSON object, the result is taken from the last line that starts with ``{`` (no
+indentation) from which the rest of stdout parses as exactly one JSON object; the lines before it
+are log output (a warning says so). Anything after the object, or no such line, is an error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentevalsError, EvaluatorFailure, ProtocolError
+from ..protocol import EvalResult, decode_result
+from .deadline import Deadline
+from .process import ProcessResult, ProcessTimeout, run_process, tail
+from .runtimes import Runtime, runtime_for
+
+__all__ = ["ProgramFailure", "extract_result", "read_result", "run_command", "run_program"]
+
+logger = logging.getLogger(__name__)
+
+_MAX_CANDIDATES = 64
+"""How many ``{`` lines from the bottom ``extract_result`` tries before giving up."""
+
+
+class ProgramFailure(EvaluatorFailure):
+    """An evaluator program failed; ``str()`` is the one-line cause, ``stderr`` the tail of its stderr."""
+
+    def __init__(self, message: str, *, stderr: bytes | str = b"") -> None:
+        super().__init__(message)
+        self.stderr = tail(stderr)
+
+
+def _last_line(stderr: bytes | str, limit: int = 300) -> str:
+    text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    line = lines[-1]
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _with_cause(message: str, stderr: bytes | str) -> str:
+    last = _last_line(stderr)
+    return f"{message}: {last}" if last else message
+
+
+async def run_command(
+    cmd: list[str],
+    *,
+    deadline: Deadline,
+    payload: bytes = b"",
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ProcessResult:
+    """``run_process`` within ``deadline``: a timeout or a missing program becomes ``ProgramFailure``."""
+    try:
+        return await run_process(cmd, stdin=payload, cwd=cwd, env=env, timeout=deadline.remaining())
+    except ProcessTimeout as exc:
+        raise ProgramFailure(str(deadline.failure()), stderr=exc.stderr) from None
+    except FileNotFoundError:
+        raise ProgramFailure(f"cannot start '{cmd[0]}': no such program") from None
+    except PermissionError:
+        raise ProgramFailure(f"cannot start '{cmd[0]}': permission denied") from None
+
+
+async def run_program(
+    path: Path,
+    payload: bytes,
+    *,
+    timeout: float | None = None,
+    deadline: Deadline | None = None,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    runtime: Runtime | None = None,
+) -> ProcessResult:
+    """Run the program ``path`` with ``payload`` on stdin and return its exit code, stdout and stderr.
+
+    Args:
+        path: The program file; its extension selects the runtime (unless ``runtime`` is given).
+        payload: Bytes written to the program's stdin.
+        timeout: Seconds for everything (dependency setup included); ignored when ``deadline`` is given.
+        deadline: A deadline shared with earlier steps (e.g. a download).
+        cwd: Working directory (default: the program's directory).
+        env: Environment (default: inherited).
+        runtime: Use this runtime instead of the one registered for the extension.
+
+    Raises:
+        ProgramFailure: no runtime, a dependency setup that failed, the deadline passed (the whole
+            process tree is killed), or the program could not start. A non-zero exit is *not* raised:
+            inspect ``returncode`` (``read_result`` does).
+    """
+    deadline = deadline or Deadline(30.0 if timeout is None else timeout)
+    path = Path(path)
+    if not path.is_file():
+        raise ProgramFailure(f"evaluator file not found: {path}")
+    try:
+        chosen = runtime or runtime_for(path)
+        command = await deadline.wait(chosen.prepare(path, deadline=deadline), f"preparing {path.name}")
+    except RuntimeError as exc:
+        raise ProgramFailure(str(exc)) from None
+    except ProgramFailure:
+        raise
+    except AgentevalsError as exc:
+        raise ProgramFailure(str(exc)) from None
+    deadline.phase = f"running {path.name}"
+    logger.debug("running %s", " ".join(command))
+    return await run_command(command, deadline=deadline, payload=payload, cwd=cwd or path.parent, env=env)
+
+
+def extract_result(stdout: bytes | str, *, name: str = "evaluator") -> tuple[Any, int]:
+    """Apply the stdout rule: return (the parsed trailing JSON value, number of log lines before it)."""
+    text = (stdout.decode("utf-8", "replace") if isinstance(stdout, bytes) else stdout).strip()
+    if not text:
+        raise ProtocolError(f"{name} wrote nothing on stdout (expected one EvalResult JSON object)")
+    try:
+        return json.loads(text), 0
+    except json.JSONDecodeError as exc:
+        error = exc
+    lines = text.splitlines()
+    tried = 0
+    for index in range(len(lines) - 1, 0, -1):
+        if not lines[index].startswith("{"):
+            continue
+        tried += 1
+        if tried > _MAX_CANDIDATES:
+            break
+        try:
+            value = json.loads("\n".join(lines[index:]))
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return value, index
+        break
+    snippet = text[:60] + ("…" if len(text) > 60 else "")
+    raise ProtocolError(
+        f"{name} wrote invalid JSON on stdout: {error.msg} at line {error.lineno} column {error.colno} "
+        f"(stdout starts {snippet!r}); stdout must end with one EvalResult JSON object, logs go to stderr"
+    )
+
+
+def read_result(
+    result: ProcessResult,
+    *,
+    name: str,
+    threshold: float,
+    n_invocations: int,
+    sent_version: str,
+) -> EvalResult:
+    """Turn a finished evaluator process into a validated ``EvalResult`` or raise ``ProgramFailure``."""
+    if result.returncode != 0:
+        how = (
+            f"was killed by signal {-result.returncode}"
+            if result.returncode < 0
+            else f"exited with code {result.returncode}"
+        )
+        raise ProgramFailure(_with_cause(how, result.stderr), stderr=result.stderr)
+    try:
+        data, log_lines = extract_result(result.stdout, name=name)
+        if not isinstance(data, dict):
+            raise ProtocolError(f"{name} wrote a JSON {type(data).__name__}, expected an EvalResult object")
+        decoded = decode_result(
+            data, threshold=threshold, n_invocations=n_invocations, sent_version=sent_version, name=name
+        )
+    except ProtocolError as exc:
+        message = str(exc)
+        if not result.stdout.strip():
+            message = _with_cause(message, result.stderr)
+        raise ProgramFailure(message, stderr=result.stderr) from None
+    if log_lines:
+        logger.warning(
+            "%s wrote %d line(s) before its result on stdout; they were ignored (write logs to stderr)",
+            name,
+            log_lines,
+        )
+    return decoded

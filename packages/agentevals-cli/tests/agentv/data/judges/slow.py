@@ -1,0 +1,5 @@
+"""Never answers in time."""
+
+import time
+
+time.sleep(30)

@@ -1,0 +1,127 @@
+"""``agentevals evaluator init`` and ``runtimes``: names are checked, nothing is overwritten, and the
+generated evaluators run as they are (Python, JavaScript, TypeScript) on a real EvalInput."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from agentevals.cli import cli
+from agentevals.evaluators.code import CodeEvaluator
+from agentevals.results import Status
+from click.testing import CliRunner
+from custom_eval_helpers import evaluate
+
+
+def init(tmp_path: Path, *args: str):
+    return CliRunner().invoke(cli, ["evaluator", "init", *args, "--output-dir", str(tmp_path)])
+
+
+def run_generated(tmp_path: Path, relative: str, ctx):
+    config = CodeEvaluator.Config(name="generated", type="code", path=relative, timeout=60)
+    evaluator = CodeEvaluator(config, base_dir=tmp_path)
+    evaluator.check()
+    return evaluate(evaluator, ctx)
+
+
+def test_init_python_output_and_files(tmp_path, ctx):
+    out = init(tmp_path, "my_evaluator")
+    assert out.exit_code == 0, out.output
+    assert out.output == (
+        f"Created {tmp_path / 'my_evaluator'}/\n  my_evaluator.py\n  evaluator.yaml\n\n"
+        "Add it to eval_config.yaml:\n\n  evaluators:\n    - name: my_evaluator\n      type: code\n"
+        "      path: ./my_evaluator/my_evaluator.py\n      threshold: 0.5\n\n"
+        f"Try it: agentevals evaluator run {tmp_path / 'my_evaluator' / 'my_evaluator.py'} --input <eval_input.json>\n"
+    )
+    assert sorted(p.name for p in (tmp_path / "my_evaluator").iterdir()) == ["evaluator.yaml", "my_evaluator.py"]
+    manifest = yaml.safe_load((tmp_path / "my_evaluator" / "evaluator.yaml").read_text())
+    assert manifest == {"name": "my_evaluator", "description": "TODO: describe what my_evaluator evaluates",
+                        "language": "python", "entrypoint": "my_evaluator.py", "tags": [], "author": ""}
+    result = run_generated(tmp_path, "my_evaluator/my_evaluator.py", ctx)
+    assert (result.status, result.score, result.per_invocation_scores) == (Status.PASSED, 1.0, [1.0])
+
+
+def test_init_javascript_runs_as_is(tmp_path, ctx, node):
+    assert init(tmp_path, "js_eval", "--runtime", "js").exit_code == 0
+    assert yaml.safe_load((tmp_path / "js_eval" / "evaluator.yaml").read_text())["language"] == "javascript"
+    result = run_generated(tmp_path, "js_eval/js_eval.js", ctx)
+    assert (result.status, result.score, result.per_invocation_scores) == (Status.PASSED, 1.0, [1.0])
+
+
+def test_init_typescript_from_the_extension_runs_as_is(tmp_path, ctx, tsx):
+    out = init(tmp_path, "ts_eval.ts")
+    assert out.exit_code == 0
+    assert (tmp_path / "ts_eval" / "ts_eval.ts").is_file()
+    result = run_generated(tmp_path, "ts_eval/ts_eval.ts", ctx)
+    assert (result.status, result.score, result.per_invocation_scores) == (Status.PASSED, 1.0, [1.0])
+
+
+def test_generated_evaluators_score_an_empty_answer_zero(tmp_path, helm_input, node):
+    from agentevals.evaluators.base import EvalContext
+
+    empty = helm_input.invocations[0].model_copy(update={"final_response": None})
+    ctx = EvalContext(case_id="x", invocations=[empty, helm_input.invocations[0]])
+    assert init(tmp_path, "py_eval").exit_code == 0
+    assert init(tmp_path, "js_eval.js").exit_code == 0
+    for relative in ("py_eval/py_eval.py", "js_eval/js_eval.js"):
+        result = run_generated(tmp_path, relative, ctx)
+        assert (result.score, result.per_invocation_scores) == (0.5, [0.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    ("name", "suggestion"),
+    [("my-eval", "my_eval"), ("1st", "evaluator_1st"), ("class", "class_evaluator"), ("a/b", "a_b"),
+     ("ça va", "a_va"), ("x" * 65, "x" * 64)],
+)
+def test_init_refuses_names_that_make_invalid_code(tmp_path, name, suggestion):
+    out = init(tmp_path, name)
+    assert out.exit_code == 2
+    assert out.output == (
+        f"Error: invalid evaluator name {name!r}: use letters, digits and '_', starting with a letter or '_' "
+        f"(at most 64 characters, not a Python keyword), e.g. {suggestion!r}\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_init_never_overwrites(tmp_path):
+    assert init(tmp_path, "keep").exit_code == 0
+    code = tmp_path / "keep" / "keep.py"
+    code.write_text("# my work\n")
+    out = init(tmp_path, "keep")
+    assert out.exit_code == 2
+    assert out.output == f"Error: refusing to overwrite {code}; choose another name or remove it first\n"
+    assert code.read_text() == "# my work\n"
+    # Another language in the same folder is fine, but never the manifest.
+    (tmp_path / "keep" / "evaluator.yaml").unlink()
+    assert init(tmp_path, "keep", "-r", "js").exit_code == 0
+    assert init(tmp_path, "keep", "-r", "ts").exit_code == 2
+
+
+def test_init_runtime_conflicts_and_unknown_runtimes(tmp_path):
+    out = init(tmp_path, "x.ts", "--runtime", "py")
+    assert (out.exit_code, out.output) == (2, "Error: the name says .ts but --runtime says 'py'; give only one of them\n")
+    out = init(tmp_path, "x", "--runtime", "ruby")
+    assert (out.exit_code, out.output) == (2, "Error: unknown runtime 'ruby' for init; choose one of: py, js, ts\n")
+    out = init(tmp_path, "x.rb")
+    assert out.exit_code == 2 and "invalid evaluator name 'x.rb'" in out.output
+
+
+def test_runtimes_reports_versions_and_only_what_runs(tmp_path, monkeypatch, node, tsx):
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(cli, ["evaluator", "runtimes"])
+    assert out.exit_code == 0
+    lines = out.output.splitlines()
+    assert lines[0] == "Runtimes:"
+    assert any(line.split()[:4] == ["node", ".js", ".mjs", ".cjs"] and "node v" in line for line in lines)
+    assert any(line.split()[:2] == ["node", ".ts"] and "tsx v" in line for line in lines)
+    assert any(line.split()[:2] == ["python", ".py"] and "Python 3." in line for line in lines)
+    assert lines[-1] == "Executors: local"
+
+    monkeypatch.delenv("AGENTEVALS_TSX")
+    monkeypatch.setattr("agentevals.execution.runtimes.NodeRuntime.node_version", lambda self: (20, 0, 0))
+    monkeypatch.setattr("agentevals.execution.runtimes.shutil.which", lambda name: "/usr/bin/node" if name == "node" else None)
+    out = CliRunner().invoke(cli, ["evaluator", "runtimes"])
+    not_available = out.output.split("Not available:\n")[1].splitlines()[0]
+    assert not_available.split()[:2] == ["node", ".ts"]
+    assert "Node 20.0.0 cannot strip TypeScript types" in not_available

@@ -1,0 +1,1 @@
+"""Test helpers shared across the CLI's test folders (loopback servers, …)."""
