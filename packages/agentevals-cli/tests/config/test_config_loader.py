@@ -152,3 +152,16 @@ def test_published_json_schema_validates_a_real_config_and_rejects_typos():
     bad = yaml.safe_load("evaluators:\n  - name: x\n    type: builtin\n    treshold: 0.9\n")
     assert not validator.is_valid(bad)
     assert json.dumps(schema)
+
+
+def test_nested_unknown_key_names_its_own_line_and_suggests(tmp_path):
+    lines = error_lines(tmp_path, """
+        evaluators:
+          - name: crit
+            type: rubric
+            rubrics:
+              - id: accuracy
+                outcome: Answer is factually correct
+                wieght: 3.0
+    """)
+    assert lines == ["CFG:7:9: unknown key 'wieght' in evaluator 'crit' at rubrics[0].wieght (did you mean 'weight'?)"]

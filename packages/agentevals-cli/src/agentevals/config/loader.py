@@ -189,18 +189,53 @@ def _build_entries(entries: list[Any], source: str, base_dir: Path, config: Eval
     return errors
 
 
+def _model_at(model: type[BaseModel], path: tuple[Any, ...]) -> Optional[type[BaseModel]]:
+    """The pydantic model that validates the mapping at ``path`` inside ``model`` (None when unknown)."""
+    import typing
+
+    current: Any = model
+    for part in path:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)) or part not in current.model_fields:
+            return None
+        annotation = current.model_fields[part].annotation
+        candidates = [annotation, *typing.get_args(annotation)]
+        current = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+        for arg in typing.get_args(annotation):  # list[Model] / dict[str, Model]
+            current = current or next((c for c in typing.get_args(arg) if isinstance(c, type)
+                                       and issubclass(c, BaseModel)), None)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _mark_at(entry: Any, loc: tuple[Any, ...]) -> Optional[tuple[int, int]]:
+    """The position of the deepest key of ``loc`` that the YAML recorded."""
+    node, mark = entry, None
+    for part in loc:
+        if isinstance(node, _Mapping) and part in node.key_marks:
+            mark = node.key_marks[part]
+        elif isinstance(node, _Sequence) and isinstance(part, int) and part < len(node.item_marks):
+            mark = node.item_marks[part]
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            break
+    return mark
+
+
 def _describe(exc: ValidationError, entry: Any, source: str, label: str, model: type[BaseModel]) -> list[str]:
     """One line per pydantic error: file:line:col, what, the value, and a suggestion for typos."""
     lines = []
-    marks = entry.key_marks if isinstance(entry, _Mapping) else {}
     entry_mark = (entry.line, entry.col) if isinstance(entry, _Mapping) else None
     for item in exc.errors():
         loc = tuple(item.get("loc", ()))
-        key = loc[0] if loc else None
-        where = _where(source, marks.get(key) or entry_mark)
+        where = _where(source, _mark_at(entry, loc) or entry_mark)
         if item.get("type") == "extra_forbidden":
-            hint = did_you_mean(str(key), model.model_fields)
-            lines.append(f"{where}: unknown key '{key}' in {label}{hint}")
+            key = loc[-1] if loc else "?"
+            parent = _model_at(model, loc[:-1])
+            hint = did_you_mean(str(key), parent.model_fields) if parent else ""
+            at = f" at {loc_path(loc)}" if len(loc) > 1 else ""
+            lines.append(f"{where}: unknown key '{key}' in {label}{at}{hint}")
             continue
         message = item.get("msg", "invalid").removeprefix("Value error, ")
         value = f" (got {item['input']!r})" if item.get("type") not in ("missing", "value_error") and "input" in item else ""
