@@ -13,15 +13,15 @@ Heavy parts are imported on first use, so ``import agentevals`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
 from .__about__ import __version__ as __version__
 from .errors import AgentevalsError as AgentevalsError
 from .errors import ConfigError as ConfigError
 from .protocol import PROTOCOL_VERSION as PROTOCOL_VERSION
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from .api import evaluate as evaluate
     from .api import evaluate_async as evaluate_async
     from .options import RunOptions as RunOptions
@@ -70,9 +70,9 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     if name in _LAZY:
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        value = getattr(_importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'agentevals' has no attribute {name!r}")
