@@ -11,6 +11,8 @@ from agentevals.evaluators import EVALUATOR_TYPES
 
 TWELVE = ["code_judge", "llm_judge", "rubric", "composite", "tool_trajectory", "field_accuracy", "execution_metrics",
           "skill_trigger", "contains", "regex", "is_json", "equals"]
+MORE_ASSERTIONS = ["contains_any", "contains_all", "icontains", "icontains_any", "icontains_all", "starts_with",
+                   "ends_with"]
 
 
 def load(av: Any, text: str) -> list[Any]:
@@ -18,7 +20,7 @@ def load(av: Any, text: str) -> list[Any]:
 
 
 def test_twelve_types_by_name_and_both_spellings() -> None:
-    for name in TWELVE:
+    for name in TWELVE + MORE_ASSERTIONS:
         cls = EVALUATOR_TYPES.get(name)
         assert cls.name == name
         if "_" in name:
@@ -47,6 +49,22 @@ evaluators:
         "tool_trajectory"]
 
 
+def test_auto_names_for_the_other_assertion_kinds(av: Any) -> None:
+    evaluators = load(av, """
+evaluators:
+  - {type: contains_any, value: [a, b]}
+  - {type: contains-all, value: [a, b, c]}
+  - {type: icontains, value: Paris}
+  - {type: icontains_any, value: [a]}
+  - {type: icontains-all, value: [a, b]}
+  - {type: starts_with, value: The}
+  - {type: ends-with, value: "."}
+""")
+    assert [e.config.name for e in evaluators] == [
+        "contains-any-2", "contains-all-3", "icontains-Paris", "icontains-any-1", "icontains-all-2", "starts-with-The",
+        "ends-with-."]
+
+
 def test_duplicate_auto_names_are_reported(av: Any) -> None:
     with pytest.raises(ConfigError, match=r"eval_config.yaml:5:5: duplicate evaluator name 'is-json'"):
         load(av, "evaluators:\n  - type: is_json\n    weight: 2\n\n  - type: is-json\n")
@@ -58,6 +76,10 @@ def test_duplicate_auto_names_are_reported(av: Any) -> None:
     ("type: tool_trajectory\n    mode: sideways\n    expected: []", "mode: Input should be 'any_order'"),
     ("type: execution_metrics\n    exploration_tolerance: 0.1", "set at least one of max_tool_calls"),
     ("type: regex\n    value: '(unclosed'", "invalid regex '(unclosed'"),
+    ("type: regex\n    value: a\n    flags: x", "unknown regex flag(s) 'x'"),
+    ("type: contains_any\n    value: Paris", "value: Input should be a valid list"),
+    ("type: icontains-all\n    value: []", "value: List should have at least 1 item"),
+    ("type: starts_with\n    value: ''", "value: String should have at least 1 character"),
     ("type: field_accuracy\n    fields: [{path: a, match: fuzzy}]", "fields[0].match"),
     ("name: c\n    type: composite\n    aggregator: {type: safety_gate}\n    evaluators: [{type: is_json}]",
      "'safety_gate' is not an aggregator type"),

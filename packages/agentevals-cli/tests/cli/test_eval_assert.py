@@ -131,6 +131,18 @@ def test_payload_is_agentvs_codeevaluator_payload(repo):
     }
 
 
+def test_file_mode_payload_carries_expected_output_and_criteria(repo, tmp_path_factory):
+    (repo / ".agentevals" / "judges" / "dump.py").write_text(
+        "import json, sys\np = json.load(sys.stdin)\nprint(json.dumps({'score': 1, 'details': p}))\n", "utf-8"
+    )
+    data = tmp_path_factory.mktemp("in") / "result.json"
+    data.write_text(json.dumps({"output": "OUT", "expected_output": "EXP", "criteria": "C"}), "utf-8")
+    payload = json.loads(run("dump", "--file", str(data)).stdout)["details"]
+    assert payload["expected_output"] == [{"role": "assistant", "content": "EXP"}]
+    assert (payload["reference_answer"], payload["expected_output_text"], payload["criteria"]) == ("EXP", "EXP", "C")
+    assert (payload["input"], payload["question"], payload["config"]) == ([{"role": "user", "content": ""}], "", None)
+
+
 def test_nearest_judge_wins_and_agentevals_beats_agentv(repo):
     near = repo / "evals" / ".agentv" / "judges"
     near.mkdir(parents=True)
@@ -208,15 +220,29 @@ def test_non_numeric_score_counts_as_zero(repo):
     )
 
 
-def test_typescript_judge_without_tsx_names_the_fix(repo, capsys, monkeypatch):
-    (repo / ".agentevals" / "judges" / "typed.ts").write_text("console.log('{\"score\": 1}')\n", "utf-8")
-    monkeypatch.setenv("PATH", str(Path(sys.executable).parent))
-    code, _, err = run_main(["typed", "--agent-output", "x"], capsys)
-    assert code == 1
-    assert "is TypeScript and needs tsx" in err and "npm install --save-dev tsx" in err
+@pytest.mark.parametrize(
+    ("script", "cause"),
+    [
+        # .ts runs like a `type: code` evaluator: the node runtime (tsx or Node's type stripping)
+        ("typed.ts", "node not found on PATH (needed for .js/.ts evaluators); install Node.js"),
+        (
+            "typed.mts",
+            "it is TypeScript and needs tsx, found neither on PATH nor in node_modules/.bin;"
+            " run `npm install --save-dev tsx` in the project (or compile the judge to .js)",
+        ),
+    ],
+)
+def test_typescript_judge_without_its_interpreter_names_the_fix(repo, capsys, monkeypatch, tmp_path_factory, script, cause):
+    path = repo / ".agentevals" / "judges" / script
+    path.write_text("console.log('{\"score\": 1}')\n", "utf-8")
+    monkeypatch.setenv("PATH", str(tmp_path_factory.mktemp("empty-path")))
+    code, out, err = run_main(["typed", "--agent-output", "x"], capsys)
+    assert (code, out) == (1, "")
+    assert err == f"Error: judge 'typed' ({path.resolve()}) cannot run: {cause}\n"
 
 
-def test_typescript_judge_uses_tsx_from_node_modules(repo):
+@pytest.mark.parametrize("script", [pytest.param("typed.ts", marks=needs_node), "typed.mts"])
+def test_typescript_judge_uses_tsx_from_node_modules(repo, script):
     bin_dir = repo / "node_modules" / ".bin"
     bin_dir.mkdir(parents=True)
     fake_tsx = bin_dir / "tsx"  # stands in for tsx: runs the script through python to prove it was chosen
@@ -225,9 +251,9 @@ def test_typescript_judge_uses_tsx_from_node_modules(repo):
         "utf-8",
     )
     fake_tsx.chmod(0o755)
-    (repo / ".agentevals" / "judges" / "typed.ts").write_text("export {}\n", "utf-8")
+    (repo / ".agentevals" / "judges" / script).write_text("export {}\n", "utf-8")
     result = run("typed", "--agent-output", "x")
-    assert json.loads(result.stdout)["reasoning"] == "tsx ran typed.ts"
+    assert json.loads(result.stdout)["reasoning"] == f"tsx ran {script}"
 
 
 def test_shell_judge_runs_with_bash(repo):
@@ -262,7 +288,27 @@ def test_shell_judge_runs_with_bash(repo):
         ),
         (["is_json", "--agent-output", '{"a": 1}'], 0, None),
         (["is-json", "--agent-output", "NaN"], 1, None),
-        (["regex", "--agent-output", "HELLO", "--config", '{"value": "^hello$", "flags": "i"}'], 0, None),
+        (
+            ["regex", "--agent-output", "HELLO", "--config", '{"value": "^hello$", "flags": "i"}'],
+            0,
+            {
+                "score": 1.0,
+                "reasoning": "Output matches pattern /^hello$/i (flags: i)",
+                "hits": ["Output matches pattern /^hello$/i (flags: i)"],
+                "misses": [],
+            },
+        ),
+        (["regex", "--agent-output", "hello", "--value", r"(?<l>l)\k<l>"], 0, None),  # JavaScript syntax
+        (
+            ["contains-any", "--agent-output", "x", "--value", "a", "--value", "b"],
+            1,
+            {
+                "score": 0.0,
+                "reasoning": 'Output does not contain any of: "a", "b"',
+                "hits": [],
+                "misses": ['Output does not contain any of: "a", "b"'],
+            },
+        ),
         (["contains-any", "--agent-output", "b", "--value", "a", "--value", "b"], 0, None),
         (
             ["icontains-all", "--agent-output", "A b", "--value", "a", "--value", "c"],

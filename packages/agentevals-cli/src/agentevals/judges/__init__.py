@@ -2,7 +2,8 @@
 
 Judges are scripts found in ``.agentevals/judges/`` or ``.agentv/judges/`` (see ``discover_judges``);
 they read AgentV's CodeEvaluator payload on stdin and print ``{"score", "reasoning", "hits", "misses"}``.
-A few deterministic assertions (``contains``, ``regex``, ``is-json``…) are usable by name as well.
+The payload, the way a judge is run and the deterministic assertions usable by name (``contains``,
+``regex``, ``is-json``…) are the AgentV evaluator family's (``agentevals.evaluators.agentv``).
 """
 
 from __future__ import annotations

@@ -1,28 +1,34 @@
-"""Run one code judge: pick its interpreter, send the CodeEvaluator payload on stdin, parse its verdict.
+"""Run one code judge: send AgentV's payload on stdin through ``run_file``, parse its verdict.
 
-The payload is AgentV's (``agentv eval assert``) with snake_case keys, so judges written for AgentV
-run unchanged; the judge prints ``{"score": 0..1, "reasoning"?, "hits"?, "misses"?, "details"?}``.
+The payload is AgentV's (``agentv eval assert``) with snake_case keys, built by the AgentV family's
+``CaseView`` so judges written for AgentV run unchanged; the judge prints
+``{"score": 0..1, "reasoning"?, "hits"?, "misses"?, "details"?}``. The judge runs like a ``code_judge``
+script: the ``type: code`` runtimes pick the interpreter by extension (``.sh``, ``.mts`` and ``.cts``,
+which no such runtime takes, run with bash and tsx), under one deadline that kills its process tree.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import math
+import os
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from ..errors import EvaluatorFailure
-from ..execution.process import ProcessTimeout, run_process, tail
+from ..evaluators.agentv._base import clamp
+from ..evaluators.agentv._script import run_file
+from ..evaluators.agentv._view import CaseView
+from ..execution.deadline import Deadline
+from ..execution.process import tail
+from ..execution.runtimes import TSX_ENV, Runtime, find_local_tsx, supported_extensions
 
 __all__ = [
     "PASS_THRESHOLD",
     "JudgeResult",
     "build_payload",
-    "judge_command",
     "parse_judge_output",
     "run_judge",
 ]
@@ -65,78 +71,32 @@ def build_payload(
     criteria: str = "",
     config: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The stdin document for a judge (AgentV's CodeEvaluator payload for a single text answer)."""
-    return {
-        "answer": output,
-        "output": [{"role": "assistant", "content": output}],
-        "input": [{"role": "user", "content": input}],
-        "question": input,
-        "criteria": criteria,
-        "expected_output": [{"role": "assistant", "content": expected_output}] if expected_output else [],
-        "reference_answer": expected_output,
-        "guideline_files": [],
-        "input_files": [],
-        "trace": None,
-        "token_usage": None,
-        "cost_usd": None,
-        "duration_ms": None,
-        "start_time": None,
-        "end_time": None,
-        "file_changes": None,
-        "workspace_path": None,
-        "config": config,
-        "metadata": {},
-        # Plain-text accessors newer AgentV graders read.
-        "input_text": input,
-        "output_text": output,
-        "expected_output_text": expected_output,
-    }
+    """The stdin document for a judge: AgentV's ``eval assert`` payload for a single text answer."""
+    view = CaseView.of_text(output, input, expected_output=expected_output, criteria=criteria)
+    return view.assert_payload(config=config)
 
 
-def _find_tsx(script: Path) -> str | None:
-    on_path = shutil.which("tsx")
-    if on_path:
-        return on_path
-    for directory in (script.parent.resolve(), *script.parent.resolve().parents):
-        local = directory / "node_modules" / ".bin" / "tsx"
-        if local.is_file():
-            return str(local)
-    return None
+class _JudgeRuntime(Runtime):
+    """Judge extensions no ``type: code`` runtime takes: ``.sh`` with bash, ``.mts``/``.cts`` with tsx."""
 
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        return (".sh", ".mts", ".cts")
 
-def judge_command(name: str, script: Path) -> list[str]:
-    """The argv that runs ``script``; a missing interpreter raises ``EvaluatorFailure`` naming the fix."""
-    ext = script.suffix
-    where = f"judge '{name}' ({script})"
-    if ext == ".py":
-        return [sys.executable, str(script)]
-    if ext == ".sh":
-        bash = shutil.which("bash")
-        if not bash:
-            raise EvaluatorFailure(
-                f"{where} needs bash, which is not on PATH; install bash or rewrite the judge in Python"
-            )
-        return [bash, str(script)]
-    if ext in (".js", ".mjs", ".cjs"):
-        node = shutil.which("node")
-        if not node:
-            raise EvaluatorFailure(f"{where} needs node, which is not on PATH; install Node.js 18+")
-        return [node, str(script)]
-    if ext in (".ts", ".mts", ".cts"):
-        tsx = _find_tsx(script)
+    def build_command(self, path: Path) -> list[str]:
+        if path.suffix == ".sh":
+            bash = shutil.which("bash")
+            if not bash:
+                raise RuntimeError("it needs bash, which is not on PATH; install bash or rewrite the judge in Python")
+            return [bash, str(path)]
+        local = find_local_tsx(path.parent.resolve())
+        tsx = os.environ.get(TSX_ENV) or (str(local) if local else shutil.which("tsx"))
         if not tsx:
-            raise EvaluatorFailure(
-                f"{where} is TypeScript and needs tsx, found neither on PATH nor in node_modules/.bin;"
+            raise RuntimeError(
+                "it is TypeScript and needs tsx, found neither on PATH nor in node_modules/.bin;"
                 " run `npm install --save-dev tsx` in the project (or compile the judge to .js)"
             )
-        return [tsx, str(script)]
-    raise EvaluatorFailure(f"{where} has an unsupported extension '{ext}'")
-
-
-def _clamp(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return 0.0
-    return min(1.0, max(0.0, float(value)))
+        return [tsx, str(path)]
 
 
 def parse_judge_output(name: str, stdout: str) -> JudgeResult:
@@ -156,7 +116,7 @@ def parse_judge_output(name: str, stdout: str) -> JudgeResult:
     reasoning = data.get("reasoning")
     details = data.get("details")
     return JudgeResult(
-        score=_clamp(data.get("score")),
+        score=clamp(data.get("score")),
         reasoning=reasoning if isinstance(reasoning, str) else "",
         hits=_strings(data.get("hits")),
         misses=_strings(data.get("misses")),
@@ -171,23 +131,24 @@ def _strings(value: Any) -> list[str]:
 def run_judge(
     name: str, script: Path, payload: dict[str, Any], *, timeout: float = 30.0, cwd: Path | None = None
 ) -> JudgeResult:
-    """Run ``script`` with ``payload`` on stdin and return its verdict.
+    """Run ``script`` with ``payload`` on stdin, in ``cwd`` (default: the current directory), and return its verdict.
 
     Raises:
         EvaluatorFailure: the interpreter is missing, the judge timed out (its process tree is killed),
             exited non-zero, or printed something other than one JSON object.
     """
-    cmd = judge_command(name, script)
-    stdin = json.dumps(payload, indent=2, ensure_ascii=False).encode("utf-8")
+    where = f"judge '{name}' ({script})"
+    deadline = Deadline(timeout)
+    runtime = None if script.suffix in supported_extensions() else _JudgeRuntime()
     try:
-        proc = asyncio.run(run_process(cmd, stdin=stdin, cwd=cwd, timeout=timeout))
-    except ProcessTimeout:
-        raise EvaluatorFailure(
-            f"judge '{name}' ({script}) timed out after {timeout:g}s and was killed; fix the judge or raise --timeout"
-        ) from None
-    except OSError as exc:
-        raise EvaluatorFailure(f"judge '{name}' ({script}) could not start: {exc.strerror or exc}") from None
+        proc = asyncio.run(run_file(script, payload, cwd=cwd or Path.cwd(), deadline=deadline, runtime=runtime))
+    except EvaluatorFailure as exc:
+        if deadline.remaining() <= 0:
+            raise EvaluatorFailure(
+                f"{where} timed out after {timeout:g}s and was killed; fix the judge or raise --timeout"
+            ) from None
+        raise EvaluatorFailure(f"{where} cannot run: {exc}") from None
     if proc.returncode != 0:
         last = " ".join(tail(proc.stderr, 300).split()) or "no stderr"
-        raise EvaluatorFailure(f"judge '{name}' ({script}) exited with code {proc.returncode}: {last}")
+        raise EvaluatorFailure(f"{where} exited with code {proc.returncode}: {last}")
     return parse_judge_output(name, proc.stdout.decode("utf-8", "replace"))

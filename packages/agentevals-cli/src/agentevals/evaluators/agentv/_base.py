@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from abc import abstractmethod
@@ -13,6 +12,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from ...results import MetricResult, Status, Verdict, verdict_for
 from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
+from ._checks import loads_strict
 from ._view import CaseView
 
 __all__ = [
@@ -71,15 +71,6 @@ _FENCE = re.compile(r"```json\n?|```")
 _BLOB = re.compile(r"\{[\s\S]*\}")
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def loads_strict(text: str) -> Any:
-    """``JSON.parse``: like ``json.loads`` but NaN/Infinity are errors."""
-    return json.loads(text, parse_constant=_reject_constant)
-
-
 def parse_json_from_text(text: Any) -> Any:
     """AgentV ``parseJsonFromText``: drop ``` fences, take the outermost ``{…}`` blob, parse it."""
     cleaned = _FENCE.sub("", text).strip() if isinstance(text, str) else ""
@@ -117,7 +108,8 @@ class AgentVConfig(EvaluatorConfig):
 
     model_config = ConfigDict(coerce_numbers_to_str=True)
     auto_name: ClassVar[str | None] = None
-    """``str.format`` pattern of the name AgentV gives an unnamed assertion (e.g. ``contains-{value}``)."""
+    """``str.format`` pattern of the name AgentV gives an unnamed assertion (e.g. ``contains-{value}``);
+    ``{<key>_count}`` is the length of a list field (``contains-any-{value_count}``)."""
 
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     """Score at or above this is PASSED; unset = AgentV's verdict decides (pass at 0.8)."""
@@ -132,6 +124,7 @@ class AgentVConfig(EvaluatorConfig):
             name = type_name
             if cls.auto_name:
                 values = {k: "" if v is None else str(v) for k, v in data.items()}
+                values.update({f"{k}_count": str(len(v)) for k, v in data.items() if isinstance(v, list)})
                 try:
                     name = cls.auto_name.format_map(_Defaulting(values))
                 except (KeyError, IndexError, ValueError):

@@ -1,9 +1,10 @@
 """Run an AgentV judge script (code_judge, composite code aggregator, executable prompt) like ``type: code``.
 
 A command whose program is a script file (``python x.py``, ``node x.js``, ``bun run x.ts``, ``x.py``) is
-run by ``run_program``: the same runtimes (the CLI's Python or the evaluator's venv, Node, ``.ts``
-through tsx), the same deadline and process-tree kill. Any other command runs as written under the
-same deadline. Failures are one line: what, which command, and the last line of stderr.
+run by ``run_file`` → ``run_program``: the same runtimes (the CLI's Python or the evaluator's venv,
+Node, ``.ts`` through tsx), the same deadline and process-tree kill. ``agentevals eval assert`` runs its
+judges through ``run_file`` too. Any other command runs as written under the same deadline. Failures
+are one line: what, which command, and the last line of stderr.
 """
 
 from __future__ import annotations
@@ -17,9 +18,18 @@ from ...errors import EvaluatorFailure, ProtocolError
 from ...execution.deadline import Deadline
 from ...execution.process import ProcessResult
 from ...execution.program import ProgramFailure, extract_result, run_command, run_program
-from ...execution.runtimes import supported_extensions
+from ...execution.runtimes import Runtime, supported_extensions
 
-__all__ = ["DEFAULT_TIMEOUT", "argv_of", "run_script", "run_text_script", "script_arg", "script_file"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "argv_of",
+    "encode_payload",
+    "run_file",
+    "run_script",
+    "run_text_script",
+    "script_arg",
+    "script_file",
+]
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds a script may take when the entry sets no ``timeout`` (the same default as ``type: code``)."""
@@ -57,6 +67,23 @@ def script_file(argv: list[str], cwd: Path, also: Path | None = None) -> Path | 
     return None
 
 
+def encode_payload(payload: dict[str, Any]) -> bytes:
+    """The stdin document: pretty-printed JSON, as AgentV sends it."""
+    return json.dumps(payload, indent=2, ensure_ascii=False).encode("utf-8")
+
+
+async def run_file(script: Path, payload: dict[str, Any], *, cwd: Path, deadline: Deadline,
+                   runtime: Runtime | None = None) -> ProcessResult:
+    """Run the judge file ``script`` through ``run_program`` (its runtime by extension, unless ``runtime``
+    is given) with ``payload`` on stdin, in ``cwd``, killed with its process tree at ``deadline``.
+
+    Raises:
+        ProgramFailure: no runtime or interpreter, a dependency setup that failed, the deadline passed,
+            or the program could not start. A non-zero exit is returned, not raised.
+    """
+    return await run_program(script, encode_payload(payload), deadline=deadline, cwd=cwd, runtime=runtime)
+
+
 def _last_line(data: bytes) -> str:
     lines = [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
     return lines[-1][:300] if lines else ""
@@ -66,14 +93,13 @@ async def _run(argv: list[str], payload: dict[str, Any], *, cwd: Path, timeout: 
                base_dir: Path | None = None) -> bytes:
     """Run ``argv`` with ``payload`` as pretty JSON on stdin; return stdout of a successful run."""
     deadline = Deadline(DEFAULT_TIMEOUT if timeout is None else timeout)
-    data = json.dumps(payload, indent=2, ensure_ascii=False).encode("utf-8")
     script = script_file(argv, cwd, base_dir)
     shown = " ".join(argv)
     try:
         if script is not None:
-            result: ProcessResult = await run_program(script, data, deadline=deadline, cwd=cwd)
+            result = await run_file(script, payload, cwd=cwd, deadline=deadline)
         else:
-            result = await run_command(argv, deadline=deadline, payload=data, cwd=cwd)
+            result = await run_command(argv, deadline=deadline, payload=encode_payload(payload), cwd=cwd)
     except ProgramFailure as exc:
         raise EvaluatorFailure(f"{what} `{shown}` failed: {exc}") from None
     if result.returncode != 0:

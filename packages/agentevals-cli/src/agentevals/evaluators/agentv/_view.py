@@ -12,6 +12,9 @@ See ``docs/agentv-evaluators.md`` ("What each type reads"). In short:
 - ``trace`` summary, ``token_usage`` (input = prompt tokens, output, cached = cache reads),
   ``cost_usd`` (span cost attributes), ``duration_ms`` (sum of the turns' latency) come from the turns'
   ``performance_metrics`` and the raw spans; missing figures stay ``None``.
+
+``payload`` is the code-judge stdin document built from a view; ``CaseView.of_text`` is the view of one
+text answer with no trace, which ``agentevals eval assert`` sends (``assert_payload``).
 """
 
 from __future__ import annotations
@@ -79,6 +82,8 @@ class CaseView:
     error_count: int = 0
     has_golden: bool = False
     """An eval case (golden turns) was matched."""
+    has_trace: bool = True
+    """False for a view of one text answer (``of_text``): no trace summary, ``trace`` is null."""
 
     @property
     def has_output(self) -> bool:
@@ -96,9 +101,24 @@ class CaseView:
                 pass
         return view
 
+    @classmethod
+    def of_text(cls, answer: str, question: str = "", *, expected_output: str = "", criteria: str = "") -> CaseView:
+        """The view of one text answer without a trace (``agentevals eval assert``): figures stay ``None``."""
+        return cls(
+            question=question,
+            criteria=criteria,
+            answer=answer,
+            reference_answer=expected_output,
+            input=[{"role": "user", "content": question}],
+            output=[{"role": "assistant", "content": answer}],
+            expected_output=[{"role": "assistant", "content": expected_output}] if expected_output else [],
+            has_golden=bool(expected_output),
+            has_trace=False,
+        )
+
     def trace_summary(self) -> dict[str, Any] | None:
-        """AgentV's ``TraceSummary`` in snake_case (``None`` when there are no turns)."""
-        if not self.has_output:
+        """AgentV's ``TraceSummary`` in snake_case (``None`` when there are no turns or no trace)."""
+        if not self.has_output or not self.has_trace:
             return None
         by_name: dict[str, int] = {}
         durations: dict[str, list[float]] = {}
@@ -163,6 +183,12 @@ class CaseView:
             "workspace_path": None,
             "config": config or None,
         }
+
+    def assert_payload(self, *, config: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``payload`` as ``agentv eval assert`` sends it: plus ``metadata: {}`` and the plain-text accessors
+        newer AgentV graders read (``input_text``, ``output_text``, ``expected_output_text``)."""
+        return {**self.payload(config=config), "metadata": {}, "input_text": self.question,
+                "output_text": self.answer, "expected_output_text": self.reference_answer}
 
 
 def _iso(ns: int) -> str:

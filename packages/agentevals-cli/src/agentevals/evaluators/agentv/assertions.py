@@ -1,37 +1,50 @@
-"""AgentV's deterministic assertions on the answer: ``contains``, ``regex``, ``is_json``, ``equals`` (score 0 or 1)."""
+"""AgentV's deterministic assertions on the answer (score 0 or 1): one small class per ``type:``.
+
+``contains``, ``contains_any``, ``contains_all``, ``icontains``, ``icontains_any``, ``icontains_all``,
+``starts_with``, ``ends_with``, ``regex``, ``is_json``, ``equals``. The checks and their hit/miss
+texts live in ``_checks`` (shared with ``agentevals eval assert``); a class adds the config and
+AgentV's automatic name.
+"""
 
 from __future__ import annotations
 
 import re
+from abc import abstractmethod
 from typing import ClassVar
 
 from pydantic import Field, model_validator
 
 from ..base import EvalContext
-from ._base import AgentVConfig, AgentVEvaluator, Outcome, loads_strict
+from . import _checks as checks
+from ._base import AgentVConfig, AgentVEvaluator, Outcome
+from ._checks import Check, compile_js_regex
 from ._view import CaseView
 
-__all__ = ["ContainsEvaluator", "EqualsEvaluator", "IsJsonEvaluator", "RegexEvaluator"]
+__all__ = [
+    "ContainsAllEvaluator",
+    "ContainsAnyEvaluator",
+    "ContainsEvaluator",
+    "EndsWithEvaluator",
+    "EqualsEvaluator",
+    "IcontainsAllEvaluator",
+    "IcontainsAnyEvaluator",
+    "IcontainsEvaluator",
+    "IsJsonEvaluator",
+    "RegexEvaluator",
+    "StartsWithEvaluator",
+]
 
 
 class _AssertionEvaluator(AgentVEvaluator):
     """An assertion: a pure check of the answer text, scored 0 or 1 with AgentV's hit and miss texts."""
 
-    hit: ClassVar[str]
-    miss: ClassVar[str]
-    """``str.format`` patterns over the config's fields (``{value}``)."""
-
     async def score(self, view: CaseView, ctx: EvalContext) -> Outcome:
-        passed = self.matches(view.answer)
-        fields = self.texts()
-        return Outcome(1.0 if passed else 0.0, hits=[self.hit.format(**fields)] if passed else [],
-                       misses=[] if passed else [self.miss.format(**fields)])
+        result = self.apply(view.answer)
+        return Outcome(result.score, hits=result.hits, misses=result.misses)
 
-    def matches(self, answer: str) -> bool:
-        raise NotImplementedError
-
-    def texts(self) -> dict[str, str]:
-        return {"value": getattr(self.config, "value", "")}
+    @abstractmethod
+    def apply(self, answer: str) -> Check:
+        """Check ``answer`` (AgentV's candidate: the last turn's final response)."""
 
 
 class _ValueConfig(AgentVConfig):
@@ -39,41 +52,119 @@ class _ValueConfig(AgentVConfig):
     """The text to look for (a number is read as its text)."""
 
 
+class _ValuesConfig(AgentVConfig):
+    value: list[str] = Field(min_length=1)
+    """The texts to look for: a non-empty list (numbers are read as their text)."""
+
+
 class ContainsEvaluator(_AssertionEvaluator):
     """The answer contains ``value`` (case-sensitive, no trimming)."""
 
     name = "contains"
-    hit, miss = 'Output contains "{value}"', 'Output does not contain "{value}"'
 
     class Config(_ValueConfig):
         auto_name: ClassVar[str | None] = "contains-{value}"
         type: str = "contains"
 
-    def matches(self, answer: str) -> bool:
-        return self.config.value in answer
+    def apply(self, answer: str) -> Check:
+        return checks.contains(answer, self.config.value)
 
 
-_JS_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "u": 0, "g": 0, "y": 0, "d": 0, "v": 0}
+class ContainsAnyEvaluator(_AssertionEvaluator):
+    """The answer contains at least one of ``value`` (case-sensitive)."""
+
+    name = "contains_any"
+
+    class Config(_ValuesConfig):
+        auto_name: ClassVar[str | None] = "contains-any-{value_count}"
+        type: str = "contains_any"
+
+    def apply(self, answer: str) -> Check:
+        return checks.contains_any(answer, self.config.value)
 
 
-def compile_js_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
-    """Compile a JavaScript ``RegExp`` (named groups and back-references translated) with JS flags."""
-    unknown = sorted(set(flags) - set(_JS_FLAGS))
-    if unknown:
-        raise ValueError(f"unknown regex flag(s) {''.join(unknown)!r}; use i, m, s, u, g or y")
-    bits = 0
-    for flag in flags:
-        bits |= _JS_FLAGS[flag]
-    python = re.sub(r"\(\?<(?![=!])", "(?P<", pattern)
-    python = re.sub(r"\\k<([A-Za-z_]\w*)>", r"(?P=\1)", python)
-    return re.compile(python, bits)
+class ContainsAllEvaluator(_AssertionEvaluator):
+    """The answer contains every one of ``value`` (case-sensitive)."""
+
+    name = "contains_all"
+
+    class Config(_ValuesConfig):
+        auto_name: ClassVar[str | None] = "contains-all-{value_count}"
+        type: str = "contains_all"
+
+    def apply(self, answer: str) -> Check:
+        return checks.contains_all(answer, self.config.value)
+
+
+class IcontainsEvaluator(_AssertionEvaluator):
+    """The answer contains ``value``, ignoring case."""
+
+    name = "icontains"
+
+    class Config(_ValueConfig):
+        auto_name: ClassVar[str | None] = "icontains-{value}"
+        type: str = "icontains"
+
+    def apply(self, answer: str) -> Check:
+        return checks.contains(answer, self.config.value, ignore_case=True)
+
+
+class IcontainsAnyEvaluator(_AssertionEvaluator):
+    """The answer contains at least one of ``value``, ignoring case."""
+
+    name = "icontains_any"
+
+    class Config(_ValuesConfig):
+        auto_name: ClassVar[str | None] = "icontains-any-{value_count}"
+        type: str = "icontains_any"
+
+    def apply(self, answer: str) -> Check:
+        return checks.contains_any(answer, self.config.value, ignore_case=True)
+
+
+class IcontainsAllEvaluator(_AssertionEvaluator):
+    """The answer contains every one of ``value``, ignoring case."""
+
+    name = "icontains_all"
+
+    class Config(_ValuesConfig):
+        auto_name: ClassVar[str | None] = "icontains-all-{value_count}"
+        type: str = "icontains_all"
+
+    def apply(self, answer: str) -> Check:
+        return checks.contains_all(answer, self.config.value, ignore_case=True)
+
+
+class StartsWithEvaluator(_AssertionEvaluator):
+    """The answer starts with ``value``, both trimmed."""
+
+    name = "starts_with"
+
+    class Config(_ValueConfig):
+        auto_name: ClassVar[str | None] = "starts-with-{value}"
+        type: str = "starts_with"
+
+    def apply(self, answer: str) -> Check:
+        return checks.starts_with(answer, self.config.value)
+
+
+class EndsWithEvaluator(_AssertionEvaluator):
+    """The answer ends with ``value``, both trimmed."""
+
+    name = "ends_with"
+
+    class Config(_ValueConfig):
+        auto_name: ClassVar[str | None] = "ends-with-{value}"
+        type: str = "ends_with"
+
+    def apply(self, answer: str) -> Check:
+        return checks.ends_with(answer, self.config.value)
 
 
 class RegexEvaluator(_AssertionEvaluator):
     """The answer matches the JavaScript regular expression ``value`` (``flags`` like ``i``, ``m``)."""
 
     name = "regex"
-    hit, miss = "Output matches pattern {shown}", "Output does not match pattern {shown}"
 
     class Config(_ValueConfig):
         auto_name: ClassVar[str | None] = "regex-{value:.30}"
@@ -89,41 +180,31 @@ class RegexEvaluator(_AssertionEvaluator):
                 raise ValueError(f"invalid regex {self.value!r}: {exc}") from None
             return self
 
-    def matches(self, answer: str) -> bool:
-        return compile_js_regex(self.config.value, self.config.flags).search(answer) is not None
-
-    def texts(self) -> dict[str, str]:
-        pattern, flags = self.config.value, self.config.flags
-        return {"shown": f"/{pattern}/{flags}" + (f" (flags: {flags})" if flags else "")}
+    def apply(self, answer: str) -> Check:
+        return checks.regex(answer, self.config.value, self.config.flags)
 
 
 class IsJsonEvaluator(_AssertionEvaluator):
     """The answer parses as JSON (``JSON.parse`` rules: no NaN/Infinity)."""
 
     name = "is_json"
-    hit, miss = "Output is valid JSON", "Output is not valid JSON"
 
     class Config(AgentVConfig):
         auto_name: ClassVar[str | None] = "is-json"
         type: str = "is_json"
 
-    def matches(self, answer: str) -> bool:
-        try:
-            loads_strict(answer)
-        except ValueError:
-            return False
-        return True
+    def apply(self, answer: str) -> Check:
+        return checks.is_json(answer)
 
 
 class EqualsEvaluator(_AssertionEvaluator):
-    """The answer equals ``value``, both sides trimmed."""
+    """The answer equals ``value``, both trimmed."""
 
     name = "equals"
-    hit, miss = 'Output equals "{value}"', 'Output does not equal "{value}"'
 
     class Config(_ValueConfig):
         auto_name: ClassVar[str | None] = "equals-{value}"
         type: str = "equals"
 
-    def matches(self, answer: str) -> bool:
-        return answer.strip() == self.config.value.strip()
+    def apply(self, answer: str) -> Check:
+        return checks.equals(answer, self.config.value)
