@@ -12,17 +12,30 @@ What each row contributes (AgentV's ``runEvaluatorList``):
     INFORMATIONAL     nothing, and never a gate
 
 Σ weight = 0 gives 0. A case where no row counts and no gate failed has no score: (None, None).
+Sums add left to right (``running_sum``), as AgentV's JavaScript does, so scores match to the last bit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from .results import MetricResult, Status, Verdict, verdict_for
 
-__all__ = ["case_score", "gate_failed"]
+__all__ = ["case_score", "gate_failed", "running_sum"]
 
 _LEFT_OUT = (Status.NOT_EVALUATED, Status.INFORMATIONAL)
+
+
+def running_sum(values: Iterable[float]) -> float:
+    """Floats added one by one, left to right, like a JavaScript loop or ``reduce``.
+
+    Python 3.12's ``sum()`` compensates rounding, which can move a mean across a verdict line
+    (0.85, 0.95, 0.63, 0.77 average to 0.8 there, to 0.7999999999999999 in JavaScript).
+    """
+    total = 0.0
+    for value in values:
+        total += value
+    return total
 
 
 def _counted_score(metric: MetricResult) -> float | None:
@@ -49,6 +62,6 @@ def case_score(metrics: Sequence[MetricResult]) -> tuple[float | None, Verdict |
     counted = [(score, m.weight) for m in metrics if (score := _counted_score(m)) is not None]
     if not counted:
         return None, None
-    total = sum(weight for _, weight in counted)
-    score = sum(s * w for s, w in counted) / total if total > 0 else 0.0
+    total = running_sum(weight for _, weight in counted)
+    score = running_sum(s * w for s, w in counted) / total if total > 0 else 0.0
     return score, verdict_for(score)

@@ -109,9 +109,17 @@ def test_invalid_output_is_an_error(av: Any) -> None:
         judge(av, {"command": ["node", "judges/not_json.js"]}, av.case())
 
 
-def test_missing_score_is_an_error(av: Any) -> None:
-    with pytest.raises(EvaluatorFailure, match=r"printed no numeric 'score' \(got 'high'\)"):
-        judge(av, {"command": ["python", "judges/no_score.py"]}, av.case())
+def test_non_numeric_score_counts_as_zero(av: Any) -> None:
+    # AgentV: `typeof parsed.score === 'number' ? parsed.score : 0`; the judge's hits are kept.
+    result = judge(av, {"command": ["python", "judges/no_score.py"]}, av.case())
+    assert (result.status, result.score, result.verdict) == (Status.FAILED, 0.0, Verdict.FAIL)
+    assert result.hits == ["fine"]
+    assert result.reasoning == "no numeric 'score' in the judge's output (got 'high'): counted as 0"
+
+
+def test_non_numeric_score_negated_scores_one(av: Any) -> None:
+    result = judge(av, {"command": ["python", "judges/no_score.py"], "negate": True}, av.case())
+    assert (result.status, result.score, result.verdict) == (Status.PASSED, 1.0, Verdict.PASS)
 
 
 def test_missing_program_is_an_error(av: Any) -> None:
@@ -160,6 +168,15 @@ def test_composite_code_aggregator_gets_camel_case_results(av: Any) -> None:
     assert sent["a"] == {"score": 1.0, "verdict": "pass", "hits": ['Output contains "Paris"'], "misses": [],
                          "expectedAspectCount": 1, "reasoning": None, "evaluatorRawRequest": None}
     assert sent["b"]["verdict"] == "skip"
+
+
+def test_composite_code_aggregator_non_numeric_score_counts_as_zero(av: Any) -> None:
+    entry = {"type": "composite", "name": "agg",
+             "aggregator": {"type": "code_judge", "path": "cat > /dev/null; echo '{\"score\": \"x\", \"hits\": [\"h\"]}'"},
+             "evaluators": [{"name": "a", "type": "contains", "value": "Paris"}]}
+    result = av.run(entry, av.case())
+    assert (result.score, result.verdict, result.status) == (0.0, Verdict.FAIL, Status.FAILED)
+    assert result.hits == ["h"]
 
 
 def test_composite_member_failure_scores_zero(av: Any) -> None:

@@ -352,3 +352,43 @@ def test_explicit_threshold_decides_status_not_verdict(av: Any) -> None:
     assert (default.status, default.threshold, default.verdict) == (Status.FAILED, 0.8, BORDERLINE)
     lenient = av.run({**entry, "threshold": 0.5}, ctx)
     assert (lenient.status, lenient.threshold, lenient.verdict) == (Status.PASSED, 0.5, BORDERLINE)
+
+
+def test_latency_checks_sit_next_to_their_call(av: Any) -> None:
+    # AgentV pushes each latency hit/miss right after the sequence check of the same expected item.
+    entry = {"type": "tool_trajectory", "mode": "exact", "expected": [
+        {"tool": "search", "max_duration_ms": 100}, {"tool": "fetch", "max_duration_ms": 100}, {"tool": "respond"}]}
+    ctx = av.case(tools=({"name": "search", "id": "c1"}, {"name": "fetch", "id": "c2"}),
+                  spans=(av.span("search", "c1", 0, 150), av.span("fetch", "c2", 200, 50)))
+    result = av.run(entry, ctx)
+    assert result.hits == ["Position 0: search", "Position 1: fetch", "fetch completed in 50ms (max: 100ms)"]
+    assert result.misses == ["Expected 3 tool calls, got 2", "search took 150ms (max: 100ms)",
+                             "Position 2: expected respond, got nothing"]
+
+
+def test_args_field_list_reaches_into_lists(av: Any) -> None:
+    # AgentV's getNestedValue indexes arrays too: "items.0.id" compares the first item's id.
+    entry = {"type": "tool_trajectory", "mode": "exact", "args_match": ["items.0.id"],
+             "expected": [{"tool": "f", "args": {"items": [{"id": 1}]}}]}
+    assert av.run(entry, av.case(tools=(("f", {"items": [{"id": 1, "x": 2}]}),))).score == 1
+    assert av.run(entry, av.case(tools=(("f", {"items": [{"id": 9}]}),))).score == 0
+
+
+def test_two_decimals_round_like_to_fixed(av: Any) -> None:
+    # JavaScript's toFixed rounds a tie up (0.125 → "0.13"); Python's format rounds it to even ("0.12").
+    tools = ("Read", "a", "b", "c", "d", "e", "f", "g")
+    result = av.run({"type": "execution_metrics", "target_exploration_ratio": 0.125}, av.case(tools=tools))
+    assert result.hits == ["Exploration ratio 0.13 within tolerance of target 0.125"]
+    assert result.reasoning == "execution_metrics exploration_ratio=0.13"
+    negated = av.run({"type": "composite", "name": "c", "negate": True,
+                      "aggregator": {"type": "weighted_average", "weights": {"a": 5, "b": 3}},
+                      "evaluators": [{"name": "a", "type": "contains", "value": "Paris"},
+                                     {"name": "b", "type": "contains", "value": "Rome"}]}, av.case())
+    assert negated.score == pytest.approx(0.375)
+    assert negated.reasoning == "[Negated] Original score: 0.63"  # AgentV's wording when there is no reasoning
+
+
+def test_negate_keeps_the_reasoning_as_written(av: Any) -> None:
+    entry = {"type": "code_judge", "name": "j", "negate": True,
+             "command": "cat > /dev/null; echo '{\"score\": 1, \"reasoning\": \"two  spaces\"}'"}
+    assert av.run(entry, av.case()).reasoning == "[Negated] two  spaces (original score: 1.00)"

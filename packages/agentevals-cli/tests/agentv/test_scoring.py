@@ -47,3 +47,25 @@ def test_case_score(metrics: list[MetricResult], score: Any, verdict: Any) -> No
     got_score, got_verdict = case_score(metrics)
     assert got_score == (pytest.approx(score) if score is not None else None)
     assert got_verdict == verdict
+
+
+@pytest.mark.parametrize(
+    ("scores", "exact", "verdict"),
+    [
+        ([0.85, 0.95, 0.63, 0.77], 0.7999999999999999, BORDERLINE),
+        ([0.48, 0.61, 0.97, 0.52, 0.42], 0.5999999999999999, FAIL),
+        ([0.66, 0.75, 0.99], 0.8000000000000002, PASS),
+    ],
+)
+def test_weighted_mean_adds_left_to_right_like_javascript(scores: list[float], exact: float, verdict: Verdict) -> None:
+    # Node's loop gives exactly these; Python >= 3.12's sum() compensates rounding (0.8 and 0.6 for the
+    # first two) and would turn AgentV's borderline into a pass and its fail into a borderline.
+    assert case_score([m(s) for s in scores]) == (exact, verdict)
+
+
+def test_composite_weighted_average_adds_left_to_right(av: Any) -> None:
+    members = [{"name": f"m{i}", "type": "code_judge",
+                "command": f"cat > /dev/null; echo '{{\"score\": {s}}}'"} for i, s in enumerate([0.85, 0.95, 0.63, 0.77])]
+    result = av.run({"type": "composite", "name": "c", "aggregator": {"type": "weighted_average"},
+                     "evaluators": members}, av.case())
+    assert (result.score, result.verdict) == (0.7999999999999999, BORDERLINE)

@@ -6,6 +6,7 @@ import math
 import re
 from abc import abstractmethod
 from dataclasses import dataclass, field, replace
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, ClassVar
 
 from pydantic import ConfigDict, Field, model_validator
@@ -22,6 +23,7 @@ __all__ = [
     "Outcome",
     "clamp",
     "js_equal",
+    "js_fixed",
     "js_num",
     "js_typeof",
     "parse_json_from_text",
@@ -41,6 +43,14 @@ def clamp(value: Any) -> float:
 def js_num(value: float) -> str:
     """A number as JavaScript prints it in a template string (``5`` not ``5.0``)."""
     return str(int(value)) if float(value).is_integer() and abs(value) < 1e21 else repr(float(value))
+
+
+def js_fixed(value: float, digits: int) -> str:
+    """``Number.prototype.toFixed``: the exact binary value rounded with ties away from zero
+    (``0.125`` → ``0.13``, where Python's format rounds to even)."""
+    if not math.isfinite(value) or abs(value) >= 1e21:
+        return js_num(value) if math.isfinite(value) else ("NaN" if math.isnan(value) else "Infinity")
+    return str(Decimal(value or 0.0).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
 def js_typeof(value: Any) -> str:
@@ -95,10 +105,12 @@ class Outcome:
         return self.verdict or verdict_for(self.score) or Verdict.FAIL
 
     def negated(self) -> Outcome:
-        """AgentV ``negate: true``: 1 - score, pass↔fail, hits↔misses, reasoning marked."""
+        """AgentV ``negate: true`` (``negateScore``): 1 - score, pass↔fail, hits↔misses, reasoning marked."""
         flipped = {Verdict.PASS: Verdict.FAIL, Verdict.FAIL: Verdict.PASS}
         verdict = flipped.get(self.final_verdict, self.final_verdict)
-        reasoning = f"[Negated] {self.reasoning or ''} (original score: {self.score:.2f})".replace("  ", " ")
+        original = js_fixed(self.score, 2)
+        reasoning = (f"[Negated] {self.reasoning} (original score: {original})" if self.reasoning
+                     else f"[Negated] Original score: {original}")
         return replace(self, score=clamp(1.0 - self.score), hits=list(self.misses), misses=list(self.hits),
                        reasoning=reasoning, verdict=verdict)
 

@@ -24,6 +24,7 @@ __all__ = [
     "ends_with",
     "equals",
     "is_json",
+    "js_trim",
     "loads_strict",
     "regex",
     "starts_with",
@@ -70,6 +71,17 @@ def _quoted(values: Sequence[str]) -> str:
     return ", ".join(f'"{v}"' for v in values)
 
 
+_JS_SPACE: Final = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+"""ECMAScript WhiteSpace and LineTerminator as a character-class body: what JavaScript's ``\\s`` matches."""
+_JS_TRIM: Final = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+"""The same characters, listed: what ``String.prototype.trim`` removes."""
+
+
+def js_trim(text: str) -> str:
+    """``String.prototype.trim``: strips JavaScript whitespace (a BOM yes; ``\\x1c``-``\\x1f``, NEL no)."""
+    return text.strip(_JS_TRIM)
+
+
 def contains(output: str, value: str, *, ignore_case: bool = False) -> Check:
     """``contains`` (``icontains`` with ``ignore_case``): ``value`` occurs in ``output``, no trimming."""
     found = _fold(value, ignore_case) in _fold(output, ignore_case)
@@ -97,40 +109,137 @@ def contains_all(output: str, values: Sequence[str], *, ignore_case: bool = Fals
 
 def starts_with(output: str, value: str) -> Check:
     """``starts-with``: the trimmed output starts with the trimmed ``value``."""
-    return Check(output.strip().startswith(value.strip()), f'Output starts with "{value}"',
+    return Check(js_trim(output).startswith(js_trim(value)), f'Output starts with "{value}"',
                  f'Output does not start with "{value}"')
 
 
 def ends_with(output: str, value: str) -> Check:
     """``ends-with``: the trimmed output ends with the trimmed ``value``."""
-    return Check(output.strip().endswith(value.strip()), f'Output ends with "{value}"',
+    return Check(js_trim(output).endswith(js_trim(value)), f'Output ends with "{value}"',
                  f'Output does not end with "{value}"')
 
 
 def equals(output: str, value: str) -> Check:
     """``equals``: output and ``value`` are equal once both are trimmed."""
-    return Check(output.strip() == value.strip(), f'Output equals "{value}"', f'Output does not equal "{value}"')
+    return Check(js_trim(output) == js_trim(value), f'Output equals "{value}"', f'Output does not equal "{value}"')
 
 
-_JS_FLAGS: Final = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "d": 0, "g": 0, "u": 0, "v": 0, "y": 0}
+_JS_FLAGS: Final = frozenset("dgimsuvy")
+
+_LINE_END: Final = "\n\r\u2028\u2029"
+# JavaScript's \d, \w, \s as class bodies (ASCII digits and word characters; JS whitespace).
+_CLASS: Final = {"d": "0-9", "w": "A-Za-z0-9_", "s": _JS_SPACE}
+_WORD: Final = "[A-Za-z0-9_]"
+_OUTSIDE: Final = {
+    "b": rf"(?:(?<={_WORD})(?!{_WORD})|(?<!{_WORD})(?={_WORD}))",
+    "B": rf"(?:(?<={_WORD})(?={_WORD})|(?<!{_WORD})(?!{_WORD}))",
+}
+_PYTHON_ONLY: Final = set("aeghijlmopqyzACEFGHIJKLMNOPQRTUVXYZ")
+"""Escapes of letters that JavaScript (without ``u``) reads as the letter itself but Python does not."""
+
+
+def _escape(pattern: str, i: int) -> tuple[str, int, str | None]:
+    """The escape at ``pattern[i]`` (a backslash): (its text, the index after it, a shorthand letter or None)."""
+    nxt = pattern[i + 1] if i + 1 < len(pattern) else ""
+    if nxt.lower() in _CLASS:
+        return "", i + 2, nxt
+    if nxt == "c" and i + 2 < len(pattern) and pattern[i + 2].isascii() and pattern[i + 2].isalpha():
+        return f"\\x{ord(pattern[i + 2]) % 32:02x}", i + 3, None
+    if nxt in _PYTHON_ONLY:
+        return re.escape(nxt), i + 2, None
+    return pattern[i : i + 2], i + 2, None
+
+
+def _char_class(pattern: str, i: int) -> tuple[str, int]:
+    """Translate the class starting at ``pattern[i] == '['``; returns (Python text, index after ``]``)."""
+    negated = pattern.startswith("[^", i)
+    j = i + 2 if negated else i + 1
+    body, others = "", []
+    while j < len(pattern) and pattern[j] != "]":
+        char = pattern[j]
+        if char == "\\":
+            text, j, short = _escape(pattern, j)
+            if short is None:
+                body += "\\x08" if text == "\\b" else text
+            elif short.islower():
+                body += _CLASS[short]
+            else:
+                others.append(f"[^{_CLASS[short.lower()]}]")
+            continue
+        body += "\\" + char if char in "[&~|" else char
+        j += 1
+    if j >= len(pattern):
+        raise re.error("unterminated character set", pattern, i)
+    if not body and not others:
+        python = r"[\s\S]" if negated else "(?!)"  # JS [^] is any character, [] matches nothing
+    else:
+        union = [*([f"[{body}]"] if body else []), *others]
+        alternation = union[0] if len(union) == 1 else f"(?:{'|'.join(union)})"
+        if not negated:
+            python = alternation
+        elif not others:
+            python = f"[^{body}]"
+        else:
+            python = rf"(?:(?!{alternation})[\s\S])"
+    return python, j + 1
+
+
+def _translate(pattern: str, multiline: bool, dotall: bool) -> str:
+    """A JavaScript ``RegExp`` source as Python ``re`` syntax with JavaScript's meaning."""
+    out, i = [], 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            nxt = pattern[i + 1] if i + 1 < len(pattern) else ""
+            if nxt == "k" and pattern.startswith("<", i + 2) and ">" in pattern[i + 3 :]:
+                end = pattern.index(">", i + 3)
+                out.append(f"(?P={pattern[i + 3 : end]})")
+                i = end + 1
+                continue
+            if nxt in ("b", "B"):
+                out.append(_OUTSIDE[nxt])
+                i += 2
+                continue
+            text, i, short = _escape(pattern, i)
+            if short is not None:
+                body = _CLASS[short.lower()]
+                text = f"[{body}]" if short.islower() else f"[^{body}]"
+            out.append(text)
+        elif char == "[":
+            text, i = _char_class(pattern, i)
+            out.append(text)
+        elif char == "(" and pattern.startswith("(?<", i) and pattern[i + 3 : i + 4] not in ("=", "!"):
+            out.append("(?P<")
+            i += 3
+        else:
+            if char == ".":
+                out.append(r"[\s\S]" if dotall else f"[^{_LINE_END}]")
+            elif char == "$":
+                out.append(rf"(?=[{_LINE_END}]|\Z)" if multiline else r"\Z")
+            elif char == "^":
+                out.append(rf"(?:\A|(?<=[{_LINE_END}]))" if multiline else r"\A")
+            else:
+                out.append(char)
+            i += 1
+    return "".join(out)
 
 
 def compile_js_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
-    """Compile a JavaScript ``RegExp`` (named groups and back-references translated) with JS flags.
+    """Compile a JavaScript ``RegExp`` to a Python pattern that matches the same strings.
+
+    Translated: ``^``/``$`` (input edges, or every line terminator with ``m``), ``.`` (no line
+    terminators unless ``s``), ASCII ``\\d``/``\\w``/``\\b``, JavaScript's ``\\s``, ``[^]``/``[]``,
+    named groups and ``\\k<name>``, letter escapes JavaScript reads literally (``\\A`` is ``A``).
 
     Raises:
         ValueError: a flag JavaScript does not have.
         re.error: the pattern does not compile.
     """
-    unknown = sorted(set(flags) - set(_JS_FLAGS))
+    unknown = sorted(set(flags) - _JS_FLAGS)
     if unknown:
-        raise ValueError(f"unknown regex flag(s) {''.join(unknown)!r}; use i, m, s (d, g, u, v, y have no effect)")
-    bits = 0
-    for flag in flags:
-        bits |= _JS_FLAGS[flag]
-    python = re.sub(r"\(\?<(?![=!])", "(?P<", pattern)
-    python = re.sub(r"\\k<([A-Za-z_]\w*)>", r"(?P=\1)", python)
-    return re.compile(python, bits)
+        raise ValueError(f"unknown regex flag(s) {''.join(unknown)!r}; use i, m, s (y anchors at the start; d, g, u, v have no effect)")
+    bits = re.IGNORECASE if "i" in flags else 0
+    return re.compile(_translate(pattern, "m" in flags, "s" in flags), bits)
 
 
 def regex(output: str, pattern: str, flags: str = "") -> Check:
@@ -139,7 +248,9 @@ def regex(output: str, pattern: str, flags: str = "") -> Check:
     Raises:
         ValueError, re.error: as ``compile_js_regex``.
     """
-    found = compile_js_regex(pattern, flags).search(output) is not None
+    compiled = compile_js_regex(pattern, flags)
+    # ``test()`` on a fresh RegExp starts at index 0; the sticky flag ``y`` anchors it there.
+    found = (compiled.match(output) if "y" in flags else compiled.search(output)) is not None
     shown = f"/{pattern}/{flags}" + (f" (flags: {flags})" if flags else "")
     return Check(found, f"Output matches pattern {shown}", f"Output does not match pattern {shown}")
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from pydantic import AliasChoices, Field
 
-from ...errors import ConfigError, EvaluatorFailure
+from ...errors import ConfigError
 from ..base import EvalContext
-from ._base import AgentVConfig, AgentVEvaluator, Outcome
+from ._base import AgentVConfig, AgentVEvaluator, Outcome, clamp
 from ._script import argv_of, run_script, script_arg, script_file
 from ._view import CaseView
 
@@ -22,17 +22,19 @@ OUTPUT_INLINE_LIMIT = 50_000
 """Above this many characters of JSON, ``output`` is written to a file and sent as ``output_path``."""
 
 
-def judge_result(data: dict[str, Any], *, what: str) -> Outcome:
-    """Read a judge's ``{score, hits, misses, reasoning, details}`` (AgentV rules: clamp, keep non-empty strings)."""
+def judge_result(data: dict[str, Any]) -> Outcome:
+    """Read a judge's ``{score, hits, misses, reasoning, details}`` by AgentV's rules: a ``score`` that is not
+    a number counts as 0 (the reasoning says so when the judge gave none), scores are clamped, hits and
+    misses keep their non-empty strings. Composite code aggregators are read the same way."""
     score = data.get("score")
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
-        raise EvaluatorFailure(f"{what} printed no numeric 'score' (got {score!r})")
+    numeric = isinstance(score, (int, float)) and not isinstance(score, bool)
     strings = lambda key: [s for s in data.get(key) or [] if isinstance(s, str) and s.strip()]  # noqa: E731
     reasoning = data.get("reasoning")
+    if not isinstance(reasoning, str):
+        reasoning = None if numeric else f"no numeric 'score' in the judge's output (got {score!r}): counted as 0"
     details = data.get("details")
-    return Outcome(float(score), hits=strings("hits"), misses=strings("misses"),
-                   reasoning=reasoning if isinstance(reasoning, str) else None,
-                   details=details if isinstance(details, dict) else {})
+    return Outcome(clamp(score) if numeric else 0.0, hits=strings("hits"), misses=strings("misses"),
+                   reasoning=reasoning, details=details if isinstance(details, dict) else {})
 
 
 class CodeJudgeEvaluator(AgentVEvaluator):
@@ -86,4 +88,4 @@ class CodeJudgeEvaluator(AgentVEvaluator):
                 payload.update(output=None, output_path=str(path))
             data = await run_script(self.argv, payload, cwd=self.cwd, timeout=self.timeout, what=what,
                                     base_dir=self.base_dir)
-        return judge_result(data, what=what)
+        return judge_result(data)

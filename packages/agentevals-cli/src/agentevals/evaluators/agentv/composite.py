@@ -13,11 +13,13 @@ from ..._validation import format_validation_error
 from ...errors import AgentevalsError, ConfigError, EvaluatorFailure
 from ...options import RunOptions
 from ...results import MetricResult, Status, Verdict, verdict_for
+from ...scoring import running_sum
 from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
-from ._base import AgentVConfig, AgentVEvaluator, Outcome, clamp
+from ._base import AgentVConfig, AgentVEvaluator, Outcome
 from ._judge import FREEFORM_SCHEMA, JudgeParseError, ask_judge, judge_settings, parse_freeform
 from ._script import argv_of, run_script, script_arg, script_file
 from ._view import CaseView
+from .code_judge import judge_result
 
 __all__ = ["CompositeEvaluator"]
 
@@ -212,8 +214,8 @@ class CompositeEvaluator(AgentVEvaluator):
 
     def _weighted(self, results: list[MetricResult]) -> Outcome:
         counted = [r for r in results if r.status not in _SKIPPED]
-        total = sum(self._weight(r.name) for r in counted)
-        score = sum((r.score or 0.0) * self._weight(r.name) for r in counted) / total if total > 0 else 0.0
+        total = running_sum(self._weight(r.name) for r in counted)
+        score = running_sum((r.score or 0.0) * self._weight(r.name) for r in counted) / total if total > 0 else 0.0
         hits, misses, reasoning = self._merged(results)
         return Outcome(score, hits=hits, misses=misses, reasoning=reasoning)
 
@@ -232,13 +234,10 @@ class CompositeEvaluator(AgentVEvaluator):
         payload = {"results": {r.name: member_json(r) for r in results}}
         what = f"composite '{self.config.name}' aggregator"
         data = await run_script(self._argv(), payload, cwd=self._cwd, timeout=self.config.aggregator.timeout, what=what)
-        if isinstance(data.get("score"), bool) or not isinstance(data.get("score"), (int, float)):
-            raise EvaluatorFailure(f"{what} printed no numeric 'score' (got {data.get('score')!r})")
-        strings = lambda key: [s for s in data.get(key) or [] if isinstance(s, str) and s.strip()]  # noqa: E731
-        verdict = data.get("verdict") if data.get("verdict") in ("pass", "fail", "borderline") else None
-        reasoning = data.get("reasoning") if isinstance(data.get("reasoning"), str) else None
-        return Outcome(clamp(data["score"]), hits=strings("hits"), misses=strings("misses"), reasoning=reasoning,
-                       verdict=Verdict(verdict) if verdict else None)
+        outcome = judge_result(data)
+        if data.get("verdict") in ("pass", "fail", "borderline"):
+            outcome.verdict = Verdict(data["verdict"])
+        return outcome
 
     async def _llm(self, results: list[MetricResult], ctx: EvalContext) -> Outcome | MetricResult:
         agg = self.config.aggregator

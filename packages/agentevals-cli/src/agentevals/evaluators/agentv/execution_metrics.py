@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from ..base import EvalContext
-from ._base import AgentVConfig, AgentVEvaluator, Outcome, js_num
+from ._base import AgentVConfig, AgentVEvaluator, Outcome, js_fixed, js_num
 from ._view import EXPLORATION_TOOLS, CaseView
 
 __all__ = ["ExecutionMetricsEvaluator"]
@@ -14,7 +14,7 @@ _LIMITS = ("max_tool_calls", "max_llm_calls", "max_tokens", "max_cost_usd", "max
 
 
 def _usd(value: float) -> str:
-    return f"${value:.4f}"
+    return f"${js_fixed(value, 4)}"
 
 
 class ExecutionMetricsEvaluator(AgentVEvaluator):
@@ -88,15 +88,16 @@ class ExecutionMetricsEvaluator(AgentVEvaluator):
                 actual["exploration_ratio"] = ratio
                 diff = abs(ratio - target)
                 if diff <= tolerance:
-                    hits.append(f"Exploration ratio {ratio:.2f} within tolerance of target {js_num(target)}")
+                    hits.append(f"Exploration ratio {js_fixed(ratio, 2)} within tolerance of target {js_num(target)}")
                 else:
-                    misses.append(f"Exploration ratio {ratio:.2f} outside tolerance of target {js_num(target)} "
-                                  f"(diff: {diff:.2f}, tolerance: {js_num(tolerance)})")
+                    misses.append(f"Exploration ratio {js_fixed(ratio, 2)} outside tolerance of target {js_num(target)} "
+                                  f"(diff: {js_fixed(diff, 2)}, tolerance: {js_num(tolerance)})")
         total = len(hits) + len(misses)
-        shown = {"tool_calls": "tool_calls={}", "llm_calls": "llm_calls={}", "tokens": "tokens={}",
-                 "cost_usd": "cost=${:.4f}", "duration_ms": "duration={}ms", "exploration_ratio": "exploration_ratio={:.2f}"}
-        parts = [shown[k].format(js_num(v) if k in ("tool_calls", "llm_calls", "tokens", "duration_ms") else v)
-                 for k, v in actual.items()]
+        shown = {"tool_calls": lambda v: f"tool_calls={js_num(v)}", "llm_calls": lambda v: f"llm_calls={js_num(v)}",
+                 "tokens": lambda v: f"tokens={js_num(v)}", "cost_usd": lambda v: f"cost={_usd(v)}",
+                 "duration_ms": lambda v: f"duration={js_num(v)}ms",
+                 "exploration_ratio": lambda v: f"exploration_ratio={js_fixed(v, 2)}"}
+        parts = [shown[k](v) for k, v in actual.items()]
         reasoning = f"execution_metrics {', '.join(parts)}" if parts else "No metrics evaluated"
         return Outcome(len(hits) / total if total else 0.0, hits=hits, misses=misses, reasoning=reasoning,
                        details={"config": thresholds, "actual": actual or None})

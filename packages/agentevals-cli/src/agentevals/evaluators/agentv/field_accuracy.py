@@ -10,8 +10,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...results import MetricResult
+from ...scoring import running_sum
 from ..base import EvalContext
-from ._base import AgentVConfig, AgentVEvaluator, Outcome, js_equal, js_num, js_typeof, parse_json_from_text
+from ._base import (
+    AgentVConfig,
+    AgentVEvaluator,
+    Outcome,
+    js_equal,
+    js_fixed,
+    js_num,
+    js_typeof,
+    parse_json_from_text,
+)
 from ._view import CaseView
 
 __all__ = ["FieldAccuracyEvaluator"]
@@ -157,8 +167,8 @@ class FieldAccuracyEvaluator(AgentVEvaluator):
         if self.config.aggregation == "all_or_nothing":
             score = 0.0 if misses else 1.0
         else:
-            total = sum(r.weight for r in results)
-            score = sum(r.score * r.weight for r in results) / total if total else (0.0 if results else 1.0)
+            total = running_sum(r.weight for r in results)
+            score = running_sum(r.score * r.weight for r in results) / total if total else (0.0 if results else 1.0)
         return Outcome(score, hits=hits[:4], misses=misses[:4], reasoning=f"{len(hits)}/{len(results)} fields matched",
                        details={"fields": {spec.path: r.score for spec, r in zip(fields, results, strict=False)}})
 
@@ -208,9 +218,9 @@ class FieldAccuracyEvaluator(AgentVEvaluator):
         diff = abs(a - e)
         within = (diff if e == 0 else diff / abs(e)) <= spec.tolerance if spec.relative else diff <= spec.tolerance
         if within:
-            return _FieldScore(1.0, weight, True, f"{path} (within tolerance: diff={diff:.2f})")
+            return _FieldScore(1.0, weight, True, f"{path} (within tolerance: diff={js_fixed(diff, 2)})")
         return _FieldScore(0.0, weight, False,
-                           f"{path} (outside tolerance: diff={diff:.2f}, tolerance={js_num(spec.tolerance)})")
+                           f"{path} (outside tolerance: diff={js_fixed(diff, 2)}, tolerance={js_num(spec.tolerance)})")
 
     @staticmethod
     def _date(spec: FieldSpec, got: Any, want: Any) -> _FieldScore:

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ...results import MetricResult, Verdict
+from ...scoring import running_sum
 from ..base import EvalContext
 from ._base import AgentVEvaluator, Outcome
 from ._judge import JudgeConfig, JudgeParseError, ask_judge, judge_settings
@@ -189,7 +190,7 @@ def score_checklist(data: Any, items: list[RubricItem]) -> Outcome:
     """Σ weight of satisfied items / Σ weight of the items the judge checked; an unmet required item fails."""
     pairs = _judged(data, "satisfied", items)
     text = {i.id: f"[{i.id}] {i.outcome}: {c.get('reasoning') or ''}".rstrip(": ") for i, c in pairs}
-    return _outcome(sum(i.weight for i, c in pairs if c["satisfied"]), sum(i.weight for i, _ in pairs),
+    return _outcome(running_sum(i.weight for i, c in pairs if c["satisfied"]), running_sum(i.weight for i, _ in pairs),
                     [text[i.id] for i, c in pairs if c["satisfied"]], [text[i.id] for i, c in pairs if not c["satisfied"]],
                     data, any(not c["satisfied"] and i.required is not False for i, c in pairs))
 
@@ -209,7 +210,8 @@ def score_ranges(data: Any, items: list[RubricItem]) -> Outcome:
         gated = minimum is not None and value < minimum
         failed_required = failed_required or gated
         (hits if value >= 7 and not gated else misses).append(text)
-    return _outcome(sum(raw[i.id] / 10 * i.weight for i, _ in pairs), sum(i.weight for i, _ in pairs), hits, misses,
+    return _outcome(running_sum(raw[i.id] / 10 * i.weight for i, _ in pairs), running_sum(i.weight for i, _ in pairs),
+                    hits, misses,
                     data, failed_required, raw_scores=raw, normalization="score / 10", aggregation="weighted_average")
 
 

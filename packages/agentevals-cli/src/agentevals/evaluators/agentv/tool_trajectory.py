@@ -35,10 +35,14 @@ _MISSING = object()
 
 
 def _nested(data: Any, path: str) -> Any:
+    """AgentV ``getNestedValue``: dot path through objects and (by numeric part) arrays."""
     for part in path.split("."):
-        if not isinstance(data, dict) or part not in data:
+        if isinstance(data, list) and part.isascii() and part.isdigit() and str(int(part)) == part and int(part) < len(data):
+            data = data[int(part)]
+        elif isinstance(data, dict) and part in data:
+            data = data[part]
+        else:
             return _MISSING
-        data = data[part]
     return data
 
 
@@ -120,32 +124,30 @@ class ToolTrajectoryEvaluator(AgentVEvaluator):
             return Outcome(1.0, hits=["No tool calls and no expected tools"])
         return Outcome(0.0, misses=[f"{len(calls)} unexpected tool call(s) with empty allowed list"])
 
-    def _sequence(self, pairs: list[tuple[ExpectedTool, ToolCall]], hits: list[str], misses: list[str]) -> tuple[int, int]:
-        """Latency checks of matched calls: (passed, skipped for want of a duration)."""
-        passed = skipped = 0
-        for item, call in pairs:
-            if item.max_duration_ms is None:
-                continue
-            if call.duration_ms is None:
-                skipped += 1
-            elif call.duration_ms <= item.max_duration_ms:
-                passed += 1
-                hits.append(f"{item.tool} completed in {js_num(call.duration_ms)}ms (max: {js_num(item.max_duration_ms)}ms)")
-            else:
-                misses.append(f"{item.tool} took {js_num(call.duration_ms)}ms (max: {js_num(item.max_duration_ms)}ms)")
-        return passed, skipped
+    @staticmethod
+    def _latency(item: ExpectedTool, call: ToolCall, hits: list[str], misses: list[str]) -> str:
+        """The latency check of a matched call, noted right after its sequence hit as AgentV does:
+        ``pass``, ``fail``, ``skip`` (no duration in the trace) or ``""`` (no ``max_duration_ms``)."""
+        if item.max_duration_ms is None:
+            return ""
+        if call.duration_ms is None:
+            return "skip"
+        took, limit = js_num(call.duration_ms), js_num(item.max_duration_ms)
+        if call.duration_ms <= item.max_duration_ms:
+            hits.append(f"{item.tool} completed in {took}ms (max: {limit}ms)")
+            return "pass"
+        misses.append(f"{item.tool} took {took}ms (max: {limit}ms)")
+        return "fail"
 
-    def _latency_score(self, matched: list[tuple[ExpectedTool, ToolCall]], hits: list[str], misses: list[str]) -> Outcome:
+    def _sequence_score(self, matched: list[tuple[ExpectedTool, str]], hits: list[str], misses: list[str]) -> Outcome:
+        """(sequence hits + latency hits) / (expected items + latency checks not skipped)."""
         expected = self.config.expected or []
-        sequence_hits = len(matched)
-        latency_hits, skipped = self._sequence(matched, hits, misses)
-        latency_total = sum(1 for item in expected if item.max_duration_ms is not None) - skipped
-        total = len(expected) + latency_total
-        details_note = [f"No duration data for {i.tool}; latency assertion skipped"
-                        for i, c in matched if i.max_duration_ms is not None and c.duration_ms is None]
-        outcome = Outcome((sequence_hits + latency_hits) / total if total else 1.0, hits=hits, misses=misses)
-        if details_note:
-            outcome.reasoning = "; ".join(details_note)
+        latency_hits = sum(1 for _, status in matched if status == "pass")
+        skipped = [item.tool for item, status in matched if status == "skip"]
+        total = len(expected) + sum(1 for item in expected if item.max_duration_ms is not None) - len(skipped)
+        outcome = Outcome((len(matched) + latency_hits) / total if total else 1.0, hits=hits, misses=misses)
+        if skipped:
+            outcome.reasoning = "; ".join(f"No duration data for {tool}; latency assertion skipped" for tool in skipped)
         return outcome
 
     def _in_order(self, calls: list[ToolCall]) -> Outcome:
@@ -160,7 +162,7 @@ class ToolTrajectoryEvaluator(AgentVEvaluator):
                 if call.tool == item.tool:
                     if args_match(item.args, call.input, self._mode(item)):
                         hits.append(f"Found {item.tool} at position {cursor}")
-                        matched.append((item, call))
+                        matched.append((item, self._latency(item, call, hits, misses)))
                         found = True
                     else:
                         misses.append(f"Expected {item.tool} at position {position}: tool found at {cursor} but args mismatch")
@@ -170,7 +172,7 @@ class ToolTrajectoryEvaluator(AgentVEvaluator):
                 cursor += 1
             if not found and not mismatch:
                 misses.append(f"Expected {item.tool} at position {position}, not found in remaining trace")
-        return self._latency_score(matched, hits, misses)
+        return self._sequence_score(matched, hits, misses)
 
     def _exact(self, calls: list[ToolCall]) -> Outcome:
         expected = self.config.expected or []
@@ -184,12 +186,12 @@ class ToolTrajectoryEvaluator(AgentVEvaluator):
                 misses.append(f"Position {position}: expected {item.tool}, got {call.tool}")
             elif args_match(item.args, call.input, self._mode(item)):
                 hits.append(f"Position {position}: {item.tool}")
-                matched.append((item, call))
+                matched.append((item, self._latency(item, call, hits, misses)))
             else:
                 misses.append(f"Position {position}: {item.tool} args mismatch")
         for position in range(len(calls), len(expected)):
             misses.append(f"Position {position}: expected {expected[position].tool}, got nothing")
-        return self._latency_score(matched, hits, misses)
+        return self._sequence_score(matched, hits, misses)
 
     def _superset(self, calls: list[ToolCall]) -> Outcome:
         expected = self.config.expected or []
