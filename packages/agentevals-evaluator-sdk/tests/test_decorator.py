@@ -91,3 +91,17 @@ def test_make_input_builds_tool_calls_with_args():
     inp = make_input(tool_calls=[{"name": "calc", "args": {"x": 1}}, "search"])
     calls = inp.invocations[0].intermediate_steps.tool_calls
     assert [(c.name, c.args) for c in calls] == [("calc", {"x": 1}), ("search", {})]
+
+
+def test_async_evaluator_can_be_tested_from_inside_a_running_event_loop():
+    import asyncio
+
+    @evaluator
+    async def slow(input: EvalInput) -> EvalResult:
+        await asyncio.sleep(0)
+        return EvalResult(score=0.75, per_invocation_scores=[0.75])
+
+    async def an_async_test():  # as pytest-asyncio / anyio run an ``async def test_…``
+        return run_evaluator(slow, make_input())
+
+    assert asyncio.run(an_async_test()).score == 0.75

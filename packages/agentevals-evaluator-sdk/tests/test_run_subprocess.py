@@ -150,3 +150,16 @@ def test_async_evaluator_runs_as_program(tmp_path):
     proc = run(tmp_path, body, fixture_text())
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["score"] == 0.5
+
+
+def test_evaluator_raising_a_multi_line_message_still_ends_with_one_error_line(tmp_path):
+    body = "\n@evaluator\ndef ev(input: EvalInput):\n    raise ValueError('bad config\\n  min_length: -1')\n"
+    proc = run(tmp_path, body, fixture_text())
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == "error: evaluator 'ev' raised ValueError: bad config | min_length: -1"
+
+
+def test_byte_order_mark_before_the_input_is_ignored(tmp_path):
+    proc = run(tmp_path, GOOD, "\ufeff" + fixture_text())
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["protocol_version"] == "1.1"

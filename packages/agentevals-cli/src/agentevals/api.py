@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union, get_args
 
 from .config import EvalConfig, LoadedEvaluator, build_evaluators, load_config
 from .errors import ConfigError, InputFileError
 from .evalsets import EvalSet, load_eval_set
 from .evaluators.base import BaseEvaluator
-from .options import RunOptions
+from .options import GroupBy, RunOptions, TrajectoryMatchType
 from .results import RunResult
 from .runner import TraceInput, run_evaluation
 
@@ -55,6 +55,8 @@ def prepare_run(
     Order of evaluators: config order, then ``metrics`` order, then ``evaluators``. With neither a
     config, metrics nor evaluators, ``tool_trajectory_avg_score`` runs. Raises ``ConfigError`` (exit 2).
     """
+    _check_arguments(metrics=metrics, threshold=threshold, trajectory_match_type=trajectory_match_type,
+                     group_by=group_by, pass_at_k=pass_at_k)
     loaded = load_config(config) if isinstance(config, (str, Path)) else config
     settings = loaded.settings if loaded else None
     options = RunOptions(
@@ -93,16 +95,37 @@ def prepare_run(
     return chosen, options, eval_set_obj
 
 
+def _check_arguments(
+    *, metrics: Sequence[str], threshold: Optional[float], trajectory_match_type: Optional[str], group_by: str,
+    pass_at_k: Sequence[int],
+) -> None:
+    """The checks click applies to the CLI's flags, for callers of the Python API."""
+    if isinstance(metrics, str):
+        raise ConfigError("metrics must be a list of metric names, not a string")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                  or not 0.0 <= threshold <= 1.0):
+        raise ConfigError(f"threshold must be a number between 0 and 1, got {threshold!r}")
+    for name, value, allowed in (("group_by", group_by, get_args(GroupBy)),
+                                 ("trajectory_match_type", trajectory_match_type, get_args(TrajectoryMatchType))):
+        if value is not None and value not in allowed:
+            raise ConfigError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    for k in pass_at_k:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ConfigError(f"pass_at_k values must be integers >= 1, got {k!r}")
+
+
 async def evaluate_async(
-    traces: Sequence[TraceInput], *, trace_format: Optional[str] = None, **kwargs: Any
+    traces: Union[TraceInput, Sequence[TraceInput]], *, trace_format: Optional[str] = None, **kwargs: Any
 ) -> RunResult:
     """Async form of ``evaluate``."""
     evaluators, options, eval_set = prepare_run(**kwargs)
     return await run_evaluation(traces, evaluators, eval_set=eval_set, options=options, trace_format=trace_format)
 
 
-def evaluate(traces: Sequence[TraceInput], *, trace_format: Optional[str] = None, **kwargs: Any) -> RunResult:
-    """Evaluate trace files (or in-memory ``Trace``/``ConvertedTrace`` objects) and return typed results.
+def evaluate(
+    traces: Union[TraceInput, Sequence[TraceInput]], *, trace_format: Optional[str] = None, **kwargs: Any
+) -> RunResult:
+    """Evaluate trace files (or in-memory ``Trace``/``ConvertedTrace`` objects; one or a list) and return results.
 
     Keyword arguments are those of ``prepare_run``: ``eval_set``, ``metrics``, ``config``,
     ``evaluators`` (instances of any evaluator type), ``judge_model``, ``threshold``,

@@ -27,9 +27,11 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
+import inspect
 import json
 import math
 import sys
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -251,7 +253,7 @@ class PythonEvaluatorConfig(EvaluatorConfig):
     timeout: float = Field(default=30.0, gt=0)
     """Deadline in seconds for one evaluation."""
     config: dict[str, Any] = Field(default_factory=dict)
-    """Passed to the class as keyword arguments when its ``__init__`` accepts them."""
+    """Passed to the class's ``__init__`` as keyword arguments (checked when the config is loaded)."""
 
 
 class PythonEvaluator(BaseEvaluator):
@@ -264,6 +266,7 @@ class PythonEvaluator(BaseEvaluator):
                  cls: Optional[type] = None) -> None:
         super().__init__(config, base_dir=base_dir, options=options)
         self._cls = cls
+        self._with_user: Optional[bool] = None
 
     @classmethod
     def from_class(cls, evaluator_class: type, *, name: Optional[str] = None, threshold: float = 0.5,
@@ -278,6 +281,28 @@ class PythonEvaluator(BaseEvaluator):
             self._cls = self._load()
         if not (callable(getattr(self._cls, "filter_traces", None)) and callable(self._cls)):
             raise ConfigError(f"{self.config.path}: {self._cls.__name__} must define filter_traces() and __call__()")
+        self._with_user = self._constructor_takes_user()
+
+    def _constructor_takes_user(self) -> bool:
+        """Whether the class is built as ``cls(task, environment, user, **config)`` or without ``user``
+        (MASEval never builds evaluators itself, so both forms exist). ``ConfigError`` when neither fits."""
+        try:
+            signature = inspect.signature(self._cls)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return True
+        config = self.config.config
+        try:
+            signature.bind(None, None, None, **config)
+            return True
+        except TypeError as exc:
+            error = exc
+        try:
+            signature.bind(None, None, **config)
+            return False
+        except TypeError:
+            keys = f" with config keys {sorted(config)}" if config else ""
+            raise ConfigError(f"{self._cls.__name__}(task, environment, user, **config) cannot be called{keys}: "
+                              f"{error}") from None
 
     def _load(self) -> type:
         target, sep, attr = self.config.path.rpartition(":")
@@ -308,7 +333,7 @@ class PythonEvaluator(BaseEvaluator):
     async def evaluate(self, ctx: EvalContext) -> MetricResult:
         if self._cls is None:
             self.check()
-        return await asyncio.to_thread(self._evaluate_sync, ctx)
+        return await _in_daemon_thread(self._evaluate_sync, ctx)
 
     def _evaluate_sync(self, ctx: EvalContext) -> MetricResult:
         task, user = build_task(ctx), build_user(ctx)
@@ -316,12 +341,10 @@ class PythonEvaluator(BaseEvaluator):
             resource=dict(ctx.traces[0].resource) if ctx.traces else {},
             attributes=dict(ctx.traces[0].attributes) if ctx.traces else {},
             session_id=next((t.session_id for t in ctx.traces if t.session_id), None), traces=list(ctx.traces))
-        try:
-            instance = self._cls(task, environment, user, **self.config.config)  # type: ignore[misc]
-        except TypeError:
-            if self.config.config:
-                raise
-            instance = self._cls(task, environment, user)  # type: ignore[misc]
+        if self._with_user is None:
+            self._with_user = self._constructor_takes_user()
+        args = (task, environment, user) if self._with_user else (task, environment)
+        instance = self._cls(*args, **self.config.config)  # type: ignore[misc]
         traces = build_traces(ctx)
         final_answer = ctx.invocations[-1].final_response if ctx.invocations else None
         metrics = instance(instance.filter_traces(traces), final_answer)
@@ -348,3 +371,35 @@ class PythonEvaluator(BaseEvaluator):
         result.details["score_metric"] = score_key
         result.verdict = verdict_for(result.score)
         return result
+
+
+async def _in_daemon_thread(func: Any, *args: Any) -> Any:
+    """Run ``func`` in a daemon thread: an evaluator past its deadline is abandoned, never waited for.
+
+    ``asyncio.to_thread`` would use the default executor, whose threads the interpreter joins at exit, so
+    one evaluator stuck in a loop would hold the whole run forever.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(outcome: Any, error: Optional[BaseException]) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(outcome)
+
+    def target() -> None:
+        try:
+            outcome, error = func(*args), None
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+            outcome, error = None, exc
+        try:
+            loop.call_soon_threadsafe(settle, outcome, error)
+        except RuntimeError:  # the loop is closed: nobody waits for this result any more
+            pass
+
+    threading.Thread(target=target, name=f"agentevals-python-{getattr(func, '__name__', 'evaluator')}",
+                     daemon=True).start()
+    return await future

@@ -1,8 +1,9 @@
 """Repetitions: several cases that match the same eval case are runs of one task.
 
-Per group: n, mean and standard deviation of every numeric metric, pass rate, pass@k (the unbiased
-estimator 1 - C(n-c, k) / C(n, k)) and pass^k (C(c, k) / C(n, k): all k independent tries pass), for
-each requested k (default k = n). A repetition passes when none of its results FAILED or ERRORed and at
+Per group: n, mean and standard deviation of every numeric metric (each metric a Python evaluator
+returned counts too, as ``name.key``), pass rate, pass@k (the unbiased estimator
+1 - C(n-c, k) / C(n, k)) and pass^k (C(c, k) / C(n, k): all k independent tries pass), for each
+requested k (default k = n). A repetition passes when none of its results FAILED or ERRORed and at
 least one PASSED; ``evaluation_failed`` repetitions count as not passed.
 """
 
@@ -12,7 +13,7 @@ import statistics
 from math import comb
 from typing import Any, Optional, Sequence
 
-from .results import CaseResult, Status
+from .results import CaseResult, MetricResult, Status
 
 __all__ = ["pass_at_k", "pass_hat_k", "repetition_passed", "summarize_repetitions"]
 
@@ -39,6 +40,20 @@ def repetition_passed(case: CaseResult) -> bool:
             and not statuses & {Status.FAILED, Status.ERROR})
 
 
+def _numeric_values(metric: MetricResult) -> list[tuple[str, Optional[float]]]:
+    """The metric's score (or numeric value) under its name, then each other numeric metric it returned
+    (a Python evaluator's dict: ``name.key``, booleans as 0/1) — MASEval benchmarks average every one."""
+    primary = metric.score if metric.score is not None else metric.value
+    numeric = isinstance(primary, (int, float)) and not isinstance(primary, bool)
+    out: list[tuple[str, Optional[float]]] = [(metric.name, float(primary) if numeric else None)]
+    returned = metric.details.get("metrics")
+    if isinstance(returned, dict):
+        for key, value in returned.items():
+            if key != metric.details.get("score_metric") and isinstance(value, (int, float)):
+                out.append((f"{metric.name}.{key}", float(value)))
+    return out
+
+
 def summarize_repetitions(
     cases: Sequence[CaseResult], *, k_values: Sequence[int] = (), repeat_key: Optional[str] = None
 ) -> list[dict[str, Any]]:
@@ -53,19 +68,21 @@ def summarize_repetitions(
         n = len(members)
         c = sum(repetition_passed(m) for m in members)
         ks = sorted({k for k in k_values if 1 <= k <= n} or {n})
-        metrics: dict[str, dict[str, Any]] = {}
-        for name in dict.fromkeys(m.name for case in members for m in case.metrics):
-            values = [
-                float(m.score if m.score is not None else m.value)
-                for case in members for m in case.metrics
-                if m.name == name and isinstance(m.score if m.score is not None else m.value, (int, float))
-                and not isinstance(m.value, bool)
-            ]
-            metrics[name] = {
+        samples: dict[str, list[float]] = {}
+        for case in members:
+            for m in case.metrics:
+                for name, value in _numeric_values(m):
+                    samples.setdefault(name, [])
+                    if value is not None:
+                        samples[name].append(value)
+        metrics = {
+            name: {
                 "n": len(values),
                 "mean": statistics.fmean(values) if values else None,
                 "std": statistics.stdev(values) if len(values) > 1 else (0.0 if values else None),
             }
+            for name, values in samples.items()
+        }
         out.append({
             "key": key,
             "eval_id": members[0].eval_id,

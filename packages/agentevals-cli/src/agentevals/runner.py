@@ -80,7 +80,14 @@ def load_traces(
         if isinstance(item, Trace):
             if log_events:  # OTLP log exports given beside the traces carry GenAI message content
                 attach_log_events(item, log_events)
-            item = convert_trace(item)
+            try:
+                item = convert_trace(item)
+            except Exception as exc:  # noqa: BLE001 - spans no converter foresaw cost this trace, not the run
+                log.debug("converting trace %s of %s failed", item.trace_id, item.source, exc_info=True)
+                errors.append(InputError(source=item.source, error=(
+                    f"{item.source}: trace {item.trace_id} could not be converted: "
+                    f"{type(exc).__name__}: {_one_line(exc)}")))
+                continue
         converted.append(item)
     return converted, errors
 
@@ -105,7 +112,7 @@ def group_traces(traces: Sequence[ConvertedTrace], group_by: str) -> list[Case]:
 
 
 async def run_evaluation(
-    traces: Iterable[TraceInput],
+    traces: Union[TraceInput, Iterable[TraceInput]],
     evaluators: Sequence[Union[LoadedEvaluator, BaseEvaluator]],
     *,
     eval_set: Union[EvalSet, str, Path, None] = None,
@@ -114,6 +121,8 @@ async def run_evaluation(
 ) -> RunResult:
     """Evaluate traces with evaluators (in the given order) against an optional eval set."""
     options = options or RunOptions()
+    if isinstance(traces, (str, Path, Trace, ConvertedTrace)):  # one input, not an iterable of characters
+        traces = [traces]
     run = RunResult(agentevals_version=__version__)
     evs = [e.evaluator if isinstance(e, LoadedEvaluator) else e for e in evaluators]
     for ev in evs:

@@ -214,3 +214,20 @@ def test_otlp_log_export_beside_its_traces_supplies_message_content():
     (case,) = both["cases"]
     assert case["user_contents"] == ["What's the weather in Paris?"]
     assert (case["metrics"][0]["status"], case["metrics"][0]["value"]) == ("INFORMATIONAL", 1.0)
+
+
+def test_output_file_in_a_new_directory_is_written(tmp_path):
+    report = tmp_path / "reports" / "ci" / "run.json"
+    result = run(HELM, "-e", ES_HELM, "-o", "json", "--output-file", str(report))
+    assert result.exit_code == 0, result.output
+    assert json.loads(report.read_text()) == json.loads(result.stdout)
+
+
+def test_output_file_that_cannot_be_written_is_a_usage_error_before_running(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = run(HELM, "-e", ES_HELM, "--output-file", str(blocker / "run.json"))
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith(f"Error: --output-file {blocker / 'run.json'}: cannot create its directory: ")
+    assert len(result.stderr.splitlines()) == 1

@@ -165,3 +165,22 @@ def test_nested_unknown_key_names_its_own_line_and_suggests(tmp_path):
                 wieght: 3.0
     """)
     assert lines == ["CFG:7:9: unknown key 'wieght' in evaluator 'crit' at rubrics[0].wieght (did you mean 'weight'?)"]
+
+
+def test_run_settings_values_are_validated(tmp_path):
+    lines = error_lines(tmp_path, """
+        trajectory_match_type: fuzzy
+        pass_at_k: [2, 0]
+        evaluators:
+          - name: tool_trajectory_avg_score
+            type: builtin
+    """)
+    assert lines == [
+        "CFG:1:1: the config: trajectory_match_type: Input should be 'exact', 'in_order' or 'any_order' (got 'fuzzy')",
+        "CFG:2:16: the config: pass_at_k[1]: Input should be greater than or equal to 1 (got 0)",
+    ]
+
+
+def test_config_that_is_a_list_says_so_in_plain_words(tmp_path):
+    assert error_lines(tmp_path, "- name: a\n- name: b\n") == [
+        "CFG: the config must be a mapping with an 'evaluators' list, got a list"]

@@ -87,6 +87,49 @@ def test_not_an_eval_set(data, message):
     assert message in str(info.value)
 
 
+def _case_with_turn(**turn):
+    return {"eval_cases": [{"eval_id": "a", "conversation": [{"user_content": "hi", **turn}]}]}
+
+
+_TURN = "eval_cases[0].conversation[0]"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (_case_with_turn(intermediate_data={"tool_uses": ["helm_list_releases"]}),
+         f"{_TURN}.intermediate_data.tool_uses[0] must be an object with 'name' and 'args', got 'helm_list_releases'"),
+        (_case_with_turn(intermediate_data={"tool_uses": {"name": "x"}}),
+         f"{_TURN}.intermediate_data.tool_uses must be a list, got {{'name': 'x'}}"),
+        (_case_with_turn(intermediate_data={"tool_uses": [{"name": "x", "args": "none"}]}),
+         f"{_TURN}.intermediate_data.tool_uses[0].args must be an object, got 'none'"),
+        (_case_with_turn(intermediate_data={"tool_uses": [{"name": None, "args": {}}]}),
+         f"{_TURN}.intermediate_data.tool_uses[0] has no 'name'"),
+        (_case_with_turn(intermediate_data={"tool_responses": [5]}),
+         f"{_TURN}.intermediate_data.tool_responses[0] must be an object with 'name' and 'response', got 5"),
+        (_case_with_turn(intermediate_data={"invocation_events": [{"content": {"parts": ["text"]}}]}),
+         f"{_TURN}.intermediate_data.invocation_events[0].content.parts[0] must be an object, got 'text'"),
+        (_case_with_turn(user_content=["a"]),
+         f"{_TURN}.user_content must be text or a Content object ({{\"role\", \"parts\"}}), got ['a']"),
+        (_case_with_turn(final_response=42),
+         f"{_TURN}.final_response must be text or a Content object ({{\"role\", \"parts\"}}), got 42"),
+        (_case_with_turn(user_content={"parts": "hello"}), f"{_TURN}.user_content.parts must be a list, got 'hello'"),
+        ({"eval_cases": [{"eval_id": 7, "conversation": []}]}, "eval_cases[0].eval_id must be a non-empty string, got 7"),
+        ({"eval_cases": [{"eval_id": "a", "conversation": [], "rubrics": 5}]},
+         "eval_cases[0] ('a'): 'rubrics' must be a list, got 5"),
+        ({"eval_cases": [{"eval_id": "a", "conversation": [], "session_input": "x"}]},
+         "eval_cases[0] ('a'): 'session_input' must be an object, got 'x'"),
+        ({"eval_cases": {}}, "not an ADK eval set: 'eval_cases' must be a list, got {}"),
+        ([], "not an ADK eval set: an empty list"),
+        ([{"query": "hi", "expected_tool_use": ["t"]}], "[0].expected_tool_use[0] must be an object with 'tool_name' and 'tool_input', got 't'"),
+    ],
+)
+def test_malformed_eval_set_is_one_line_naming_the_place(data, message):
+    with pytest.raises(InputFileError) as info:
+        parse_eval_set(data, "es.json")
+    assert str(info.value) == f"es.json: {message}"
+
+
 def test_truncated_eval_set_file_names_position(tmp_path):
     path = tmp_path / "es.json"
     path.write_text('{"eval_set_id": "x",\n "eval_cases": [')

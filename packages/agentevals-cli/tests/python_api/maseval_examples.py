@@ -66,3 +66,54 @@ class EnvironmentEvaluator(Evaluator):
     def __call__(self, traces, final_answer=None):
         return {"service": self.environment.resource.get("service.name"), "session": self.environment.session_id,
                 "query": self.task.query, "has_user": self.user is not None}
+
+
+class SlowEvaluator(Evaluator):
+    """Never finishes in time: the run must not wait for it."""
+
+    def filter_traces(self, traces):
+        return traces
+
+    def __call__(self, traces, final_answer=None):
+        import time
+
+        time.sleep(60)
+        return {"score": 1.0}
+
+
+class BreakdownEvaluator(Evaluator):
+    """Several numeric metrics and no `score`: MACS-style breakdowns averaged across repetitions."""
+
+    def filter_traces(self, traces):
+        return traces.get("tools", {}).get("helm_list_releases", {})
+
+    def __call__(self, traces, final_answer=None):
+        used = traces.get("total_invocations", 0)
+        return {"precision": 1.0 if used else 0.0, "recall": 0.5 * used, "tool_used": bool(used), "note": "x"}
+
+
+class TwoArgumentEvaluator(Evaluator):
+    """A constructor without ``user``, as MASEval's docs allow (the framework never calls it itself)."""
+
+    def __init__(self, task, environment):
+        super().__init__(task, environment)
+
+    def filter_traces(self, traces):
+        return traces
+
+    def __call__(self, traces, final_answer=None):
+        return {"score": 1.0 if self.task.id else 0.0}
+
+
+class KeywordEvaluator(Evaluator):
+    """Needs a keyword argument that only the config can give."""
+
+    def __init__(self, task, environment, user=None, *, word):
+        super().__init__(task, environment, user)
+        self.word = word
+
+    def filter_traces(self, traces):
+        return traces
+
+    def __call__(self, traces, final_answer=None):
+        return {"score": 1.0 if self.word in (final_answer or "") else 0.0}

@@ -237,3 +237,44 @@ def test_traces_dict_has_maseval_shape():
     assert messages[1]["tool_calls"][0]["function"] == {"name": "helm_list_releases", "arguments": "{}"}
     assert messages[2] == {"role": "tool", "tool_call_id": "call_P09kjRKHTTJA02oB9HIe4u5t", "name": "helm_list_releases",
                            "content": trace.invocations[0].intermediate_steps.tool_responses[0].output}
+
+
+def test_python_evaluator_past_its_timeout_does_not_hold_the_run(tmp_path):
+    config = write_config(tmp_path, f"evaluators:\n  - name: slow\n    type: python\n    path: {EXAMPLES}:SlowEvaluator\n"
+                                    "    timeout: 0.5\n  - name: tool_trajectory_avg_score\n    type: builtin\n")
+    proc = subprocess.run([sys.executable, "-m", "agentevals", "run", str(HELM), "-c", str(config),
+                           "-e", str(ADK / "eval_set_helm.json"), "-o", "summary"],
+                          capture_output=True, text=True, timeout=50)
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines()[0] == ("3e289017fe03ffd7c4145316d2eb3d0d [helm_list_releases]: slow=ERROR(-) "
+                                           "tool_trajectory_avg_score=PASSED(1)")
+
+
+def test_each_numeric_metric_of_a_python_evaluator_is_aggregated_over_repetitions(tmp_path):
+    paths = five_repetitions(tmp_path)
+    run = agentevals.evaluate(paths, eval_set=ADK / "eval_set_helm.json",
+                              evaluators=[agentevals.PythonEvaluator.from_class(ex.BreakdownEvaluator, name="bd")])
+    (rep,) = run.repetitions
+    stats = {name: (s["n"], s["mean"], s["std"]) for name, s in rep["metrics"].items()}
+    assert stats == {
+        "bd": (0, None, None),
+        "bd.precision": (5, 0.6, pytest.approx(0.5477225575)),
+        "bd.recall": (5, 0.3, pytest.approx(0.2738612788)),
+        "bd.tool_used": (5, 0.6, pytest.approx(0.5477225575)),
+    }
+
+
+def test_constructor_without_user_is_called_without_it():
+    run = agentevals.evaluate([HELM], eval_set=ADK / "eval_set_helm.json",
+                              evaluators=[agentevals.PythonEvaluator.from_class(ex.TwoArgumentEvaluator)])
+    assert (metric(run, "TwoArgumentEvaluator").status, metric(run, "TwoArgumentEvaluator").score) == (Status.PASSED, 1.0)
+
+
+def test_constructor_that_config_cannot_satisfy_is_a_load_time_error(tmp_path):
+    config = write_config(tmp_path, f"evaluators:\n  - name: kw\n    type: python\n    path: {EXAMPLES}:KeywordEvaluator\n"
+                                    "    config: {wrod: kagent}\n")
+    result = CliRunner().invoke(cli, ["run", str(HELM), "-c", str(config)])
+    assert result.exit_code == 2
+    assert result.output == (f"Error: {config}:2:5: evaluator 'kw': KeywordEvaluator(task, environment, user, "
+                             "**config) cannot be called with config keys ['wrod']: missing a required argument: "
+                             "'word'\n")

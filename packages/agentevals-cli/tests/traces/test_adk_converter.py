@@ -122,3 +122,11 @@ def test_thought_parts_are_not_the_final_response():
     trace = Trace("t1", [span("invocation", "1"), span("call_llm", "2", "1", **{"gcp.vertex.agent.llm_response": response})])
     (inv,) = convert_trace(trace).invocations
     assert inv.final_response == "answer"
+
+
+@pytest.mark.parametrize("response", [{"content": 5}, {"content": {"parts": [{"text": 1.5}, {"text": "answer"}]}}])
+def test_malformed_llm_response_values_are_skipped(response):
+    trace = Trace("t1", [span("invocation", "1"),
+                         span("call_llm", "2", "1", **{"gcp.vertex.agent.llm_response": json.dumps(response)})])
+    (inv,) = convert_trace(trace).invocations
+    assert inv.final_response == ("answer" if isinstance(response["content"], dict) else None)

@@ -140,6 +140,55 @@ def test_bad_input_is_one_line_naming_the_file(tmp_path, content, message):
     assert "\n" not in text
 
 
+_SPAN = {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174", "name": "chat"}
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ({"resourceSpans": ["x"]}, "resourceSpans[0] is not an object"),
+        ({"resourceSpans": [{"scopeSpans": "x"}]}, "resourceSpans[0].scopeSpans must be a list"),
+        ({"resourceSpans": [{"scopeSpans": [5]}]}, "resourceSpans[0].scopeSpans[0] is not an object"),
+        ({"resourceSpans": [{"scopeSpans": [{"spans": {"a": 1}}]}]}, "resourceSpans[0].scopeSpans[0].spans must be a list"),
+        ({"resourceSpans": [{"scopeSpans": [{"spans": [{**_SPAN, "attributes": [
+            {"key": "n", "value": {"intValue": "x"}}]}]}]}]},
+         "resourceSpans[0].scopeSpans[0].spans[0] (chat): attribute 'n': invalid intValue 'x'"),
+        ({"resourceSpans": [{"scopeSpans": [{"spans": [{**_SPAN, "events": [{"name": "e", "timeUnixNano": "soon"}]}]}]}]},
+         "resourceSpans[0].scopeSpans[0].spans[0] (chat) has an event with a non-numeric time"),
+        ({"resourceSpans": []}, "no spans in the file"),
+        ({"data": []}, "no spans in the file"),
+    ],
+)
+def test_malformed_otlp_is_one_line_naming_the_place(tmp_path, document, message):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(InputFileError) as info:
+        list(read_traces(path))
+    assert str(info.value) == f"{path}: {message}"
+
+
+def test_json_lines_error_names_the_broken_line(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(otlp_doc()) + "\n\n" + json.dumps(otlp_doc()) + "\n" + '{"resourceSpans": [ brok\n')
+    with pytest.raises(InputFileError) as info:
+        list(read_traces(path))
+    assert str(info.value) == f"{path}:4:21: invalid JSON: Expecting value"
+
+
+def test_utf8_byte_order_mark_is_accepted(tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + (ADK / "helm.json").read_bytes())
+    assert [t.trace_id for t in read_traces(path)] == ["3e289017fe03ffd7c4145316d2eb3d0d"]
+
+
+def test_utf16_file_says_so(tmp_path):
+    path = tmp_path / "u16.json"
+    path.write_text(json.dumps(otlp_doc()), encoding="utf-16")
+    with pytest.raises(InputFileError) as info:
+        list(read_traces(path))
+    assert str(info.value) == f"{path}: UTF-16 text, expected UTF-8 JSON"
+
+
 def test_missing_file_and_directory(tmp_path):
     with pytest.raises(InputFileError, match="no such file"):
         list(read_traces(tmp_path / "nope.json"))
@@ -152,3 +201,19 @@ def test_format_override_is_applied(tmp_path):
     path.write_text(json.dumps(otlp_doc()))
     with pytest.raises(InputFileError, match="Jaeger trace"):
         list(read_traces(path, format="jaeger-json"))
+
+
+def test_forcing_otlp_on_a_jaeger_file_says_what_is_missing():
+    with pytest.raises(InputFileError) as info:
+        list(read_traces(ADK / "helm.json", format="otlp-json"))
+    assert str(info.value) == f"{ADK / 'helm.json'}: not OTLP JSON: no 'resourceSpans' (or Tempo 'batches') list"
+
+
+def test_unforeseen_shape_is_still_one_line_naming_the_file(tmp_path):
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"data": [{"traceID": "a", "spans": [
+        {"traceID": "a", "spanID": "b", "operationName": "x", "logs": [5]}]}]}))
+    with pytest.raises(InputFileError) as info:
+        list(read_traces(path))
+    assert str(info.value) == (f"{path}: unexpected jaeger-json structure: "
+                               "AttributeError: 'int' object has no attribute 'get'")

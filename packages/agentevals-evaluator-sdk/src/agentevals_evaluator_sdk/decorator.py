@@ -22,6 +22,7 @@ import functools
 import inspect
 import json
 import sys
+import threading
 import traceback
 from typing import IO, Any, Awaitable, Callable, Optional, Union, overload
 
@@ -52,6 +53,7 @@ def format_validation_error(error: ValidationError) -> str:
 
 def parse_input(text: str) -> tuple[EvalInput, str]:
     """Parse stdin text into an EvalInput and the negotiated protocol version."""
+    text = text.removeprefix("\ufeff")  # a byte order mark some Windows shells put before piped text
     if not text.strip():
         raise InputError("empty stdin: expected one EvalInput JSON document")
     try:
@@ -118,7 +120,7 @@ class Evaluator:
         try:
             value = self.func(eval_input)
             if inspect.isawaitable(value):
-                value = asyncio.run(_await(value))
+                value = _run_awaitable(value)
         except ValidationError as exc:
             if exc.title != EvalResult.__name__:
                 raise
@@ -141,7 +143,8 @@ class Evaluator:
                     raise
                 except Exception as exc:  # the author's code failed: show where
                     traceback.print_exc(file=sys.stderr)
-                    raise _Raised(f"evaluator '{self.name}' raised {type(exc).__name__}: {exc}") from None
+                    message = " | ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+                    raise _Raised(f"evaluator '{self.name}' raised {type(exc).__name__}: {message}") from None
         except (EvaluatorError, _Raised) as exc:
             print(f"error: {exc}", file=sys.stderr)
             sys.exit(1)
@@ -156,6 +159,28 @@ class _Raised(Exception):
 
 async def _await(value: Awaitable[Any]) -> Any:
     return await value
+
+
+def _run_awaitable(value: Awaitable[Any]) -> Any:
+    """Await ``value`` to completion, also when called from code already inside an event loop (async tests)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_await(value))
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = asyncio.run(_await(value))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="agentevals-evaluator")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def _check_signature(func: Callable[..., Any]) -> None:

@@ -28,6 +28,16 @@ def _expand(patterns: tuple[str, ...]) -> list[str]:
     return out
 
 
+def _prepare_output_file(path: Path) -> None:
+    """Create the report's directory before running, so a bad path costs nothing but a usage error."""
+    from ..errors import ConfigError
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--output-file {path}: cannot create its directory: {exc.strerror or exc}") from None
+
+
 @click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("trace_files", nargs=-1, required=True, metavar="TRACE_FILES...")
 @click.option("-e", "--eval-set", type=click.Path(dir_okay=False), help="ADK EvalSet JSON with the golden cases.")
@@ -80,6 +90,8 @@ def run_command(
         trajectory_match_type=trajectory_match_type, group_by=group_by, strict=strict, repeat_key=repeat_key,
         pass_at_k=list(pass_at_k), fail_on_evaluation_error=fail_on_evaluation_error,
     )
+    if output_file:
+        _prepare_output_file(Path(output_file))
     run = asyncio.run(run_evaluation(_expand(trace_files), evaluators, eval_set=eval_set_obj, options=options,
                                      trace_format=trace_format))
     color = output != "json" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -22,7 +22,7 @@ from .._registry import did_you_mean
 from .._validation import loc_path
 from ..errors import ConfigError
 from ..evaluators import EVALUATOR_TYPES, BaseEvaluator
-from ..options import RunOptions
+from ..options import RunOptions, TrajectoryMatchType
 
 __all__ = ["EvalConfig", "LoadedEvaluator", "RunSettings", "build_evaluators", "load_config", "parse_config"]
 
@@ -74,12 +74,13 @@ class RunSettings(BaseModel):
     """The evaluator entries, in output order."""
     judge_model: Optional[str] = None
     """Default judge model for LLM-based metrics."""
-    trajectory_match_type: Optional[str] = None
+    trajectory_match_type: Optional[TrajectoryMatchType] = None
+    """How tool_trajectory_avg_score matches tool calls: exact, in_order or any_order."""
     fail_on_evaluation_error: bool = False
     """Stop the run at the first evaluator exception (MASEval semantics)."""
     repeat_key: Optional[str] = None
     """What identifies a case across repetitions when traces carry no eval id."""
-    pass_at_k: list[int] = Field(default_factory=list)
+    pass_at_k: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list)
     """k values for pass@k / pass^k (default: k = number of repetitions)."""
 
 
@@ -131,7 +132,8 @@ def parse_config(text: str, *, source: str = "<config>", base_dir: Path | None =
         data = _Mapping()
         data.key_marks = {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: the config must be a mapping with an 'evaluators' list, got {type(data).__name__}")
+        got = "a list" if isinstance(data, list) else f"{type(data).__name__} {data!r}"
+        raise ConfigError(f"{source}: the config must be a mapping with an 'evaluators' list, got {got}")
     errors: list[str] = []
     try:
         settings = RunSettings.model_validate(dict(data))

@@ -23,10 +23,19 @@ def paint(text: str, color: Optional[str], enabled: bool, *, bold: bool = False)
     return click.style(text, fg=color, bold=bold) if enabled and (color or bold) else text
 
 
-def fmt_num(value: Optional[float], digits: int = 3) -> str:
+def fmt_num(value: Any, digits: int = 3, *, width: int = 60) -> str:
+    """A number with at most ``digits`` decimals (``2130``, ``0.812``); other values as compact JSON."""
     if value is None:
         return "-"
-    return f"{value:.{digits}f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        import json
+
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        return text if len(text) <= width else text[: width - 1] + "…"
+    if value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    text = f"{value:.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def fmt_calls(calls: list[dict[str, Any]]) -> str:

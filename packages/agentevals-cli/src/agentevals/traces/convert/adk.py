@@ -41,14 +41,23 @@ def _is_adk(span: Span) -> bool:
     return span.scope == ADK_SCOPE or any(k.startswith("gcp.vertex.agent.") for k in span.attributes)
 
 
+def _id(value: Any) -> Optional[str]:
+    """A name or id attribute as text (None when absent or not a scalar)."""
+    if isinstance(value, str):
+        return value or None
+    return str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def _parts_text(content: Any, *, skip_thoughts: bool = False) -> Optional[str]:
     """Join the text parts of a genai Content dict with newlines (None when there are none)."""
     if not isinstance(content, dict):
         return None
+    parts = content.get("parts")
     texts = [
         p["text"]
-        for p in content.get("parts") or ()
-        if isinstance(p, dict) and p.get("text") and not (skip_thoughts and p.get("thought"))
+        for p in (parts if isinstance(parts, list) else ())
+        if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"]
+        and not (skip_thoughts and p.get("thought"))
     ]
     return "\n".join(texts) if texts else None
 
@@ -121,25 +130,28 @@ class AdkConverter:
             if user_content is None and isinstance(request, dict):
                 user_content = self._last_user_text(request.get("contents") or [])
             if isinstance(response, dict):
-                content = response.get("content")
-                for part in (content or {}).get("parts") or ():
+                content = response.get("content") if isinstance(response.get("content"), dict) else None
+                parts = (content or {}).get("parts")
+                for part in parts if isinstance(parts, list) else ():
                     call = part.get("function_call") if isinstance(part, dict) else None
-                    if isinstance(call, dict) and call.get("name"):
-                        calls.append(ToolCallData(name=call["name"], args=call.get("args") or {}, id=call.get("id")))
+                    if isinstance(call, dict) and isinstance(call.get("name"), str) and call["name"]:
+                        args = call.get("args")
+                        calls.append(ToolCallData(name=call["name"], args=args if isinstance(args, dict) else {},
+                                                  id=_id(call.get("id"))))
                 text = _parts_text(content, skip_thoughts=True)
                 if text is not None:
                     final_response = text
 
         responses = []
         for span in tool_spans:
-            name = first(span.attributes, "tool_name") or span.name.removeprefix("execute_tool").strip()
+            name = _id(first(span.attributes, "tool_name")) or span.name.removeprefix("execute_tool").strip()
             measure.add_tool(span, name)
             raw = first(span.attributes, "tool_result")
             parsed = as_json(raw)
             responses.append(ToolResponseData(
                 name=name,
                 output=as_text(raw),
-                id=first(span.attributes, "tool_call_id"),
+                id=_id(first(span.attributes, "tool_call_id")),
                 status=span.status_code,
                 response=parsed if isinstance(parsed, (dict, list)) else None,
             ))
@@ -147,9 +159,9 @@ class AdkConverter:
             for span in tool_spans:
                 args = as_json(first(span.attributes, "tool_args"))
                 calls.append(ToolCallData(
-                    name=first(span.attributes, "tool_name") or span.name.removeprefix("execute_tool").strip(),
+                    name=_id(first(span.attributes, "tool_name")) or span.name.removeprefix("execute_tool").strip(),
                     args=args if isinstance(args, dict) else {},
-                    id=first(span.attributes, "tool_call_id"),
+                    id=_id(first(span.attributes, "tool_call_id")),
                 ))
         measure.tool_calls = len(calls)
 

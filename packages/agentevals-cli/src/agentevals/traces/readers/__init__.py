@@ -51,11 +51,13 @@ def read_traces(
     records are added there (to be attached to their spans with ``attach_log_events``), else it is an error.
     """
     source = str(path)
+    found = False
     for document in load_json_documents(Path(path)):
         if is_logs_document(document) and format is None:
             if log_events is None:
                 raise InputFileError(f"{source}: an OTLP logs file, not a trace file: pass it with its traces")
             add_log_events(document, source, log_events)
+            found = True
             continue
         fmt = format or detect_format(document)
         if fmt is None and isinstance(document, dict) and ("eval_cases" in document or "evalCases" in document):
@@ -69,4 +71,11 @@ def read_traces(
             )
         if fmt not in FORMATS:
             raise InputFileError(f"{source}: unknown trace format '{fmt}'; known: {', '.join(FORMATS)}")
-        yield from FORMATS[fmt](document, source)
+        try:
+            for trace in FORMATS[fmt](document, source):
+                found = True
+                yield trace
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:  # a shape no reader check foresaw
+            raise InputFileError(f"{source}: unexpected {fmt} structure: {type(exc).__name__}: {exc}") from None
+    if not found:
+        raise InputFileError(f"{source}: no spans in the file")

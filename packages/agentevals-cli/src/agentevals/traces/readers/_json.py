@@ -38,6 +38,9 @@ def load_json_documents(path: Path, *, allow_lines: bool = True) -> Iterator[Any
         raise InputFileError(f"{path}: is a directory, expected a JSON file") from None
     except OSError as exc:
         raise InputFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputFileError(f"{path}: UTF-16 text, expected UTF-8 JSON")
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark (Windows editors) is not content
     if not data.strip():
         raise InputFileError(f"{path}: empty file, expected JSON")
     try:
@@ -46,20 +49,42 @@ def load_json_documents(path: Path, *, allow_lines: bool = True) -> Iterator[Any
     except ValueError as exc:
         first_error = exc
     if allow_lines and data.lstrip().startswith(b"{") and b"\n" in data.strip():
-        lines = [line for line in data.splitlines() if line.strip()]
-        try:
-            docs = [_loads(line) for line in lines]
-        except ValueError:
-            docs = None
-        if docs and len(docs) > 1:
+        docs = _json_lines(path, data)
+        if docs is not None:
             yield from docs
             return
+    _raise_syntax_error(path, data, data)
+    raise InputFileError(f"{path}: invalid JSON: {first_error}")
+
+
+def _json_lines(path: Path, data: bytes) -> list[Any] | None:
+    """The documents of a JSON-lines file, or None when ``data`` is not one (its first line is not a document).
+
+    Once the first line is a whole document, a line that does not parse is reported with its own number.
+    """
+    offset, docs = 0, []
+    for raw in data.splitlines(keepends=True):
+        line = raw.strip()
+        if line:
+            try:
+                docs.append(_loads(line))
+            except ValueError:
+                if not docs:
+                    return None
+                _raise_syntax_error(path, data, raw, offset=offset)
+                raise
+        offset += len(raw)
+    return docs if len(docs) > 1 else None
+
+
+def _raise_syntax_error(path: Path, data: bytes, chunk: bytes, *, offset: int = 0) -> None:
+    """Raise ``InputFileError`` with the file's line and column of the first syntax error in ``chunk``."""
     try:
-        json.loads(data)
+        json.loads(chunk)
     except json.JSONDecodeError as exc:
-        line, col = _position(data, exc.pos)
-        truncated = " (file looks truncated)" if exc.pos >= len(data.rstrip()) - 1 else ""
+        pos = offset + len(exc.doc[: exc.pos].encode("utf-8"))  # the error position counts characters, not bytes
+        line, col = _position(data, pos)
+        truncated = " (file looks truncated)" if pos >= len(data.rstrip()) - 1 else ""
         raise InputFileError(f"{path}:{line}:{col}: invalid JSON: {exc.msg}{truncated}") from None
     except UnicodeDecodeError:
         raise InputFileError(f"{path}: not UTF-8 text, expected JSON") from None
-    raise InputFileError(f"{path}: invalid JSON: {first_error}")

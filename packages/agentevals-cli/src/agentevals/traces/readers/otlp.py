@@ -22,10 +22,11 @@ def attribute_value(value: Any) -> Any:
     if not isinstance(value, dict) or not value:
         return value
     (kind, inner), *_ = value.items()
-    if kind == "intValue":
-        return int(inner)
-    if kind == "doubleValue":
-        return float(inner)
+    if kind in ("intValue", "doubleValue"):
+        try:
+            return int(inner) if kind == "intValue" else float(inner)
+        except (TypeError, ValueError):
+            raise ValueError(f"invalid {kind} {inner!r}") from None
     if kind == "arrayValue":
         return [attribute_value(v) for v in (inner or {}).get("values", [])]
     if kind == "kvlistValue":
@@ -33,8 +34,32 @@ def attribute_value(value: Any) -> Any:
     return inner
 
 
-def _attributes(items: Any) -> dict[str, Any]:
-    return {a["key"]: attribute_value(a.get("value")) for a in items or () if isinstance(a, dict) and "key" in a}
+def _attributes(items: Any, where: str = "") -> dict[str, Any]:
+    """OTLP key/value list → dict; with ``where``, a bad value raises ``InputFileError`` naming the key."""
+    out = {}
+    for a in items if isinstance(items, list) else ():
+        if isinstance(a, dict) and "key" in a:
+            try:
+                out[a["key"]] = attribute_value(a.get("value"))
+            except ValueError as exc:
+                if not where:
+                    raise
+                raise InputFileError(f"{where}: attribute '{a['key']}': {exc}") from None
+    return out
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputFileError(f"{where} must be a list")
+    return value
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InputFileError(f"{where} is not an object")
+    return value
 
 
 def _id(value: Any) -> str:
@@ -51,17 +76,27 @@ def _id(value: Any) -> str:
 
 def read_otlp(document: Any, source: str) -> Iterator[Trace]:
     """Group every span in the document by trace id, in first-seen order."""
-    batches = document.get("resourceSpans") or document.get("resource_spans") or document.get("batches")
+    key = next((k for k in ("resourceSpans", "resource_spans", "batches") if k in document), "resourceSpans")
+    batches = document.get(key) if isinstance(document, dict) else None
+    if batches is None:
+        raise InputFileError(f"{source}: not OTLP JSON: no 'resourceSpans' (or Tempo 'batches') list")
     if not isinstance(batches, list):
-        raise InputFileError(f"{source}: OTLP JSON 'resourceSpans' must be a list")
+        raise InputFileError(f"{source}: OTLP JSON '{key}' must be a list")
     traces: dict[str, list[Span]] = {}
     for b, batch in enumerate(batches):
-        resource = _attributes((batch.get("resource") or {}).get("attributes"))
-        scopes = batch.get("scopeSpans") or batch.get("scope_spans") or batch.get("instrumentationLibrarySpans") or []
-        for s, scope_spans in enumerate(scopes):
+        at = f"{source}: {key}[{b}]"
+        batch = _object(batch, at)
+        resource_obj = batch.get("resource") or {}
+        resource = _attributes(resource_obj.get("attributes") if isinstance(resource_obj, dict) else None,
+                               f"{at}.resource")
+        scopes_key = next((k for k in ("scopeSpans", "scope_spans", "instrumentationLibrarySpans") if k in batch),
+                          "scopeSpans")
+        for s, scope_spans in enumerate(_list(batch.get(scopes_key), f"{at}.{scopes_key}")):
+            scope_spans = _object(scope_spans, f"{at}.{scopes_key}[{s}]")
             scope = scope_spans.get("scope") or scope_spans.get("instrumentationLibrary") or {}
-            for i, raw in enumerate(scope_spans.get("spans") or ()):
-                span = _span(raw, resource, scope.get("name"), f"{source}: resourceSpans[{b}].scopeSpans[{s}].spans[{i}]")
+            spans_at = f"{at}.{scopes_key}[{s}].spans"
+            for i, raw in enumerate(_list(scope_spans.get("spans"), spans_at)):
+                span = _span(raw, resource, scope.get("name") if isinstance(scope, dict) else None, f"{spans_at}[{i}]")
                 traces.setdefault(span.trace_id, []).append(span)
     for trace_id, spans in traces.items():
         yield Trace(trace_id=trace_id, spans=spans, source=source)
@@ -86,15 +121,16 @@ def _span(raw: Any, resource: dict[str, Any], scope: Any, where: str) -> Span:
     else:
         kind = _KINDS.get(kind)
     status = raw.get("status") or {}
-    events = [
-        SpanEvent(
-            name=str(e.get("name", "")),
-            time_ns=int(e.get("timeUnixNano") or e.get("time_unix_nano") or 0),
-            attributes=_attributes(e.get("attributes")),
-        )
-        for e in raw.get("events") or ()
-        if isinstance(e, dict)
-    ]
+    events = []
+    for e in raw.get("events") if isinstance(raw.get("events"), list) else ():
+        if not isinstance(e, dict):
+            continue
+        try:
+            time_ns = int(e.get("timeUnixNano") or e.get("time_unix_nano") or 0)
+        except (TypeError, ValueError):
+            raise InputFileError(f"{where} ({name}) has an event with a non-numeric time") from None
+        events.append(SpanEvent(name=str(e.get("name", "")), time_ns=time_ns,
+                                attributes=_attributes(e.get("attributes"), f"{where} ({name}) event {e.get('name')!r}")))
     return Span(
         trace_id=trace_id,
         span_id=span_id,
@@ -102,7 +138,7 @@ def _span(raw: Any, resource: dict[str, Any], scope: Any, where: str) -> Span:
         parent_span_id=_id(raw.get("parentSpanId") or raw.get("parent_span_id")) or None,
         start_ns=start,
         end_ns=end,
-        attributes=_attributes(raw.get("attributes")),
+        attributes=_attributes(raw.get("attributes"), f"{where} ({name})"),
         events=events,
         resource=resource,
         scope=scope,
