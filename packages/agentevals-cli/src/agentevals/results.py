@@ -152,11 +152,15 @@ class RunResult(BaseModel):
         return counts
 
     def exit_code(self, *, strict: bool = False) -> int:
-        """0 all passed; 1 any FAILED/ERROR, an unreadable input, or nothing evaluated at all."""
+        """0 all passed; 1 any FAILED/ERROR, an unreadable input, or nothing evaluated at all.
+
+        Informational metrics count as evaluated (they report values and never fail), so a run of
+        only ``token_usage_v1`` exits 0; a run where everything is NOT_EVALUATED exits 1.
+        """
         counts = self.counts()
         if self.aborted or self.input_errors or counts["FAILED"] or counts["ERROR"]:
             return 1
-        if counts["PASSED"] == 0:
+        if counts["PASSED"] == 0 and counts["INFORMATIONAL"] == 0:
             return 1
         if strict and counts["NOT_EVALUATED"]:
             return 1

@@ -163,8 +163,9 @@ async def run_evaluation(
         run.notes.append("no eval set given (-e/--eval-set): metrics that compare against golden cases were not evaluated")
     elif eval_set is not None and run.cases and all(c.eval_id is None for c in run.cases):
         run.notes.append(f"no trace matched any eval case in {eval_set.source or eval_set.eval_set_id}")
-    if run.cases and not any(r.status in (Status.PASSED, Status.FAILED) for c in run.cases for r in c.metrics):
-        run.notes.append("nothing was evaluated: every result is NOT_EVALUATED, INFORMATIONAL or ERROR")
+    if run.cases and not any(r.status in (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
+                             for c in run.cases for r in c.metrics):
+        run.notes.append("nothing was evaluated: every result is NOT_EVALUATED or ERROR")
     from .repetitions import summarize_repetitions
 
     run.repetitions = summarize_repetitions(run.cases, k_values=options.pass_at_k, repeat_key=options.repeat_key)

@@ -231,3 +231,21 @@ def test_output_file_that_cannot_be_written_is_a_usage_error_before_running(tmp_
     assert result.stdout == ""
     assert result.stderr.startswith(f"Error: --output-file {blocker / 'run.json'}: cannot create its directory: ")
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_informational_only_run_exits_0():
+    result = run(HELM, "-m", "token_usage_v1")
+    assert result.exit_code == 0
+    assert "token_usage_v1  INFORMATIONAL  3906 tokens" in result.output
+
+
+def test_trace_naming_a_missing_eval_case_is_not_matched_to_another(tmp_path):
+    data = json.loads(Path(HELM).read_text())
+    for span in data["data"][0]["spans"]:
+        if span["operationName"] == "invocation":
+            span["tags"].append({"key": "agentevals.eval_id", "type": "string", "value": "no_such_case"})
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(data))
+    result = run(str(path), "-e", ES_HELM)
+    assert result.exit_code == 1
+    assert "the trace names eval case 'no_such_case', which is not in" in result.output

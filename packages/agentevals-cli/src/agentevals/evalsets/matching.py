@@ -1,6 +1,7 @@
 """Which eval case does a trace (or a conversation) belong to? The rule, in order:
 
-1. **Eval id**: the trace carries ``agentevals.eval_id`` (or an alias) naming a case.
+1. **Eval id**: the trace carries ``agentevals.eval_id`` (or an alias) naming a case; when the named case
+   is not in the set, the trace is unmatched (no other rule is tried).
 2. **Invocation ids**: a case's conversation has an ``invocation_id`` equal to one of the trace's turn ids
    (eval sets generated from traces keep the span ids).
 3. **User input**: the first user message of the trace equals the first user message of exactly one case
@@ -34,6 +35,8 @@ def match_case(
         for case in cases:
             if case.eval_id == eval_id:
                 return case, f"eval id '{eval_id}' recorded in the trace"
+        # The trace says which case it ran; guessing another one would score it against the wrong gold.
+        return None, f"the trace names eval case '{eval_id}', which is not in {eval_set.source or eval_set.eval_set_id}"
     ids = {inv.invocation_id for inv in invocations if inv.invocation_id}
     for case in cases:
         if ids & {turn.invocation_id for turn in case.conversation}:
