@@ -4,6 +4,10 @@ Credentials and endpoint come from the entry (``base_url``, ``api_key_env``) or 
 (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``OPENAI_ORG_ID``, ``OPENAI_PROJECT_ID``), so local servers
 (vLLM, Ollama, gateways) work. The ``openai`` package is the optional ``openai`` extra.
 
+Retries are ours, not the ``openai`` client's: rate limits (408/409/429), 5xx and connection errors are
+retried ``max_retries`` times after the server's ``retry-after`` (up to 60 s; else a doubling backoff), but only
+while the wait fits before the client's deadline: a wait past it fails at once with the server's cause.
+
 Example:
     ```python
     settings = LLMSettings(model="gpt-4o-mini")
@@ -17,9 +21,12 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
+import email.utils
 import json
 import os
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +35,13 @@ from urllib.parse import urlsplit, urlunsplit
 from .errors import EvaluatorFailure, MissingDependencyError
 
 __all__ = ["ChatClient", "LLMSettings", "redact"]
+
+RETRY_STATUSES = frozenset({408, 409, 429})
+"""Besides every 5xx: statuses worth another try."""
+BACKOFF_FIRST = 0.5
+BACKOFF_MAX = 8.0
+RETRY_AFTER_MAX = 60.0
+"""A longer ``retry-after`` is not honoured (the doubling backoff is used instead), as the openai client does."""
 
 _SECRET = re.compile(r"(sk-[A-Za-z0-9_\-]{6,}|Bearer\s+[A-Za-z0-9_\-.]{6,})")
 
@@ -85,19 +99,23 @@ class LLMSettings:
             return "no model configured (set `model:` or pass -j/--judge-model)"
         return None
 
-    def client(self, *, timeout: float) -> ChatClient:
-        return ChatClient(self, timeout=timeout)
+    def client(self, *, timeout: float, deadline: float | None = None) -> ChatClient:
+        """A client whose requests each get ``timeout`` seconds; retries stop at ``deadline``
+        (a ``time.monotonic()`` value; default: none, each retry is bounded by ``max_retries`` only)."""
+        return ChatClient(self, timeout=timeout, deadline=deadline)
 
 
 class ChatClient:
     """A thin async wrapper over ``openai.AsyncOpenAI`` with bounded retries and redacted errors."""
 
-    def __init__(self, settings: LLMSettings, *, timeout: float) -> None:
+    def __init__(self, settings: LLMSettings, *, timeout: float, deadline: float | None = None) -> None:
         try:
             import openai
         except ImportError as exc:  # pragma: no cover - guarded by unavailable_reason
             raise MissingDependencyError("calling an OpenAI-compatible API", "openai") from exc
         self.settings = settings
+        self.deadline = deadline
+        """``time.monotonic()`` after which no retry is started (None: no limit but ``max_retries``)."""
         self._openai = openai
         self._client = openai.AsyncOpenAI(
             api_key=settings.api_key,
@@ -105,7 +123,7 @@ class ChatClient:
             organization=os.environ.get("OPENAI_ORG_ID") or None,
             project=os.environ.get("OPENAI_PROJECT_ID") or None,
             timeout=timeout,
-            max_retries=settings.max_retries,
+            max_retries=0,  # retried in call(), within the deadline
         )
 
     @property
@@ -122,16 +140,57 @@ class ChatClient:
     async def call(self, method: Callable[..., Awaitable[Any]], /, *args: Any, **kwargs: Any) -> Any:
         """Await ``method(*args, **kwargs)`` (a method of ``raw``); failures become one-line EvaluatorFailures.
 
-        The client's own bounded retries (429, 5xx, connection errors; ``max_retries``) happen inside.
+        Rate limits, 5xx and connection errors are retried (``max_retries``, within ``deadline``).
         """
+        attempt = 0
+        while True:
+            try:
+                return await method(*args, **kwargs)
+            except self._openai.APIError as exc:
+                wait = self._retry_wait(exc, attempt)
+                if wait is None or attempt >= self.settings.max_retries:
+                    raise EvaluatorFailure(self.describe_error(exc)) from None
+                if self.deadline is not None and time.monotonic() + wait >= self.deadline:
+                    why = (f"the server asks to retry in {wait:g}s, past the deadline"
+                           if self._retry_after(exc) is not None else "no time left to retry")
+                    raise EvaluatorFailure(f"{self.describe_error(exc)} ({why})") from None
+                attempt += 1
+                await asyncio.sleep(wait)
+            except ValueError as exc:  # the body is not the JSON the client expects (json.JSONDecodeError, …)
+                detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                message = f"malformed response from {self.settings.endpoint}: {detail}"
+                raise EvaluatorFailure(redact(message, self.settings.api_key)) from None
+
+    def _retry_after(self, exc: BaseException) -> float | None:
+        """Seconds the server asked to wait (``retry-after-ms`` / ``retry-after``), when it said."""
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None) or {}
         try:
-            return await method(*args, **kwargs)
-        except self._openai.APIError as exc:
-            raise EvaluatorFailure(self.describe_error(exc)) from None
-        except ValueError as exc:  # the body is not the JSON the client expects (json.JSONDecodeError, …)
-            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            message = f"malformed response from {self.settings.endpoint}: {detail}"
-            raise EvaluatorFailure(redact(message, self.settings.api_key)) from None
+            if headers.get("retry-after-ms"):
+                return max(0.0, float(headers["retry-after-ms"]) / 1000)
+            value = headers.get("retry-after")
+            if value:
+                try:
+                    return max(0.0, float(value))
+                except ValueError:
+                    when = email.utils.parsedate_to_datetime(value)
+                    return max(0.0, when.timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+        return None
+
+    def _retry_wait(self, exc: BaseException, attempt: int) -> float | None:
+        """Seconds to wait before retrying after ``exc``, or None when it is not worth retrying."""
+        status = getattr(exc, "status_code", None)
+        retryable = isinstance(exc, self._openai.APIConnectionError) or (
+            isinstance(status, int) and (status in RETRY_STATUSES or status >= 500)
+        )
+        if not retryable:
+            return None
+        asked = self._retry_after(exc)
+        if asked is not None and asked <= RETRY_AFTER_MAX:
+            return asked
+        return min(BACKOFF_MAX, BACKOFF_FIRST * 2**attempt)
 
     async def complete(
         self,
@@ -181,6 +240,12 @@ class ChatClient:
         status = getattr(exc, "status_code", None)
         kind = type(exc).__name__
         message = str(getattr(exc, "message", "") or exc).splitlines()[0] if str(exc) else kind
+        message = re.sub(r"^Error code: \d+ - ", "", message)  # the status is said once, below
+        root, seen = exc, 0  # e.g. "Connection error." → the innermost cause: "[Errno 111] Connect call failed"
+        while (root.__cause__ or root.__context__) is not None and seen < 10:
+            root, seen = root.__cause__ or root.__context__, seen + 1
+        if status is None and root is not exc and str(root).strip():
+            message = f"{message.rstrip('.')}: {str(root).strip().splitlines()[0]}"
         where = f"HTTP {status}" if status else kind
         return redact(f"{where} from {self.settings.endpoint}: {message}", self.settings.api_key)
 

@@ -54,7 +54,7 @@ def build(tmp_path: Path, **fields) -> CodeEvaluator:
 
 def test_local_is_the_subprocess_backend(tmp_path):
     write(tmp_path / "e.py", "")
-    assert EXECUTORS.names() == ["local"]
+    assert EXECUTORS.names() == ["docker", "local"]
     backend = create_backend("local", tmp_path / "e.py", 5)
     assert isinstance(backend, SubprocessBackend) and backend.path == tmp_path / "e.py"
 
@@ -75,6 +75,130 @@ def test_unknown_executor_is_refused_at_load_with_a_suggestion(tmp_path):
     with pytest.raises(ConfigError) as info:
         build(tmp_path, executor="dokcer").check()
     assert str(info.value) == "unknown executor 'dokcer' (did you mean 'docker'?); known: docker, local"
+
+
+# -- the built-in docker executor ---------------------------------------------------------------------------
+
+FAKE_DOCKER = """\
+#!{python}
+import json, os, sys, time
+with open(os.environ["FAKE_DOCKER_LOG"], "a") as log:
+    log.write(json.dumps(sys.argv[1:]) + "\\n")
+if sys.argv[1] == "run":
+    mode = os.environ.get("FAKE_DOCKER_MODE", "ok")
+    data = json.load(sys.stdin)
+    if mode == "hang":
+        time.sleep(60)
+    if mode == "no-daemon":
+        sys.stderr.write("docker: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. "
+                         "Is the docker daemon running?\\n\\nRun 'docker run --help' for more information\\n")
+        sys.exit(125)
+    print(json.dumps({{"score": 0.75, "details": {{"metric": data["metric_name"]}}}}))
+"""
+
+
+@pytest.fixture
+def fake_docker(tmp_path, monkeypatch) -> Path:
+    """A ``docker`` CLI on PATH that logs its argv (one JSON list a line) and answers like a container."""
+    import os
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    docker = write(bin_dir / "docker", FAKE_DOCKER.format(python=sys.executable))
+    docker.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    log = tmp_path / "docker.log"
+    monkeypatch.setenv("FAKE_DOCKER_LOG", str(log))
+    return log
+
+
+def docker_calls(log: Path) -> list[list[str]]:
+    import json
+
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_docker_runs_the_file_read_only_without_network(tmp_path, ctx, fake_docker):
+    import importlib.util
+    import sys
+
+    sdk_init = importlib.util.find_spec("agentevals_evaluator_sdk").origin  # located, not imported
+    evaluator = build(tmp_path, executor="docker")
+    evaluator.check()
+    result = evaluate(evaluator, ctx)
+    assert (result.status, result.score, result.details) == (Status.PASSED, 0.75, {"metric": "untrusted_evaluator"})
+    ((run, *args),) = docker_calls(fake_docker)
+    name = args[args.index("--name") + 1]
+    site = Path(sdk_init).resolve().parent.parent
+    assert run == "run" and name.startswith("agentevals-")
+    assert args == [
+        "--rm", "-i", "--name", name, "--network", "none", "--read-only", "--tmpfs", "/tmp",
+        "-v", f"{tmp_path}:/evaluator:ro", "-w", "/evaluator",
+        "-v", f"{site}:/opt/agentevals/site-packages:ro", "-e", "PYTHONPATH=/opt/agentevals/site-packages",
+        f"python:{sys.version_info.major}.{sys.version_info.minor}-slim", "python", "/evaluator/untrusted.py",
+    ]
+
+
+def test_docker_image_and_network_come_from_the_manifest(tmp_path, ctx, fake_docker):
+    write(tmp_path / "evaluator.yaml", "name: untrusted\ndocker:\n  image: team/evals:1\n  network: bridge\n")
+    write(tmp_path / "check.ts", "console.log(JSON.stringify({score: 1}));\n")
+    evaluator = CodeEvaluator(CodeEvaluator.Config(name="ts", type="code", path="check.ts", executor="docker"),
+                              base_dir=tmp_path)
+    evaluator.check()
+    assert evaluate(evaluator, ctx).status == Status.PASSED
+    ((_, *args),) = docker_calls(fake_docker)
+    assert args[args.index("--network") + 1] == "bridge"
+    assert args[-5:] == ["team/evals:1", "node", "--experimental-strip-types", "--disable-warning=ExperimentalWarning",
+                         "/evaluator/check.ts"]
+
+
+def test_docker_timeout_removes_the_container(tmp_path, ctx, fake_docker, monkeypatch):
+    monkeypatch.setenv("FAKE_DOCKER_MODE", "hang")
+    evaluator = build(tmp_path, executor="docker", timeout=1)
+    result = evaluate(evaluator, ctx)
+    assert (result.status, result.error) == (Status.ERROR, "timed out after 1s while running untrusted.py in docker "
+                                             f"({evaluator._backend._image})")
+    (run, remove) = docker_calls(fake_docker)
+    assert remove == ["rm", "-f", run[run.index("--name") + 1]]
+
+
+def test_docker_without_a_daemon_is_one_error_line(tmp_path, ctx, fake_docker, monkeypatch):
+    monkeypatch.setenv("FAKE_DOCKER_MODE", "no-daemon")
+    import sys
+
+    result = evaluate(build(tmp_path, executor="docker"), ctx)
+    assert result.error == (
+        f"docker could not run python:{sys.version_info.major}.{sys.version_info.minor}-slim: docker: Cannot "
+        "connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
+    )
+
+
+def test_docker_missing_is_one_error_line(tmp_path, ctx, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    result = evaluate(build(tmp_path, executor="docker"), ctx)
+    assert result.error == ("executor 'docker' could not start: docker not found on PATH "
+                            "(needed for `executor: docker`); install Docker")
+
+
+def _docker_daemon() -> str | None:
+    import shutil
+    import subprocess
+
+    if not shutil.which("docker"):
+        return "docker is not installed"
+    if subprocess.run(["docker", "info"], capture_output=True, timeout=20).returncode != 0:
+        return "no docker daemon answers `docker info`"
+    return None
+
+
+@pytest.mark.skipif(_docker_daemon() is not None, reason=str(_docker_daemon()))
+def test_docker_runs_a_real_container(tmp_path, ctx):
+    write(tmp_path / "e.py", "import json, sys\nd = json.load(sys.stdin)\n"
+                             "print(json.dumps({'score': 0.5, 'details': {'n': len(d['invocations'])}}))\n")
+    evaluator = CodeEvaluator(CodeEvaluator.Config(name="e", type="code", path="e.py", executor="docker",
+                                                   timeout=300), base_dir=tmp_path)
+    result = evaluate(evaluator, ctx)
+    assert (result.status, result.score, result.details) == (Status.PASSED, 0.5, {"n": 1}), result.error
 
 
 def test_backend_results_are_validated_and_mapped(tmp_path, ctx):

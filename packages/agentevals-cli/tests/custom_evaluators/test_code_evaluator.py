@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -153,6 +154,20 @@ def test_text_after_the_result_is_an_error(tmp_path, ctx):
     )
 
 
+def test_two_results_on_stdout_are_ambiguous(tmp_path, ctx):
+    result = run_py(tmp_path, ctx, 'print(\'{"score": 0.9}\')\nprint(\'{"score": 0.1}\')\n')
+    assert (result.status, result.error) == (
+        Status.ERROR,
+        "e wrote more than one result on stdout (lines 1 and 2 both look like an EvalResult); "
+        "stdout must end with one EvalResult JSON object, logs go to stderr",
+    )
+
+
+def test_json_log_lines_that_are_not_results_are_tolerated(tmp_path, ctx):
+    result = run_py(tmp_path, ctx, 'print(\'{"level": "info", "msg": "start"}\')\nprint(\'{"score": 0.7}\')\n')
+    assert (result.status, result.score) == (Status.PASSED, 0.7)
+
+
 # -- failure modes: each one ERROR row with a one-line cause ----------------------------------------------
 
 
@@ -231,6 +246,67 @@ print('{{"score": 1}}')
     assert wait_until_gone(pidfile) == []
 
 
+def escaping_child(pidfile: Path, *, then: str) -> str:
+    """A Python evaluator whose child starts its own session (out of the process group) keeping stdout."""
+    return f"""\
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+open({str(pidfile)!r}, "w").write(str(child.pid))
+{then}
+"""
+
+
+def run_cli(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    """``agentevals ARGS`` in a real process: (the finished process, seconds it took)."""
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "agentevals", *args], capture_output=True, text=True, timeout=60)
+    return proc, time.monotonic() - start
+
+
+@pytest.mark.parametrize(
+    ("then", "status", "error"),
+    [
+        ("print('{\"score\": 1}', flush=True)", "PASSED", None),
+        ("time.sleep(60)", "ERROR", "timed out after 2s while running e.py"),
+    ],
+)
+def test_a_child_in_its_own_session_holding_stdout_is_killed_quietly(tmp_path, then, status, error):
+    pidfile = tmp_path / "pids"
+    write(tmp_path / "e.py", escaping_child(pidfile, then=then))
+    proc, seconds = run_cli("evaluator", "run", str(tmp_path / "e.py"), "--timeout", "2",
+                            "-i", str(REPO / "examples" / "evalinput_helm_v1.1.json"))
+    assert proc.stdout.split()[1] == status, proc.stdout + proc.stderr
+    assert proc.stderr == ("" if error is None else f"Error: {error}\n")  # no asyncio noise
+    assert seconds < 6
+    assert wait_until_gone(pidfile) == []
+
+
+def test_a_second_cancellation_while_killing_is_quiet(tmp_path, ctx, caplog):
+    """Ctrl-C cancels a task twice (the run, then the case's cleanup) while its processes are reaped."""
+    pidfile = tmp_path / "pids"
+    write(tmp_path / "e.py", escaping_child(pidfile, then="time.sleep(60)"))
+    evaluator = build(tmp_path, path="e.py", timeout=60)
+
+    async def interrupt_twice() -> None:
+        task = asyncio.create_task(evaluator.evaluate(ctx))
+        while not pidfile.exists() or not pidfile.read_text():
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+        task.cancel()
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        asyncio.run(asyncio.wait_for(interrupt_twice(), 30))
+        import gc
+
+        gc.collect()
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
+    assert wait_until_gone(pidfile) == []
+
+
 def test_interrupt_kills_the_whole_process_tree(tmp_path, ctx):
     pidfile = tmp_path / "pids"
     write(tmp_path / "e.py", tree_spawner(pidfile))
@@ -245,6 +321,25 @@ def test_interrupt_kills_the_whole_process_tree(tmp_path, ctx):
             await task
 
     asyncio.run(asyncio.wait_for(interrupt(), 30))
+    assert wait_until_gone(pidfile) == []
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_terminating_the_cli_kills_the_evaluators_it_started(tmp_path, signame):
+    """A CI job cancelled (SIGTERM) or a closed terminal (SIGHUP): no evaluator may outlive agentevals."""
+    import signal
+
+    pidfile = tmp_path / "pids"
+    write(tmp_path / "e.py", tree_spawner(pidfile))
+    proc = subprocess.Popen([sys.executable, "-m", "agentevals", "evaluator", "run", str(tmp_path / "e.py"),
+                             "--timeout", "60", "-i", str(REPO / "examples" / "evalinput_helm_v1.1.json")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while (not pidfile.exists() or len(pidfile.read_text().split()) < 2) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(getattr(signal, signame))
+    proc.communicate(timeout=20)
+    assert proc.returncode == -getattr(signal, signame)  # it still dies by the signal
     assert wait_until_gone(pidfile) == []
 
 

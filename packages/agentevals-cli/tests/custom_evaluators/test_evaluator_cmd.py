@@ -3,6 +3,7 @@ generated evaluators run as they are (Python, JavaScript, TypeScript) on a real 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -25,21 +26,38 @@ def run_generated(tmp_path: Path, relative: str, ctx):
     return evaluate(evaluator, ctx)
 
 
-def test_init_python_output_and_files(tmp_path, ctx):
-    out = init(tmp_path, "my_evaluator")
+def test_init_python_output_and_files(tmp_path, ctx, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(cli, ["evaluator", "init", "my_evaluator", "-o", "evals"])
     assert out.exit_code == 0, out.output
     assert out.output == (
-        f"Created {tmp_path / 'my_evaluator'}/\n  my_evaluator.py\n  evaluator.yaml\n\n"
-        "Add it to eval_config.yaml:\n\n  evaluators:\n    - name: my_evaluator\n      type: code\n"
-        "      path: ./my_evaluator/my_evaluator.py\n      threshold: 0.5\n\n"
-        f"Try it: agentevals evaluator run {tmp_path / 'my_evaluator' / 'my_evaluator.py'} --input <eval_input.json>\n"
+        "Created evals/my_evaluator/\n  my_evaluator.py\n  evaluator.yaml\n  sample_input.json\n\n"
+        "Try it: agentevals evaluator run evals/my_evaluator/my_evaluator.py --input "
+        "evals/my_evaluator/sample_input.json\n\n"
+        "Add it to eval_config.yaml (path relative to the config file; this one is for a config in the "
+        "current directory):\n\n  evaluators:\n    - name: my_evaluator\n      type: code\n"
+        "      path: ./evals/my_evaluator/my_evaluator.py\n      threshold: 0.5\n"
     )
-    assert sorted(p.name for p in (tmp_path / "my_evaluator").iterdir()) == ["evaluator.yaml", "my_evaluator.py"]
-    manifest = yaml.safe_load((tmp_path / "my_evaluator" / "evaluator.yaml").read_text())
+    folder = tmp_path / "evals" / "my_evaluator"
+    assert sorted(p.name for p in folder.iterdir()) == ["evaluator.yaml", "my_evaluator.py", "sample_input.json"]
+    manifest = yaml.safe_load((folder / "evaluator.yaml").read_text())
     assert manifest == {"name": "my_evaluator", "description": "TODO: describe what my_evaluator evaluates",
                         "language": "python", "entrypoint": "my_evaluator.py", "tags": [], "author": ""}
-    result = run_generated(tmp_path, "my_evaluator/my_evaluator.py", ctx)
+    result = run_generated(tmp_path, "evals/my_evaluator/my_evaluator.py", ctx)
     assert (result.status, result.score, result.per_invocation_scores) == (Status.PASSED, 1.0, [1.0])
+
+
+def test_the_printed_next_step_runs_as_is(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(cli, ["evaluator", "init", "my_evaluator"])
+    command = next(line for line in out.output.splitlines() if line.startswith("Try it: "))
+    args = command.removeprefix("Try it: agentevals ").split()
+    run = CliRunner().invoke(cli, args)
+    assert (run.exit_code, run.output) == (0, "my_evaluator: PASSED  score 1.000  threshold 0.5\nper invocation: 1\n")
+    from agentevals.protocol import EvalInput
+
+    sample = EvalInput.model_validate_json((tmp_path / "my_evaluator" / "sample_input.json").read_text())
+    assert (sample.metric_name, len(sample.invocations), len(sample.expected_invocations)) == ("my_evaluator", 1, 1)
 
 
 def test_init_javascript_runs_as_is(tmp_path, ctx, node):
@@ -84,18 +102,57 @@ def test_init_refuses_names_that_make_invalid_code(tmp_path, name, suggestion):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_init_never_overwrites(tmp_path):
+def test_init_never_overwrites_without_force(tmp_path):
     assert init(tmp_path, "keep").exit_code == 0
     code = tmp_path / "keep" / "keep.py"
     code.write_text("# my work\n")
     out = init(tmp_path, "keep")
     assert out.exit_code == 2
-    assert out.output == f"Error: refusing to overwrite {code}; choose another name or remove it first\n"
+    assert out.output == f"Error: refusing to overwrite {code}; choose another name, remove it, or use --force\n"
     assert code.read_text() == "# my work\n"
     # Another language in the same folder is fine, but never the manifest.
     (tmp_path / "keep" / "evaluator.yaml").unlink()
     assert init(tmp_path, "keep", "-r", "js").exit_code == 0
     assert init(tmp_path, "keep", "-r", "ts").exit_code == 2
+    assert init(tmp_path, "keep", "--force").exit_code == 0
+    assert "TODO: implement your scoring logic" in code.read_text()
+
+
+def test_init_into_a_file_is_a_clear_error(tmp_path):
+    (tmp_path / "taken").write_text("")
+    out = init(tmp_path, "taken")
+    assert (out.exit_code, out.output) == (2, f"Error: {tmp_path / 'taken'} exists and is not a directory\n")
+
+
+def test_init_typescript_brings_tsx_where_node_cannot_strip_types(tmp_path, monkeypatch):
+    monkeypatch.setattr("agentevals.execution.runtimes.NodeRuntime.node_version", lambda self: (20, 0, 0))
+    monkeypatch.setattr("agentevals.execution.runtimes.shutil.which",
+                        lambda name: "/usr/bin/node" if name == "node" else None)
+    out = init(tmp_path, "ts_eval.ts")
+    assert out.exit_code == 0, out.output
+    assert "  package.json (tsx: this Node cannot run TypeScript by itself; npm installs it on the first run)\n" in out.output
+    package = json.loads((tmp_path / "ts_eval" / "package.json").read_text())
+    assert package == {"name": "ts_eval", "private": True, "devDependencies": {"tsx": "^4.7.0"}}
+
+    monkeypatch.setattr("agentevals.execution.runtimes.NodeRuntime.node_version", lambda self: (23, 6, 0))
+    assert init(tmp_path, "ts_new.ts").exit_code == 0
+    assert not (tmp_path / "ts_new" / "package.json").exists()
+
+
+@pytest.mark.slow
+def test_init_typescript_runs_as_is_on_node_without_type_stripping(tmp_path, ctx, node, monkeypatch):
+    """A real ``npm install`` of tsx from the registry on the first run (Node 20 here)."""
+    from agentevals.execution.runtimes import NodeRuntime
+
+    if NodeRuntime().node_version() >= NodeRuntime.STRIP_TYPES_SINCE:
+        pytest.skip("this Node strips types itself")
+    monkeypatch.setenv("PATH", str(Path(node).parent))  # no tsx on PATH
+    assert init(tmp_path, "ts_eval.ts").exit_code == 0
+    config = CodeEvaluator.Config(name="generated", type="code", path="ts_eval/ts_eval.ts", timeout=180)
+    evaluator = CodeEvaluator(config, base_dir=tmp_path)
+    evaluator.check()
+    result = evaluate(evaluator, ctx)
+    assert (result.status, result.score) == (Status.PASSED, 1.0), result.error
 
 
 def test_init_runtime_conflicts_and_unknown_runtimes(tmp_path):
@@ -116,7 +173,7 @@ def test_runtimes_reports_versions_and_only_what_runs(tmp_path, monkeypatch, nod
     assert any(line.split()[:4] == ["node", ".js", ".mjs", ".cjs"] and "node v" in line for line in lines)
     assert any(line.split()[:2] == ["node", ".ts"] and "tsx v" in line for line in lines)
     assert any(line.split()[:2] == ["python", ".py"] and "Python 3." in line for line in lines)
-    assert lines[-1] == "Executors: local"
+    assert lines[-1] == "Executors: docker, local"
 
     monkeypatch.delenv("AGENTEVALS_TSX")
     monkeypatch.setattr("agentevals.execution.runtimes.NodeRuntime.node_version", lambda self: (20, 0, 0))

@@ -106,6 +106,22 @@ def test_offline_remote_keeps_other_results_and_the_process_exits(tmp_path, sile
     ]
 
 
+def test_network_down_is_one_error_line_per_remote_entry_and_nothing_else(tmp_path, closed_port, node):
+    config = project(tmp_path, "".join(f"""\
+  - name: community{i}
+    type: remote
+    ref: evaluators/rq{i}/rq{i}.py
+""" for i in range(3)))
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "AGENTEVALS_GITHUB_RAW_URL": closed_port}
+    proc = subprocess.run([sys.executable, "-m", "agentevals", "run", HELM, "-e", ES_HELM, "-c", str(config), "-o",
+                           "json"], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 1
+    host = closed_port.removeprefix("http://")
+    assert [row[2:] for row in rows(proc.stdout)][3:] == [
+        ("ERROR", None, f"cannot reach {host}: [Errno 111] Connection refused")] * 3
+    assert proc.stderr == ""  # no "Task exception was never retrieved" for the sibling-file downloads
+
+
 def test_config_mistakes_are_refused_before_anything_runs(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no node, no tsx
     config = write(tmp_path / "eval_config.yaml", """\
@@ -131,7 +147,7 @@ evaluators:
     assert out.output.splitlines() == [
         f"Error: {config}:2:5: evaluator 'a': file not found: {tmp_path / 'missing.py'} (path './missing.py' is "
         "relative to the config file's directory)",
-        f"{config}:5:5: evaluator 'b': unknown executor 'dokcer'; known: local",
+        f"{config}:5:5: evaluator 'b': unknown executor 'dokcer' (did you mean 'docker'?); known: docker, local",
         f"{config}:9:5: evaluator 'c': ref must be a relative path of letters, digits, '_', '-' and single dots "
         "(got '../x.py')",
         f"{config}:15:5: unknown key 'timeot' in evaluator 'd' (did you mean 'timeout'?)",

@@ -315,3 +315,105 @@ def test_list_unknown_source_is_a_usage_error():
     with pytest.raises(SystemExit) as info:
         main(["evaluator", "list", "-s", "gitlab"])
     assert info.value.code == 2
+
+
+def test_list_source_all_is_every_source(raw_server):
+    serve(raw_server)
+    every = CliRunner().invoke(cli, ["evaluator", "list"])
+    assert every.exit_code == 0, every.output
+    assert CliRunner().invoke(cli, ["evaluator", "list", "--source", "all"]).output == every.output
+    assert "builtin  tool_trajectory_avg_score" in every.output and "github   rq" in every.output
+
+
+def test_list_is_served_from_the_cache_until_refreshed(raw_server):
+    serve(raw_server)
+    first = CliRunner().invoke(cli, ["evaluator", "list", "-s", "github"])
+    assert first.exit_code == 0, first.output
+    raw_server.add("/team/evals/main/index.yaml", INDEX.replace("Scores response quality", "Scores answers"))
+    asked = len(raw_server.requests)
+    again = CliRunner().invoke(cli, ["evaluator", "list", "-s", "github"])
+    assert (again.output, len(raw_server.requests)) == (first.output, asked)  # no request: the cached list
+    fresh = CliRunner().invoke(cli, ["evaluator", "list", "-s", "github", "--refresh"])
+    assert fresh.exit_code == 0 and len(raw_server.requests) == asked + 1
+    assert "rq          evaluators/rq/rq.py                  Scores answers [python]" in fresh.output
+
+
+def test_list_offline_prints_the_cached_list_and_one_warning(raw_server):
+    serve(raw_server)
+    assert CliRunner().invoke(cli, ["evaluator", "list", "-s", "github"]).exit_code == 0
+    raw_server.close()  # the network is down now
+    out = CliRunner().invoke(cli, ["evaluator", "list", "-s", "github", "--refresh", "--timeout", "2"])
+    assert out.exit_code == 0
+    assert out.stdout.splitlines()[1:] == [
+        "github  rq          evaluators/rq/rq.py                  Scores response quality [python]",
+        "github  tool_check  evaluators/tool_check/tool_check.js  Checks tool use [javascript]",
+        "2 evaluator(s) from 1 source(s)",
+    ]
+    (warning,) = out.stderr.splitlines()
+    assert warning.startswith("warning: source 'github' unavailable: cannot reach 127.0.0.1:")
+    assert warning.endswith("; showing its list cached 0m ago")
+
+
+# -- evaluator config -------------------------------------------------------------------------------------
+
+
+def config_snippet(*args: str):
+    return CliRunner().invoke(cli, ["evaluator", "config", *args])
+
+
+def test_config_for_a_builtin_metric():
+    out = config_snippet("tool_trajectory_avg_score")
+    assert out.exit_code == 0, out.output
+    assert out.output == (
+        "# Add to eval_config.yaml under 'evaluators:' (needs an eval set: -e/--eval-set)\n"
+        "evaluators:\n"
+        "  - name: tool_trajectory_avg_score\n"
+        "    type: builtin\n"
+        "    threshold: 1.0\n"
+    )
+    assert "threshold: 0.8\n" in config_snippet("tool_trajectory_avg_score", "-t", "0.8").output
+
+
+def test_config_for_a_registry_evaluator(raw_server):
+    serve(raw_server)
+    out = config_snippet("rq", "--threshold", "0.7")
+    assert out.exit_code == 0, out.output
+    assert out.output == (
+        "# Add to eval_config.yaml under 'evaluators:'\n"
+        "evaluators:\n"
+        "  - name: rq\n"
+        "    type: remote\n"
+        "    source: github\n"
+        "    ref: evaluators/rq/rq.py\n"
+        "    threshold: 0.7\n"
+    )
+
+
+def test_config_for_a_local_file(tmp_path):
+    out = config_snippet("mine", "-p", "./evaluators/mine.js")
+    assert out.exit_code == 0, out.output
+    assert out.output == (
+        "# Add to eval_config.yaml under 'evaluators:' (path: relative to eval_config.yaml)\n"
+        "evaluators:\n"
+        "  - name: mine\n"
+        "    type: code\n"
+        "    path: ./evaluators/mine.js\n"
+        "    threshold: 0.5\n"
+    )
+
+
+def test_config_for_an_unknown_name_offline_suggests_a_code_entry(closed_port, monkeypatch):
+    monkeypatch.setenv("AGENTEVALS_GITHUB_RAW_URL", closed_port)
+    out = config_snippet("my_evaluator", "--timeout", "2")
+    assert out.exit_code == 0, out.output
+    assert out.stdout == (
+        "# Add to eval_config.yaml under 'evaluators:' (path: relative to eval_config.yaml)\n"
+        "evaluators:\n"
+        "  - name: my_evaluator\n"
+        "    type: code\n"
+        "    path: ./my_evaluator/my_evaluator.py\n"
+        "    threshold: 0.5\n"
+    )
+    assert out.stderr.startswith("warning: source 'github' unavailable: cannot reach")
+    bad = config_snippet("x", "-t", "2")
+    assert bad.exit_code == 2

@@ -115,6 +115,9 @@ def test_entry_level_mistakes():
         validate({"type": "string_check", "operation": "eq"}, timeout=0)
     with pytest.raises(ValidationError, match=r"extra_forbidden|Extra inputs"):
         validate({"type": "string_check", "operation": "eq"}, timout=3)
+    with pytest.raises(ValidationError, match=r"base_url must be an http:// or https:// URL \(got 'htp:/x'\)"):
+        validate({"type": "string_check", "operation": "eq"}, base_url="htp:/x")
+    assert validate({"type": "string_check", "operation": "eq"}, base_url="http://127.0.0.1:8000/v1").base_url
 
 
 def test_templates():

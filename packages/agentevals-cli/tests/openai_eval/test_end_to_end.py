@@ -129,7 +129,7 @@ evaluators:
     assert metric["status"] == "ERROR"
     turn, _, error = metric["error"].partition(": ")
     assert turn and " " not in turn  # the turn's invocation id
-    assert error == f"HTTP 401 from {chat_server.base_url}: Error code: 401 - Incorrect API key provided: ***"
+    assert error == f"HTTP 401 from {chat_server.base_url}: Incorrect API key provided: ***"
     assert KEY not in proc.stdout + proc.stderr
 
 
@@ -180,3 +180,20 @@ evaluators:
     )
     proc = agentevals(adk_data, local_only, prelude=f"import sys\n{block}")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_every_offline_metric_of_one_run_is_scored(adk_data, tmp_path):
+    """Entries are graded concurrently in worker threads: nltk (bleu, gleu, meteor and rouge-score's
+    stemmer) must be imported once, not raced into a half-initialised module."""
+    metrics = ["fuzzy_match", "bleu", "gleu", "meteor", "rouge_1", "rouge_2", "rouge_3", "rouge_4", "rouge_5",
+               "rouge_l"]
+    entries = "".join(
+        f"  - name: {metric}\n    type: openai_eval\n    threshold: 0.1\n"
+        f"    grader: {{type: text_similarity, evaluation_metric: {metric}}}\n"
+        for metric in metrics
+    )
+    config = write(tmp_path / "eval_config.yaml", "evaluators:\n" + entries)
+    proc = agentevals(adk_data, config, "-o", "json")
+    metrics_out = json.loads(proc.stdout)["cases"][0]["metrics"]
+    assert [(m["name"], m["status"]) for m in metrics_out if m["status"] == "ERROR"] == [], proc.stdout
+    assert [m["name"] for m in metrics_out] == metrics

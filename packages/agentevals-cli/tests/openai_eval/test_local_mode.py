@@ -205,6 +205,36 @@ def test_server_error_forever_is_an_error_after_bounded_retries(build, case, cha
     assert len(chat_server.requests) == 3  # the first try and 2 retries
 
 
+def test_rate_limit_longer_than_the_deadline_fails_at_once_with_its_cause(build, case, chat_server, api_key):
+    chat_server.queue(
+        "POST",
+        "/chat/completions",
+        Reply(429, {"error": {"message": "Rate limit reached"}}, headers={"retry-after": "30"}),
+        repeat_last=True,
+    )
+    started = time.monotonic()
+    with pytest.raises(EvaluatorFailure) as info:
+        run(build(LABEL, server=chat_server, timeout=3), case(["a"], None))
+    assert str(info.value) == (
+        f"inv-1: HTTP 429 from {chat_server.base_url}: Rate limit reached "
+        "(the server asks to retry in 30s, past the deadline)"
+    )
+    assert time.monotonic() - started < 2
+    assert len(chat_server.requests) == 1
+
+
+def test_unreachable_endpoint_names_the_cause(build, case, api_key):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"  # nobody listens once closed
+    evaluator = build(LABEL, base_url=url, api_key_env="AGENTEVALS_TEST_OPENAI_KEY", timeout=10)
+    with pytest.raises(EvaluatorFailure) as info:
+        run(evaluator, case(["a"], None))
+    assert str(info.value).startswith(f"inv-1: APIConnectionError from {url}: Connection error: [Errno 111] ")
+
+
 def test_slow_server_hits_the_deadline(build, case, chat_server, api_key):
     chat_server.queue("POST", "/chat/completions", Reply(json={}, delay=30), repeat_last=True)
     started = time.monotonic()

@@ -19,8 +19,9 @@ def evaluator_command() -> None:
 @click.option("-r", "--runtime", default=None, help="Language: py, js or ts (default: from NAME's extension, else py).")
 @click.option("-o", "--output-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
               show_default=True, help="Directory in which the NAME/ folder is created.")
-def init_command(name: str, runtime: str | None, output_dir: Path) -> None:
-    """Create NAME/NAME.<ext> and NAME/evaluator.yaml, ready to run.
+@click.option("--force", is_flag=True, help="Overwrite the files of an existing NAME/ folder.")
+def init_command(name: str, runtime: str | None, output_dir: Path, force: bool) -> None:
+    """Create NAME/NAME.<ext>, NAME/evaluator.yaml and NAME/sample_input.json, ready to run.
 
     \b
     Examples:
@@ -28,20 +29,35 @@ def init_command(name: str, runtime: str | None, output_dir: Path) -> None:
       agentevals evaluator init my_evaluator --runtime js
       agentevals evaluator init my_evaluator.ts
     """
+    import os
+    import shlex
+
     from ..evaluator import scaffold_evaluator
 
-    written = scaffold_evaluator(name, output_dir=output_dir, runtime=runtime)
-    code = written[0]
-    click.echo(f"Created {code.parent}/")
+    written = scaffold_evaluator(name, output_dir=output_dir, runtime=runtime, force=force)
+    code, folder = written[0], written[0].parent
+
+    def shown(path: Path) -> str:
+        relative = os.path.relpath(path)
+        return str(path) if relative.startswith("..") else relative
+
+    click.echo(f"Created {shown(folder)}/")
     for path in written:
-        click.echo(f"  {path.name}")
-    click.echo("\nAdd it to eval_config.yaml:\n")
+        why = ""
+        if path.name == "package.json":
+            why = " (tsx: this Node cannot run TypeScript by itself; npm installs it on the first run)"
+        click.echo(f"  {path.name}{why}")
+    sample = folder / "sample_input.json"
+    click.echo(f"\nTry it: agentevals evaluator run {shlex.quote(shown(code))} --input {shlex.quote(shown(sample))}")
+    config_path = shown(code)
+    config_path = config_path if Path(config_path).is_absolute() else f"./{config_path}"
+    click.echo("\nAdd it to eval_config.yaml (path relative to the config file; this one is for a config in the "
+               "current directory):\n")
     click.echo("  evaluators:")
     click.echo(f"    - name: {code.stem}")
     click.echo("      type: code")
-    click.echo(f"      path: ./{code.parent.name}/{code.name}")
+    click.echo(f"      path: {config_path}")
     click.echo("      threshold: 0.5")
-    click.echo(f"\nTry it: agentevals evaluator run {code} --input <eval_input.json>")
 
 
 @evaluator_command.command("run")
@@ -78,45 +94,118 @@ def run_command(path: Path, input_file: Path, threshold: float | None, timeout: 
     raise click.exceptions.Exit(1 if result.status is Status.FAILED else 0)
 
 
-@evaluator_command.command("list")
-@click.option("-s", "--source", "sources", multiple=True,
-              help="Only these sources (builtin, github, local, or a registered one); repeatable.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=20.0, show_default=True,
-              help="Seconds to wait for each source.")
-def list_command(sources: tuple[str, ...], timeout: float) -> None:
-    """List evaluators from every registered source (an unreachable source is one line on stderr)."""
+def _age(seconds: float) -> str:
+    minutes = max(0, int(seconds // 60))
+    if minutes < 60:
+        return f"{minutes}m"
+    return f"{minutes // 60}h" if minutes < 48 * 60 else f"{minutes // (24 * 60)}d"
+
+
+def _collect(sources: tuple[str, ...], *, timeout: float, refresh: bool = False) -> tuple[list, int]:
+    """(each source's listing, number of sources that gave nothing); warnings go to stderr, one line each."""
     import asyncio
+    import time
 
     from ..sources import SourceNotConfigured, collect_evaluators, get_source
 
-    for name in sources:
+    names = [] if "all" in sources else list(sources)
+    for name in names:
         get_source(name)  # unknown names: ConfigError naming the known ones (exit 2)
-    collected = asyncio.run(collect_evaluators(list(sources) or None, timeout=timeout))
-    rows = []
-    failed = 0
-    skipped = 0
-    for source, outcome in collected:
-        if isinstance(outcome, SourceNotConfigured) and not sources:
-            skipped += 1  # e.g. no local registry configured: nothing to list, nothing wrong
-            continue
-        if isinstance(outcome, Exception):
-            failed += 1
-            lines = str(outcome).strip().splitlines()
-            click.echo(f"warning: source '{source}' unavailable: {lines[0] if lines else type(outcome).__name__}",
+    listings = asyncio.run(collect_evaluators(names or None, timeout=timeout, refresh=refresh))
+    answered, failed = [], 0
+    for listing in listings:
+        if isinstance(listing.error, SourceNotConfigured) and not names:
+            continue  # e.g. no local registry configured: nothing to list, nothing wrong
+        if listing.error is not None:
+            lines = str(listing.error).strip().splitlines()
+            why = lines[0] if lines else type(listing.error).__name__
+            if listing.evaluators is None:
+                failed += 1
+                click.echo(f"warning: source '{listing.source}' unavailable: {why}", err=True)
+                continue
+            age = _age(time.time() - (listing.cached_at or time.time()))
+            click.echo(f"warning: source '{listing.source}' unavailable: {why}; showing its list cached {age} ago",
                        err=True)
-            continue
-        for info in sorted(outcome, key=lambda i: i.name):
-            language = f" [{info.language}]" if info.language else ""
-            rows.append((info.source, info.name, info.ref or "-", (info.description + language).strip()))
+        answered.append(listing)
+    return answered, failed
+
+
+@evaluator_command.command("list")
+@click.option("-s", "--source", "sources", multiple=True,
+              help="Only these sources (all, builtin, github, local, or a registered one); repeatable.")
+@click.option("--refresh", is_flag=True, help="Ask every source now instead of using lists cached in the last hour.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=20.0, show_default=True,
+              help="Seconds to wait for each source.")
+def list_command(sources: tuple[str, ...], refresh: bool, timeout: float) -> None:
+    """List evaluators from every registered source (an unreachable source is one line on stderr).
+
+    Lists fetched in the last hour come from the cache; an unreachable source shows its cached list.
+    """
+    answered, failed = _collect(sources, timeout=timeout, refresh=refresh)
+    rows = [
+        (info.source, info.name, info.ref or "-",
+         (info.description + (f" [{info.language}]" if info.language else "")).strip())
+        for listing in answered
+        for info in sorted(listing.evaluators, key=lambda i: i.name)
+    ]
     if rows:
         widths = [max(len(r[i]) for r in [("SOURCE", "NAME", "REF", ""), *rows]) for i in range(3)]
         header = ("SOURCE", "NAME", "REF", "DESCRIPTION")
         for row in [header, *rows]:
             click.echo("  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=False)) + "  " + row[3])
-    answered = len(collected) - failed - skipped
-    click.echo(f"{len(rows)} evaluator(s) from {answered} source(s)" + (f"; {failed} unavailable" if failed else ""))
-    if collected and answered == 0:
+    click.echo(f"{len(rows)} evaluator(s) from {len(answered)} source(s)" + (f"; {failed} unavailable" if failed else ""))
+    if failed and not answered:
         raise click.exceptions.Exit(1)
+
+
+@evaluator_command.command("config")
+@click.argument("name")
+@click.option("-p", "--path", "path", default=None,
+              help="The evaluator file, relative to eval_config.yaml (a `type: code` entry).")
+@click.option("-t", "--threshold", type=click.FloatRange(0, 1), default=None,
+              help="Threshold (default: the metric's, else 0.5).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=20.0, show_default=True,
+              help="Seconds to wait for each source when looking NAME up.")
+def config_command(name: str, path: str | None, threshold: float | None, timeout: float) -> None:
+    """Print an eval_config.yaml entry for NAME: a builtin metric, an evaluator of a source, or a file.
+
+    \b
+    Examples:
+      agentevals evaluator config tool_trajectory_avg_score -t 0.8
+      agentevals evaluator config response_quality            # from the community registry
+      agentevals evaluator config my_evaluator -p ./evaluators/my_evaluator.py
+    """
+    import yaml
+
+    from ..evaluators.builtin import METRICS
+
+    entry: dict[str, object] = {"name": name}
+    note = ""
+    if path is None and name in METRICS.names():
+        metric = METRICS.get(name)
+        entry.update(type="builtin", threshold=metric.default_threshold if threshold is None else threshold)
+        if metric.needs_expected:
+            note = " (needs an eval set: -e/--eval-set)"
+    else:
+        found = None
+        if path is None:
+            answered, _ = _collect((), timeout=timeout)
+            found = next((info for listing in answered for info in listing.evaluators
+                          if info.name == name and info.ref and info.source != "builtin"), None)
+        if found is not None:
+            entry.update(type="remote", source=found.source, ref=found.ref)
+            if found.sha256:
+                entry["sha256"] = found.sha256
+        else:
+            entry.update(type="code", path=path or f"./{name}/{name}.py")
+            note = " (path: relative to eval_config.yaml)"
+        entry["threshold"] = 0.5 if threshold is None else threshold
+    if entry.get("threshold") is None:
+        del entry["threshold"]
+    click.echo(f"# Add to eval_config.yaml under 'evaluators:'{note}\nevaluators:")
+    for index, (key, value) in enumerate(entry.items()):
+        line = yaml.safe_dump({key: value}, default_flow_style=True, width=1000).strip().removeprefix("{").removesuffix("}")
+        click.echo(("  - " if index == 0 else "    ") + line)
 
 
 @evaluator_command.command("runtimes")

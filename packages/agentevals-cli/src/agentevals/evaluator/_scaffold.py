@@ -1,7 +1,12 @@
-"""``agentevals evaluator init``: write a runnable evaluator skeleton and its ``evaluator.yaml``."""
+"""``agentevals evaluator init``: write a runnable evaluator skeleton, its ``evaluator.yaml`` and a sample input.
+
+A TypeScript skeleton also gets a ``package.json`` that brings ``tsx`` when this machine's Node cannot
+run TypeScript by itself (Node < 22.6 and no tsx found), so that it runs as written.
+"""
 
 from __future__ import annotations
 
+import json
 import keyword
 import re
 from dataclasses import dataclass
@@ -11,7 +16,7 @@ from string import Template
 
 from ..errors import ConfigError
 
-__all__ = ["LANGUAGES", "Language", "scaffold_evaluator"]
+__all__ = ["LANGUAGES", "SAMPLE_INPUT", "TSX_VERSION", "Language", "scaffold_evaluator"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,48 @@ LANGUAGES: tuple[Language, ...] = (
     Language("javascript", ".js", "javascript.js.tmpl", ("js", "javascript", "node")),
     Language("typescript", ".ts", "typescript.ts.tmpl", ("ts", "typescript")),
 )
+
+SAMPLE_INPUT = "sample_input.json"
+TSX_VERSION = "^4.7.0"
+
+
+def _sample_input(name: str) -> str:
+    """An EvalInput document (the seed's example turn, with its golden turn) to try the evaluator on."""
+    from ..protocol import PROTOCOL_VERSION
+
+    turn = {
+        "invocation_id": "inv-001",
+        "user_content": "What is 2+2?",
+        "final_response": "The answer is 4.",
+        "intermediate_steps": {
+            "tool_calls": [{"name": "calculator", "args": {"expression": "2+2"}}],
+            "tool_responses": [{"name": "calculator", "output": "4"}],
+        },
+    }
+    document = {
+        "protocol_version": PROTOCOL_VERSION,
+        "metric_name": name,
+        "threshold": 0.5,
+        "config": {},
+        "invocations": [turn],
+        "expected_invocations": [turn],
+    }
+    return json.dumps(document, indent=2) + "\n"
+
+
+def _needs_tsx(directory: Path) -> bool:
+    """Whether ``.ts`` files in ``directory`` cannot run here without installing tsx."""
+    from ..execution.runtimes import NodeRuntime
+
+    runtime = NodeRuntime()
+    if runtime.node() is None:
+        return False  # no Node at all: tsx would not help; the runtime's error says so
+    try:
+        runtime.build_command(directory / "probe.ts")
+    except RuntimeError:
+        return True
+    return False
+
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
@@ -62,11 +109,14 @@ def _check_name(name: str, raw: str) -> None:
     )
 
 
-def scaffold_evaluator(name: str, output_dir: Path | None = None, runtime: str | None = None) -> list[Path]:
-    """Create ``<output_dir>/<name>/<name>.<ext>`` and ``evaluator.yaml``; return the files written.
+def scaffold_evaluator(
+    name: str, output_dir: Path | None = None, runtime: str | None = None, *, force: bool = False
+) -> list[Path]:
+    """Create ``<output_dir>/<name>/<name>.<ext>``, ``evaluator.yaml`` and ``sample_input.json``.
 
     ``name`` may end in ``.py``/``.js``/``.ts`` to pick the language; otherwise ``runtime`` does
-    (default Python). Never overwrites: raises ``ConfigError`` when a file exists or the name is invalid.
+    (default Python). Returns the files written (the code file first). Raises ``ConfigError`` when the
+    name is invalid or, unless ``force``, when a file exists.
     """
     raw = name
     suffix = Path(name).suffix.lower()
@@ -76,11 +126,14 @@ def scaffold_evaluator(name: str, output_dir: Path | None = None, runtime: str |
     _check_name(stem, raw)
 
     directory = (output_dir or Path.cwd()) / stem
+    if directory.exists() and not directory.is_dir():
+        raise ConfigError(f"{directory} exists and is not a directory")
     code = directory / f"{stem}{language.extension}"
     manifest = directory / "evaluator.yaml"
-    for path in (code, manifest):
-        if path.exists():
-            raise ConfigError(f"refusing to overwrite {path}; choose another name or remove it first")
+    if not force:
+        for path in (code, manifest):
+            if path.exists():
+                raise ConfigError(f"refusing to overwrite {path}; choose another name, remove it, or use --force")
 
     import yaml
 
@@ -93,11 +146,22 @@ def scaffold_evaluator(name: str, output_dir: Path | None = None, runtime: str |
         "tags": [],
         "author": "",
     }
-    directory.mkdir(parents=True, exist_ok=True)
+    files = [(code, Template(text).substitute(name=stem)), (manifest, yaml.safe_dump(meta, sort_keys=False))]
+    sample = directory / SAMPLE_INPUT
+    if force or not sample.exists():  # a sample of one's own is kept
+        files.append((sample, _sample_input(stem)))
+    package = directory / "package.json"
+    if language.extension == ".ts" and not package.exists() and _needs_tsx(directory):
+        package_json = {"name": stem, "private": True, "devDependencies": {"tsx": TSX_VERSION}}
+        files.append((package, json.dumps(package_json, indent=2) + "\n"))
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create {directory}: {exc.strerror or exc}") from None
     written = []
-    for path, content in ((code, Template(text).substitute(name=stem)),
-                          (manifest, yaml.safe_dump(meta, sort_keys=False))):
-        with path.open("x", encoding="utf-8") as handle:  # "x": fail rather than overwrite (races too)
+    for path, content in files:
+        # "x": fail rather than overwrite (races too), unless asked to
+        with path.open("w" if force else "x", encoding="utf-8") as handle:
             handle.write(content)
         written.append(path)
     return written

@@ -1,4 +1,5 @@
-"""Executors: how an evaluator program is run. ``local`` (a subprocess) is built in; others register.
+"""Executors: how an evaluator program is run. ``local`` (a subprocess) and ``docker`` are built in;
+others register (``register_executor`` or the ``agentevals.executors`` entry-point group).
 
 An executor is a factory ``(path, timeout) -> EvaluatorBackend``; the YAML ``executor:`` field picks
 it by name. A backend gets an ``EvalInput`` and returns an ``EvalResult``; the transport is its own
@@ -79,7 +80,10 @@ class SubprocessBackend(EvaluatorBackend):
 EXECUTORS: Registry[ExecutorFactory] = Registry(
     "executor",
     "agentevals.executors",
-    {"local": "agentevals.execution.backends:SubprocessBackend"},
+    {
+        "local": "agentevals.execution.backends:SubprocessBackend",
+        "docker": "agentevals.execution.docker:DockerBackend",
+    },
 )
 """Executor name (the YAML ``executor:``) → factory ``(path, timeout) -> EvaluatorBackend``."""
 

@@ -32,6 +32,11 @@ class Deadline:
         self.phase = "starting"
         """What the evaluation is doing now; named in the timeout message."""
 
+    @property
+    def end(self) -> float:
+        """The ``time.monotonic()`` value at which the deadline passes."""
+        return self._end
+
     def remaining(self) -> float:
         """Seconds left (never negative)."""
         return max(0.0, self._end - time.monotonic())

@@ -1,4 +1,11 @@
-"""Run a child process with a hard deadline; on timeout or cancellation kill its whole process tree."""
+"""Run a child process with a hard deadline; on timeout or cancellation kill its whole process tree.
+
+Children run in their own session, out of reach of signals sent to agentevals' process group. So that
+none outlives agentevals when it is terminated (SIGTERM: a cancelled CI job; SIGHUP: a closed
+terminal), the first ``run_process`` in the main thread installs handlers for those signals — only
+where their default action is in place — that kill every running child's group and then let the
+signal take its default course.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +13,11 @@ import asyncio
 import os
 import signal
 import sys
+import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
 
 __all__ = ["ProcessResult", "ProcessTimeout", "run_process", "tail"]
 
@@ -56,16 +64,19 @@ async def run_process(
     cmd: Sequence[str],
     *,
     stdin: bytes = b"",
-    cwd: Optional[Path] = None,
-    env: Optional[Mapping[str, str]] = None,
-    timeout: Optional[float] = None,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
 ) -> ProcessResult:
     """Run ``cmd`` to completion, feeding ``stdin``; raise ``ProcessTimeout`` after ``timeout`` seconds.
 
     The child runs in its own session so that a timeout, an error or a cancelled task (Ctrl-C) kills
-    it and every process it started. ``FileNotFoundError`` propagates when the program does not exist.
+    it and every process it started. A descendant that left the session but still holds the output
+    pipes is found through them (Linux) and killed too; the output read until then is kept.
+    ``FileNotFoundError`` propagates when the program does not exist.
     """
     start = time.monotonic()
+    _guard_termination()
     proc = await asyncio.create_subprocess_exec(
         *cmd,
         stdin=asyncio.subprocess.PIPE,
@@ -75,6 +86,7 @@ async def run_process(
         env=dict(env) if env is not None else None,
         start_new_session=sys.platform != "win32",
     )
+    _RUNNING.add(proc.pid)
     # Output is collected into buffers that outlive a timeout or a cancellation, so that what the
     # program wrote before it was killed (its stderr above all) is still reported.
     out, err = bytearray(), bytearray()
@@ -85,18 +97,16 @@ async def run_process(
         waiter = asyncio.ensure_future(proc.wait())
         try:
             # Normally the pipes close when the program exits and wait() returns. A child it left
-            # behind can hold the pipes (and so wait()) open: notice the exit, then kill the group.
-            while not waiter.done():
+            # behind can hold the pipes (and, before Python 3.12, wait()) open: notice the exit, give
+            # the pipes a moment, then kill the group and whatever else holds them.
+            while not waiter.done() and proc.returncode is None:
                 await asyncio.wait([waiter], timeout=0.1)
-                if not waiter.done() and proc.returncode is not None:
-                    await asyncio.wait(pumps, timeout=_LINGER)
-                    _kill_group(proc)
-                    await waiter
+            await _drain(proc, pumps, out, err)
         finally:
             waiter.cancel()
-        await asyncio.wait(pumps)
         for pump in pumps:
-            pump.result()
+            if pump.done():
+                pump.result()
 
     try:
         await asyncio.wait_for(finish(), timeout)
@@ -111,7 +121,50 @@ async def run_process(
     finally:
         # Children the evaluator spawned must not outlive it (e.g. a server it started).
         _kill_group(proc)
+        _RUNNING.discard(proc.pid)
+        _release(proc, pumps)
     return ProcessResult(proc.returncode or 0, bytes(out), bytes(err), (time.monotonic() - start) * 1000)
+
+
+async def _drain(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future[None]], *buffers: bytearray) -> None:
+    """After the exit: read the pipes to their end; once nothing more arrives for ``_LINGER`` seconds
+    while they are still open, kill whatever holds them (then ``_release`` closes them)."""
+    killed = False
+    while True:
+        before = sum(map(len, buffers))
+        _, pending = await asyncio.wait(pumps, timeout=_LINGER)
+        if not pending or (killed and sum(map(len, buffers)) == before):
+            return
+        if sum(map(len, buffers)) == before:
+            _kill_group(proc)
+            _kill_pipe_holders(proc)
+            killed = True
+
+
+_RUNNING: set[int] = set()
+"""Process-group ids (= pids) of the children running now."""
+_GUARDED = False
+
+
+def _on_termination(signum: int, frame: object) -> None:
+    for pgid in list(_RUNNING):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)  # die by the signal, as without this handler
+
+
+def _guard_termination() -> None:
+    """Install ``_on_termination`` for SIGTERM and SIGHUP where their default action is in place."""
+    global _GUARDED
+    if _GUARDED or sys.platform == "win32" or threading.current_thread() is not threading.main_thread():
+        return
+    _GUARDED = True
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is signal.SIG_DFL:
+            signal.signal(signum, _on_termination)
 
 
 _LINGER = 1.0
@@ -146,9 +199,64 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
 
 
 async def _settle(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future[None]]) -> None:
-    """After a kill: let the pipes reach end-of-file and the process be reaped, for two seconds at most."""
+    """After a kill: let the pipes reach end-of-file and the process be reaped, for two seconds at most.
+
+    ``asyncio.wait`` rather than ``gather``: a second cancellation (Ctrl-C cancels the run, then the
+    case's cleanup cancels again) must not leave a gathering future with an unretrieved exception.
+    """
+    _kill_pipe_holders(proc)
+    waiter = asyncio.ensure_future(proc.wait())
     try:
-        await asyncio.wait_for(asyncio.gather(proc.wait(), *pumps, return_exceptions=True), 2.0)
-    except (asyncio.TimeoutError, ProcessLookupError, RuntimeError):
-        for pump in pumps:
-            pump.cancel()
+        await asyncio.wait([waiter, *pumps], timeout=2 * _LINGER)
+    except ProcessLookupError:  # pragma: no cover - already reaped
+        pass
+    finally:
+        waiter.cancel()
+
+
+def _pipe_inodes(proc: asyncio.subprocess.Process) -> set[str]:
+    """``pipe:[inode]`` of the process's stdout and stderr pipes (empty when unknown)."""
+    transport = getattr(proc, "_transport", None)  # asyncio keeps it private; best effort
+    found = set()
+    for fd in (1, 2):
+        try:
+            pipe = transport.get_pipe_transport(fd).get_extra_info("pipe")  # type: ignore[union-attr]
+            found.add(f"pipe:[{os.fstat(pipe.fileno()).st_ino}]")
+        except (AttributeError, OSError, ValueError):
+            continue
+    return found
+
+
+def _kill_pipe_holders(proc: asyncio.subprocess.Process) -> None:
+    """Kill every other process that holds the output pipes (Linux: found through ``/proc``).
+
+    Only the evaluator's descendants can hold them (asyncio closes inherited descriptors), so this
+    reaches children that left the process group, e.g. with ``setsid``.
+    """
+    targets = _pipe_inodes(proc)
+    if not targets or not os.path.isdir("/proc/self/fd"):
+        return
+    me = os.getpid()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            holds = any(os.readlink(fd.path) in targets for fd in os.scandir(f"{entry.path}/fd"))
+        except OSError:  # gone, or not ours to inspect
+            continue
+        if holds:
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def _release(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future[None]]) -> None:
+    """Stop reading pipes that are still open and close the transport (no warnings after the loop ends)."""
+    if all(pump.done() for pump in pumps):
+        return
+    for pump in pumps:
+        pump.cancel()
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()

@@ -7,7 +7,8 @@ program's directory asks for one, and runs it with the whole process tree killed
 The stdout rule (``extract_result``): stdout must end with one JSON object. When the whole of stdout
 is not one JSON object, the result is taken from the last line that starts with ``{`` (no
 indentation) from which the rest of stdout parses as exactly one JSON object; the lines before it
-are log output (a warning says so). Anything after the object, or no such line, is an error.
+are log output (a warning says so). Anything after the object, no such line, or a log line that is
+itself a one-line JSON object with ``score`` or ``status`` (two results: which one?) is an error.
 """
 
 from __future__ import annotations
@@ -139,6 +140,12 @@ def extract_result(stdout: bytes | str, *, name: str = "evaluator") -> tuple[Any
         except json.JSONDecodeError:
             continue
         if isinstance(value, dict):
+            earlier = _earlier_result(lines[:index])
+            if earlier is not None:
+                raise ProtocolError(
+                    f"{name} wrote more than one result on stdout (lines {earlier + 1} and {index + 1} both "
+                    "look like an EvalResult); stdout must end with one EvalResult JSON object, logs go to stderr"
+                )
             return value, index
         break
     snippet = text[:60] + ("…" if len(text) > 60 else "")
@@ -146,6 +153,20 @@ def extract_result(stdout: bytes | str, *, name: str = "evaluator") -> tuple[Any
         f"{name} wrote invalid JSON on stdout: {error.msg} at line {error.lineno} column {error.colno} "
         f"(stdout starts {snippet!r}); stdout must end with one EvalResult JSON object, logs go to stderr"
     )
+
+
+def _earlier_result(lines: list[str]) -> int | None:
+    """Index of a log line that is itself a one-line JSON object with ``score`` or ``status``, if any."""
+    for index, line in enumerate(lines):
+        if not line.startswith("{"):
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and ("score" in value or "status" in value):
+            return index
+    return None
 
 
 def read_result(

@@ -3,11 +3,16 @@
 Built in: ``builtin`` (agentevals' own metrics; listed only), ``github`` (the community repository)
 and ``local`` (a directory or git repository on disk). More come from ``register_source()`` or the
 ``agentevals.sources`` entry-point group.
+
+Lists are cached (``collect_evaluators``): a source's list younger than ``LIST_MAX_AGE`` is served
+from the cache without asking it, and an unreachable source falls back to its cached list.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+from dataclasses import dataclass
 
 from .._registry import Registry
 from .base import EvaluatorInfo as EvaluatorInfo
@@ -16,10 +21,12 @@ from .base import SourceError as SourceError
 from .base import SourceNotConfigured as SourceNotConfigured
 
 __all__ = [
+    "LIST_MAX_AGE",
     "SOURCES",
     "EvaluatorInfo",
     "EvaluatorSource",
     "SourceError",
+    "SourceListing",
     "SourceNotConfigured",
     "collect_evaluators",
     "get_source",
@@ -63,29 +70,62 @@ def get_sources() -> list[EvaluatorSource]:
     return [get_source(name) for name in SOURCES.names()]
 
 
-async def collect_evaluators(
-    names: list[str] | None = None, *, timeout: float = 20.0
-) -> list[tuple[str, list[EvaluatorInfo] | Exception]]:
-    """List each source concurrently: (name, its evaluators) or (name, the exception it raised).
+LIST_MAX_AGE = 3600.0
+"""Seconds a source's cached list is used without asking the source (``--refresh`` asks anyway)."""
 
-    Never raises for a source: an unreachable one gives its exception (``str()`` is one line), a
-    source that ran out of ``timeout`` an ``EvaluatorFailure``.
+
+@dataclass
+class SourceListing:
+    """What one source gave ``collect_evaluators``."""
+
+    source: str
+    evaluators: list[EvaluatorInfo] | None = None
+    """The evaluators (fresh or cached); None when the source failed and nothing was cached."""
+    error: Exception | None = None
+    """Why the source could not be asked (its ``str()`` is one line); with ``evaluators``, they are cached."""
+    cached_at: float | None = None
+    """When the cached list was fetched (``time.time()``); None for a list fetched now."""
+
+
+async def collect_evaluators(
+    names: list[str] | None = None, *, timeout: float = 20.0, refresh: bool = False,
+    max_age: float = LIST_MAX_AGE,
+) -> list[SourceListing]:
+    """List each source concurrently, from the cache when it is younger than ``max_age``.
+
+    Never raises for a source: an unreachable one gives its exception (its cached list, if any,
+    with it), a source that ran out of ``timeout`` an ``EvaluatorFailure``.
+
+    Args:
+        names: Sources to list (default: every registered one).
+        timeout: Seconds each source may take.
+        refresh: Ask every source even when its cached list is recent.
+        max_age: Seconds a cached list is used without asking the source.
     """
     from ..execution.deadline import Deadline, deadline_scope
+    from ._index_cache import read_cached_list, write_cached_list
 
     sources = [get_source(n) for n in names] if names else get_sources()
 
-    async def one(source: EvaluatorSource) -> list[EvaluatorInfo] | Exception:
+    async def ask(source: EvaluatorSource) -> list[EvaluatorInfo]:
         deadline = Deadline(timeout)
         deadline.phase = f"listing source '{source.source_name}'"
-        try:
-            with deadline_scope(deadline):
-                infos = await deadline.wait(source.list_evaluators())
-        except Exception as exc:  # a third-party source may raise anything: the caller reports one line
-            return exc
+        with deadline_scope(deadline):
+            infos = await deadline.wait(source.list_evaluators())
         if not isinstance(infos, list) or not all(isinstance(i, EvaluatorInfo) for i in infos):
-            return SourceError(f"list_evaluators() returned {type(infos).__name__}, expected a list of EvaluatorInfo")
+            raise SourceError(f"list_evaluators() returned {type(infos).__name__}, expected a list of EvaluatorInfo")
         return infos
 
-    results = await asyncio.gather(*(one(s) for s in sources))
-    return [(s.source_name, r) for s, r in zip(sources, results, strict=True)]
+    async def one(source: EvaluatorSource) -> SourceListing:
+        name = source.source_name
+        cached = read_cached_list(source)
+        if cached is not None and not refresh and time.time() - cached[0] <= max_age:
+            return SourceListing(name, cached[1], cached_at=cached[0])
+        try:
+            infos = await ask(source)
+        except Exception as exc:  # a third-party source may raise anything: the caller reports one line
+            return SourceListing(name, cached[1] if cached else None, exc, cached[0] if cached else None)
+        write_cached_list(source, infos)
+        return SourceListing(name, infos)
+
+    return list(await asyncio.gather(*(one(s) for s in sources)))

@@ -13,6 +13,8 @@ __all__ = ["BuiltinEvaluatorSource"]
 class BuiltinEvaluatorSource(EvaluatorSource):
     """Metrics that ship with agentevals-cli (``agentevals.evaluators.builtin.METRICS``)."""
 
+    refresh = True  # listed from this installation: never cached
+
     @property
     def source_name(self) -> str:
         return "builtin"

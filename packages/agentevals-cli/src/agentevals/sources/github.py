@@ -93,10 +93,17 @@ class GitHubEvaluatorSource(EvaluatorSource):
         return parse_index(body.decode("utf-8", "replace"), source=self.source_name, where=where)
 
     async def fetch_evaluator(self, ref: str, dest: Path) -> Path:
-        main, *siblings = await asyncio.gather(
+        # return_exceptions: every download has finished when this returns (none is left running
+        # to fail unobserved at exit); then the evaluator's own failure is the one reported.
+        outcomes = await asyncio.gather(
             self._get(ref, default_timeout=FETCH_TIMEOUT),
             *(self._get(sibling, default_timeout=FETCH_TIMEOUT) for sibling, _ in sibling_refs(ref)),
+            return_exceptions=True,
         )
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        main, *siblings = outcomes
         if main is None:
             raise SourceError(f"{ref} not found in {self.repo}@{self.branch} (HTTP 404)")
         dest.parent.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ Grader fields follow OpenAI's grader objects (``text_similarity``, ``string_chec
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -232,6 +233,13 @@ class OpenAIEvalConfig(EvaluatorConfig):
             return grader_cls.model_validate(value)
         except ValidationError as exc:
             raise ValueError(f"{kind} grader: {format_validation_error(exc)}") from None
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^https?://[^/\s]+", value):
+            raise ValueError(f"base_url must be an http:// or https:// URL (got {value!r})")
+        return value
 
     @property
     def pass_threshold(self) -> float:

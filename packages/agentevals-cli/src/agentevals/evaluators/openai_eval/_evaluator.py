@@ -15,7 +15,7 @@ from ._config import LabelModelGrader, OpenAIEvalConfig, ScoreModelGrader, TextS
 from ._evals_api import DELETE_TIMEOUT, criterion, grade_with_evals_api
 from ._items import Turn, build_turns
 from ._local import Grade, grade_locally
-from ._text_similarity import meteor_unavailable
+from ._text_similarity import meteor_unavailable, preload
 
 __all__ = ["OpenAIEvalEvaluator"]
 
@@ -78,12 +78,13 @@ class OpenAIEvalEvaluator(BaseEvaluator):
             if reason:
                 return self._not_evaluated(f"{use}: {reason}")
         elif getattr(config.grader, "evaluation_metric", None) == "meteor":
+            preload("meteor")
             reason = await asyncio.to_thread(meteor_unavailable)
             if reason:
                 return self._not_evaluated(reason)
         deadline = Deadline(config.timeout)
         info: dict[str, Any] = {}
-        client = settings.client(timeout=config.timeout) if use is not None else None
+        client = settings.client(timeout=config.timeout, deadline=deadline.end) if use is not None else None
         try:
             if config.mode == "evals_api":
                 assert client is not None

@@ -24,7 +24,7 @@ from ._config import (
 )
 from ._items import Turn
 from ._templates import render
-from ._text_similarity import cosine, similarity
+from ._text_similarity import cosine, preload, similarity
 
 __all__ = ["CONCURRENCY", "Grade", "grade_locally", "map_bounded", "scaled"]
 
@@ -65,6 +65,7 @@ async def grade_locally(
             scores = await _cosines(pairs, client, config.embedding_model)  # type: ignore[arg-type]
         else:
             metric = grader.evaluation_metric
+            preload(metric)  # imports in this thread: nltk cannot be imported by two threads at once
             scores = await asyncio.to_thread(lambda: [similarity(metric, text, ref) for text, ref in pairs])
         return [Grade(score, score >= threshold) for score in scores]
     assert client is not None

@@ -14,18 +14,24 @@ library's standard form (the choices Microsoft's azure-ai-evaluation made for th
 
 bleu/gleu/meteor tokenize with nltk's Treebank-style word tokenizer (no data download). Both texts
 empty scores 1, exactly one empty scores 0, for every metric.
+
+Threads: nltk cannot be imported by two threads at once (its circular imports then hand one of them a
+half-initialised module), and its WordNet reader loads lazily. Callers that compute in worker threads
+call ``preload(metric)`` in the event loop's thread first; the computations themselves hold one lock.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
+import threading
 import warnings
 from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-__all__ = ["LOCAL_METRICS", "cosine", "meteor_unavailable", "similarity"]
+__all__ = ["LOCAL_METRICS", "cosine", "meteor_unavailable", "preload", "similarity"]
 
 _ROUGE = {"rouge_1": "rouge1", "rouge_2": "rouge2", "rouge_3": "rouge3", "rouge_4": "rouge4",
           "rouge_5": "rouge5", "rouge_l": "rougeL"}  # fmt: skip
@@ -37,12 +43,35 @@ METEOR_HELP = (
 )
 
 
+_LOCK = threading.Lock()
+_MODULES = {
+    "fuzzy_match": ("rapidfuzz.fuzz",),
+    "bleu": ("nltk.translate.bleu_score", "nltk.tokenize"),
+    "gleu": ("nltk.translate.gleu_score", "nltk.tokenize"),
+    "meteor": ("nltk.translate.meteor_score", "nltk.tokenize", "nltk.corpus"),
+    **{name: ("rouge_score.rouge_scorer", "rouge_score.tokenizers") for name in _ROUGE},
+}
+
+
+def preload(metric: str) -> None:
+    """Import what ``metric`` needs, in the calling thread (call it before computing in worker threads)."""
+    for module in _MODULES.get(metric, ()):
+        importlib.import_module(module)
+
+
 def similarity(metric: str, text: str, reference: str, *, wordnet: Any = None) -> float:
     """Score in [0, 1] of ``text`` against ``reference`` by a local metric (every one but ``cosine``).
+
+    Thread-safe once ``preload(metric)`` has run.
 
     Args:
         wordnet: WordNet reader for ``meteor`` (default: nltk's, which must be installed).
     """
+    with _LOCK:
+        return _similarity(metric, text, reference, wordnet)
+
+
+def _similarity(metric: str, text: str, reference: str, wordnet: Any) -> float:
     if not text.strip() or not reference.strip():
         return 1.0 if not text.strip() and not reference.strip() else 0.0
     if metric == "meteor":
@@ -64,10 +93,11 @@ def meteor_unavailable() -> str | None:
     """Why ``meteor`` cannot run here (no WordNet data), or None. Loads WordNet (seconds, once)."""
     from nltk.corpus import wordnet
 
-    try:
-        wordnet.ensure_loaded()
-    except (LookupError, OSError):
-        return METEOR_HELP
+    with _LOCK:
+        try:
+            wordnet.ensure_loaded()
+        except (LookupError, OSError):
+            return METEOR_HELP
     return None
 
 
