@@ -36,7 +36,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, ClassVar, Literal, Optional
 
 from pydantic import Field
 
@@ -261,6 +261,7 @@ class PythonEvaluator(BaseEvaluator):
 
     name = "python"
     Config = PythonEvaluatorConfig
+    needs_spans: ClassVar[bool] = True  # user code receives the converted traces, raw spans included
 
     def __init__(self, config: EvaluatorConfig, *, base_dir: Path, options: Any = None,
                  cls: Optional[type] = None) -> None:

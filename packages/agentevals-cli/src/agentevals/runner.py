@@ -26,7 +26,7 @@ from .results import CaseResult, InputError, MetricResult, RunResult, Status, ve
 from .traces.convert import convert_trace
 from .traces.convert._common import aggregate_metrics
 from .traces.model import ConvertedTrace, Trace
-from .traces.readers import LogEvents, attach_log_events, read_traces
+from .traces.readers import LogEvents, attach_log_events, is_logs_file, read_traces
 
 __all__ = ["Case", "group_traces", "load_traces", "run_evaluation"]
 
@@ -58,38 +58,88 @@ class Case:
 
 
 def load_traces(
-    inputs: Iterable[TraceInput], *, trace_format: Optional[str] = None
+    inputs: Iterable[TraceInput], *, trace_format: Optional[str] = None, keep_spans: bool = True
 ) -> tuple[list[ConvertedTrace], list[InputError]]:
     """Read and convert every input; files that cannot be read are returned as errors, not raised.
 
-    OTLP log exports (``{"resourceLogs": …}``) among the inputs are attached to their spans first.
+    Each trace is converted as soon as it is read (large files are streamed), and with
+    ``keep_spans=False`` its raw spans are dropped (``ConvertedTrace.trace = None``): only evaluators
+    with ``needs_spans`` read them. OTLP log exports (``{"resourceLogs": …}``) among the inputs are read
+    first, so their records are attached to the spans before conversion. A file that fails to read
+    contributes its error only, none of its traces. Errors: read errors in input order, then conversion errors.
     """
-    items: list[Union[Trace, ConvertedTrace]] = []
-    errors: list[InputError] = []
+    inputs = list(inputs)
+    logs_files = {i for i, item in enumerate(inputs) if isinstance(item, (str, Path)) and is_logs_file(item)}
+    while True:
+        outcome = _load(inputs, logs_files, trace_format, keep_spans)
+        if isinstance(outcome, tuple):
+            return outcome
+        logs_files |= outcome  # a logs file the sniff missed: read it first and convert again
+
+
+def _load(
+    inputs: list[TraceInput], logs_files: set[int], trace_format: Optional[str], keep_spans: bool
+) -> Union[tuple[list[ConvertedTrace], list[InputError]], set[int]]:
+    """One pass of ``load_traces``; returns the indexes of unexpected logs files when a trace was converted
+    before their records were known."""
+    read_errors: dict[int, InputError] = {}
     log_events: LogEvents = {}
-    for item in inputs:
-        if isinstance(item, (Trace, ConvertedTrace)):
-            items.append(item)
-            continue
+    early: dict[int, list[Trace]] = {}  # traces of a logs file (JSON lines can mix both), converted in place
+    for index in sorted(logs_files):
         try:
-            items.extend(list(read_traces(item, format=trace_format, log_events=log_events)))
+            early[index] = list(read_traces(inputs[index], format=trace_format, log_events=log_events))
         except InputFileError as exc:
-            errors.append(InputError(source=str(item), error=str(exc)))
-    converted = []
-    for item in items:
-        if isinstance(item, Trace):
-            if log_events:  # OTLP log exports given beside the traces carry GenAI message content
-                attach_log_events(item, log_events)
+            read_errors[index] = InputError(source=str(inputs[index]), error=str(exc))
+    done: dict[int, tuple[list[ConvertedTrace], list[InputError]]] = {}  # per input: traces, conversion errors
+    in_memory: list[int] = []  # ``Trace`` inputs: converted once every logs file has been read
+    late_logs: set[int] = set()
+    for index, item in enumerate(inputs):
+        out: list[ConvertedTrace] = []
+        errors: list[InputError] = []
+        if index in logs_files:
+            for trace in early.get(index, ()):
+                _convert(trace, log_events, keep_spans, out, errors)
+        elif isinstance(item, ConvertedTrace):
+            out.append(item)
+        elif isinstance(item, Trace):
+            in_memory.append(index)
+            continue
+        else:
+            known = sum(map(len, log_events.values()))
             try:
-                item = convert_trace(item)
-            except Exception as exc:  # noqa: BLE001 - spans no converter foresaw cost this trace, not the run
-                log.debug("converting trace %s of %s failed", item.trace_id, item.source, exc_info=True)
-                errors.append(InputError(source=item.source, error=(
-                    f"{item.source}: trace {item.trace_id} could not be converted: "
-                    f"{type(exc).__name__}: {_one_line(exc)}")))
+                for trace in read_traces(item, format=trace_format, log_events=log_events):
+                    _convert(trace, log_events, keep_spans, out, errors)
+            except InputFileError as exc:
+                read_errors[index] = InputError(source=str(item), error=str(exc))
                 continue
-        converted.append(item)
-    return converted, errors
+            if sum(map(len, log_events.values())) != known:
+                late_logs.add(index)
+        done[index] = (out, errors)
+    if late_logs:
+        return late_logs
+    for index in in_memory:
+        done[index] = ([], [])
+        _convert(inputs[index], log_events, keep_spans, *done[index])
+    order = sorted(done)
+    return ([t for i in order for t in done[i][0]],
+            [read_errors[i] for i in sorted(read_errors)] + [e for i in order for e in done[i][1]])
+
+
+def _convert(trace: Trace, log_events: LogEvents, keep_spans: bool, out: list[ConvertedTrace],
+             errors: list[InputError]) -> None:
+    if log_events:  # OTLP log exports given beside the traces carry GenAI message content
+        attach_log_events(trace, log_events)
+    try:
+        item = convert_trace(trace)
+    except Exception as exc:  # noqa: BLE001 - spans no converter foresaw cost this trace, not the run
+        log.debug("converting trace %s of %s failed", trace.trace_id, trace.source, exc_info=True)
+        errors.append(InputError(source=trace.source, error=(
+            f"{trace.source}: trace {trace.trace_id} could not be converted: "
+            f"{type(exc).__name__}: {_one_line(exc)}")))
+        return
+    if not keep_spans:
+        item.trace = None
+    out.append(item)
 
 
 def group_traces(traces: Sequence[ConvertedTrace], group_by: str) -> list[Case]:
@@ -130,7 +180,8 @@ async def run_evaluation(
     if isinstance(eval_set, (str, Path)):
         eval_set = load_eval_set(eval_set)
 
-    converted, run.input_errors = load_traces(traces, trace_format=trace_format)
+    converted, run.input_errors = load_traces(
+        traces, trace_format=trace_format, keep_spans=any(ev.needs_spans for ev in evs))
     cases = group_traces(converted, options.group_by)
     for case in cases:
         _match(case, eval_set)

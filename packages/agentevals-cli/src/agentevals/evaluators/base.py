@@ -95,6 +95,9 @@ class BaseEvaluator(ABC):
     name: ClassVar[str]
     """Registry key and YAML ``type:``."""
     Config: ClassVar[type[EvaluatorConfig]] = EvaluatorConfig
+    needs_spans: ClassVar[bool] = False
+    """Reads the raw spans (``ctx.traces[i].trace``); when no configured evaluator does, the runner drops
+    them right after conversion to keep memory small on large inputs."""
 
     def __init__(self, config: EvaluatorConfig, *, base_dir: Path, options: Optional[RunOptions] = None) -> None:
         self.config = config

@@ -155,6 +155,7 @@ class AgentVEvaluator(BaseEvaluator):
 
     Config: ClassVar[type[EvaluatorConfig]] = AgentVConfig
     config: AgentVConfig
+    needs_spans: ClassVar[bool] = True  # the case view reads tool span times and cost attributes
 
     async def evaluate(self, ctx: EvalContext) -> MetricResult:
         outcome = await self.score(CaseView.of(ctx), ctx)

@@ -38,6 +38,8 @@ __all__ = [
 class _AssertionEvaluator(AgentVEvaluator):
     """An assertion: a pure check of the answer text, scored 0 or 1 with AgentV's hit and miss texts."""
 
+    needs_spans: ClassVar[bool] = False  # reads the answer text only
+
     async def score(self, view: CaseView, ctx: EvalContext) -> Outcome:
         result = self.apply(view.answer)
         return Outcome(result.score, hits=result.hits, misses=result.misses)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -140,6 +140,7 @@ class FieldAccuracyEvaluator(AgentVEvaluator):
     """Each configured field of the JSON answer against the same field of the golden final response."""
 
     name = "field_accuracy"
+    needs_spans: ClassVar[bool] = False  # reads the answer and golden texts only
 
     class Config(AgentVConfig):
         type: str = "field_accuracy"

@@ -2,6 +2,8 @@
 
     for trace in read_traces("helm.json"):          # Jaeger JSON, OTLP JSON, Tempo export, OTLP JSON lines
         ...
+
+Large Jaeger and OTLP/Tempo files are streamed, one trace at a time (see ``_stream``).
 """
 
 from __future__ import annotations
@@ -11,13 +13,21 @@ from typing import Any, Callable, Iterator, Literal, Optional
 
 from ...errors import InputFileError
 from ..model import Trace
+from . import _stream
 from ._json import load_json_documents
 from .jaeger import read_jaeger
 from .otlp import read_otlp
-from .otlp_logs import LogEvents, add_log_events, attach_log_events, is_logs_document, read_log_events
+from .otlp_logs import (
+    LogEvents,
+    add_log_events,
+    attach_log_events,
+    is_logs_document,
+    is_logs_file,
+    read_log_events,
+)
 
-__all__ = ["FORMATS", "LogEvents", "TraceFormat", "attach_log_events", "detect_format", "read_log_events",
-           "read_traces"]
+__all__ = ["FORMATS", "LogEvents", "TraceFormat", "attach_log_events", "detect_format", "is_logs_file",
+           "read_log_events", "read_traces"]
 
 TraceFormat = Literal["jaeger-json", "otlp-json"]
 
@@ -49,8 +59,30 @@ def read_traces(
 
     An OTLP logs file (``{"resourceLogs": …}``) yields no trace: when ``log_events`` is given its
     records are added there (to be attached to their spans with ``attach_log_events``), else it is an error.
+    Jaeger and OTLP files above ``_stream.STREAM_THRESHOLD`` bytes are streamed one trace at a time.
     """
     source = str(path)
+    plan = _stream.plan_stream(Path(path), format)
+    if plan is None:
+        yield from _read_whole(path, source, format, log_events)
+        return
+    found = fallback = False
+    try:
+        for trace in _stream.stream_traces(Path(path), source, plan, detect=format is None):
+            found = True
+            yield trace
+    except _stream.Fallback:  # raised before any trace: the whole-file path says what the file is
+        fallback = True
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:  # a shape no reader check foresaw
+        raise InputFileError(f"{source}: unexpected {plan.format} structure: {type(exc).__name__}: {exc}") from None
+    if fallback:
+        yield from _read_whole(path, source, format, log_events)
+    elif not found:
+        raise InputFileError(f"{source}: no spans in the file")
+
+
+def _read_whole(path: str | Path, source: str, format: Optional[str], log_events: Optional[LogEvents]) -> Iterator[Trace]:
+    """Parse the whole file (orjson), then read its documents."""
     found = False
     for document in load_json_documents(Path(path)):
         if is_logs_document(document) and format is None:

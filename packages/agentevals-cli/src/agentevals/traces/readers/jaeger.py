@@ -7,7 +7,7 @@ from typing import Any, Iterator
 from ...errors import InputFileError
 from ..model import Span, SpanEvent, Trace
 
-__all__ = ["read_jaeger"]
+__all__ = ["read_jaeger", "read_jaeger_trace"]
 
 _NUMERIC = {"int64": int, "float64": float}
 
@@ -40,16 +40,21 @@ def read_jaeger(document: Any, source: str) -> Iterator[Trace]:
     if not isinstance(entries, list):
         raise InputFileError(f"{source}: Jaeger JSON 'data' must be a list, got {type(entries).__name__}")
     for t_index, entry in enumerate(entries):
-        if not isinstance(entry, dict) or not isinstance(entry.get("spans"), list):
-            raise InputFileError(f"{source}: data[{t_index}] is not a Jaeger trace (no 'spans' list)")
-        processes = {
-            pid: {"service.name": p.get("serviceName"), **_tags(p.get("tags"))}
-            for pid, p in (entry.get("processes") or {}).items()
-            if isinstance(p, dict)
-        }
-        spans = [_span(raw, processes, source, t_index, s_index) for s_index, raw in enumerate(entry["spans"])]
-        trace_id = entry.get("traceID") or (spans[0].trace_id if spans else "")
-        yield Trace(trace_id=trace_id, spans=spans, source=source)
+        yield read_jaeger_trace(entry, source, t_index)
+
+
+def read_jaeger_trace(entry: Any, source: str, t_index: int) -> Trace:
+    """The Trace of ``data[t_index]`` (also used by the streaming reader, one entry at a time)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("spans"), list):
+        raise InputFileError(f"{source}: data[{t_index}] is not a Jaeger trace (no 'spans' list)")
+    processes = {
+        pid: {"service.name": p.get("serviceName"), **_tags(p.get("tags"))}
+        for pid, p in (entry.get("processes") or {}).items()
+        if isinstance(p, dict)
+    }
+    spans = [_span(raw, processes, source, t_index, s_index) for s_index, raw in enumerate(entry["spans"])]
+    trace_id = entry.get("traceID") or (spans[0].trace_id if spans else "")
+    return Trace(trace_id=trace_id, spans=spans, source=source)
 
 
 def _span(raw: Any, processes: dict[str, dict[str, Any]], source: str, t: int, s: int) -> Span:

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 from ...errors import InputFileError
 from ..model import Span, SpanEvent, Trace
 
-__all__ = ["attribute_value", "read_otlp"]
+__all__ = ["attribute_value", "batch_spans", "batch_trace_ids", "batches_key", "read_otlp"]
 
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _KINDS = {0: None, 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
@@ -76,7 +76,7 @@ def _id(value: Any) -> str:
 
 def read_otlp(document: Any, source: str) -> Iterator[Trace]:
     """Group every span in the document by trace id, in first-seen order."""
-    key = next((k for k in ("resourceSpans", "resource_spans", "batches") if k in document), "resourceSpans")
+    key = batches_key(document)
     batches = document.get(key) if isinstance(document, dict) else None
     if batches is None:
         raise InputFileError(f"{source}: not OTLP JSON: no 'resourceSpans' (or Tempo 'batches') list")
@@ -84,28 +84,58 @@ def read_otlp(document: Any, source: str) -> Iterator[Trace]:
         raise InputFileError(f"{source}: OTLP JSON '{key}' must be a list")
     traces: dict[str, list[Span]] = {}
     for b, batch in enumerate(batches):
-        at = f"{source}: {key}[{b}]"
-        batch = _object(batch, at)
-        resource_obj = batch.get("resource") or {}
-        resource = _attributes(resource_obj.get("attributes") if isinstance(resource_obj, dict) else None,
-                               f"{at}.resource")
-        scopes_key = next((k for k in ("scopeSpans", "scope_spans", "instrumentationLibrarySpans") if k in batch),
-                          "scopeSpans")
-        for s, scope_spans in enumerate(_list(batch.get(scopes_key), f"{at}.{scopes_key}")):
-            scope_spans = _object(scope_spans, f"{at}.{scopes_key}[{s}]")
-            scope = scope_spans.get("scope") or scope_spans.get("instrumentationLibrary") or {}
-            spans_at = f"{at}.{scopes_key}[{s}].spans"
-            for i, raw in enumerate(_list(scope_spans.get("spans"), spans_at)):
-                span = _span(raw, resource, scope.get("name") if isinstance(scope, dict) else None, f"{spans_at}[{i}]")
-                traces.setdefault(span.trace_id, []).append(span)
+        for span in batch_spans(batch, f"{source}: {key}[{b}]"):
+            traces.setdefault(span.trace_id, []).append(span)
     for trace_id, spans in traces.items():
         yield Trace(trace_id=trace_id, spans=spans, source=source)
+
+
+def batches_key(document: Any) -> str:
+    """The key holding the batches: ``resourceSpans``, ``resource_spans`` or Tempo's ``batches``."""
+    return next((k for k in ("resourceSpans", "resource_spans", "batches") if k in document), "resourceSpans")
+
+
+def _scopes_key(batch: dict[str, Any]) -> str:
+    return next((k for k in ("scopeSpans", "scope_spans", "instrumentationLibrarySpans") if k in batch), "scopeSpans")
+
+
+def batch_spans(batch: Any, at: str) -> Iterator[Span]:
+    """The spans of one resource batch, in order; ``at`` (``"file: resourceSpans[3]"``) prefixes errors."""
+    batch = _object(batch, at)
+    resource_obj = batch.get("resource") or {}
+    resource = _attributes(resource_obj.get("attributes") if isinstance(resource_obj, dict) else None,
+                           f"{at}.resource")
+    scopes_key = _scopes_key(batch)
+    for s, scope_spans in enumerate(_list(batch.get(scopes_key), f"{at}.{scopes_key}")):
+        scope_spans = _object(scope_spans, f"{at}.{scopes_key}[{s}]")
+        scope = scope_spans.get("scope") or scope_spans.get("instrumentationLibrary") or {}
+        spans_at = f"{at}.{scopes_key}[{s}].spans"
+        for i, raw in enumerate(_list(scope_spans.get("spans"), spans_at)):
+            yield _span(raw, resource, scope.get("name") if isinstance(scope, dict) else None, f"{spans_at}[{i}]")
+
+
+def batch_trace_ids(batch: Any) -> set[str]:
+    """The trace ids of one batch's spans (as ``batch_spans`` reads them), skipping anything malformed."""
+    ids: set[str] = set()
+    if not isinstance(batch, dict):
+        return ids
+    scopes = batch.get(_scopes_key(batch))
+    for scope_spans in scopes if isinstance(scopes, list) else ():
+        spans = scope_spans.get("spans") if isinstance(scope_spans, dict) else None
+        for raw in spans if isinstance(spans, list) else ():
+            if isinstance(raw, dict):
+                ids.add(_span_trace_id(raw))
+    return ids
+
+
+def _span_trace_id(raw: dict[str, Any]) -> str:
+    return _id(raw.get("traceId") or raw.get("trace_id"))
 
 
 def _span(raw: Any, resource: dict[str, Any], scope: Any, where: str) -> Span:
     if not isinstance(raw, dict):
         raise InputFileError(f"{where} is not an object")
-    trace_id, span_id = _id(raw.get("traceId") or raw.get("trace_id")), _id(raw.get("spanId") or raw.get("span_id"))
+    trace_id, span_id = _span_trace_id(raw), _id(raw.get("spanId") or raw.get("span_id"))
     name = raw.get("name")
     for key, value in (("traceId", trace_id), ("spanId", span_id), ("name", name)):
         if not value:

@@ -16,6 +16,7 @@ under ``body``): the same shape a span event of that name has.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +25,27 @@ from ..model import SpanEvent, Trace
 from ._json import load_json_documents
 from .otlp import _attributes, _id, attribute_value
 
-__all__ = ["LogEvents", "add_log_events", "attach_log_events", "is_logs_document", "read_log_events"]
+__all__ = ["LogEvents", "add_log_events", "attach_log_events", "is_logs_document", "is_logs_file", "read_log_events"]
 
 
 LogEvents = dict[tuple[str, str], list[SpanEvent]]
 
+_LOGS_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"(?:resourceLogs|resource_logs)"')
+
 
 def is_logs_document(document: Any) -> bool:
     return isinstance(document, dict) and ("resourceLogs" in document or "resource_logs" in document)
+
+
+def is_logs_file(path: str | Path) -> bool:
+    """Whether ``path`` starts like an OTLP logs export (``{"resourceLogs": …``), from its first bytes only.
+
+    A sniff: False for unreadable files and for logs files whose first key is another one."""
+    try:
+        with open(path, "rb") as f:
+            return bool(_LOGS_HEAD.match(f.read(4096)))
+    except OSError:
+        return False
 
 
 def read_log_events(path: str | Path) -> LogEvents:
