@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from agentevals import protocol as cli
 from agentevals.errors import ProtocolVersionError as CliVersionError
 from agentevals_evaluator_sdk import EvalInput as SdkInput

@@ -7,11 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import jsonschema
-import pytest
-
 import agentevals.protocol as cli_protocol
 import agentevals_evaluator_sdk as sdk
+import jsonschema
+import pytest
 from agentevals_evaluator_sdk.protocol import schema_for_version
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,10 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from click.testing import CliRunner
-
 from agentevals import __version__
 from agentevals.cli import cli
+from click.testing import CliRunner
 
 
 def test_version_names_package_and_protocol():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from agentevals_evaluator_sdk import EvalInput, EvalResult, EvaluatorDefinitionError, ResultError, evaluator
 from agentevals_evaluator_sdk.testing import make_input, run_evaluator
 

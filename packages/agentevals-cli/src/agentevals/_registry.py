@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import difflib
 import importlib
+from collections.abc import Iterable
 from importlib.metadata import entry_points
-from typing import Any, Generic, Iterable, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .errors import ConfigError
 

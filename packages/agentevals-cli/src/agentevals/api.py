@@ -19,8 +19,9 @@ Example:
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union, get_args
+from typing import Any, Optional, Union, get_args
 
 from .config import EvalConfig, LoadedEvaluator, build_evaluators, load_config
 from .errors import ConfigError, InputFileError

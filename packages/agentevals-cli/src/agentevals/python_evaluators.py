@@ -319,7 +319,7 @@ class PythonEvaluator(BaseEvaluator):
             sys.modules[name] = module
             try:
                 spec.loader.exec_module(module)  # type: ignore[union-attr]
-            except Exception as exc:  # noqa: BLE001 - user code failing to import is a config error
+            except Exception as exc:
                 raise ConfigError(f"importing {file} failed: {type(exc).__name__}: {exc}") from None
         else:
             try:
@@ -394,7 +394,7 @@ async def _in_daemon_thread(func: Any, *args: Any) -> Any:
     def target() -> None:
         try:
             outcome, error = func(*args), None
-        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+        except BaseException as exc:
             outcome, error = None, exc
         try:
             loop.call_soon_threadsafe(settle, outcome, error)

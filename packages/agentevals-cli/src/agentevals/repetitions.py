@@ -10,8 +10,9 @@ least one PASSED; ``evaluation_failed`` repetitions count as not passed.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from math import comb
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 from .results import CaseResult, MetricResult, Status
 

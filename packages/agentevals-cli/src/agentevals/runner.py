@@ -12,9 +12,10 @@ import asyncio
 import logging
 import time
 import traceback
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional, Sequence, Union
+from typing import Optional, Union
 
 from .__about__ import __version__
 from .config import LoadedEvaluator
@@ -131,7 +132,7 @@ def _convert(trace: Trace, log_events: LogEvents, keep_spans: bool, out: list[Co
         attach_log_events(trace, log_events)
     try:
         item = convert_trace(trace)
-    except Exception as exc:  # noqa: BLE001 - spans no converter foresaw cost this trace, not the run
+    except Exception as exc:
         log.debug("converting trace %s of %s failed", trace.trace_id, trace.source, exc_info=True)
         errors.append(InputError(source=trace.source, error=(
             f"{trace.source}: trace {trace.trace_id} could not be converted: "
@@ -206,7 +207,7 @@ async def run_evaluation(
         for ev in evs:
             try:
                 await ev.aclose()
-            except Exception:  # noqa: BLE001 - closing must not hide results
+            except Exception:
                 log.debug("closing %s failed", ev.display_name, exc_info=True)
 
     if eval_set is None and any(r.status == Status.NOT_EVALUATED and "eval case" in (r.reason or "")
@@ -301,7 +302,7 @@ async def _run_one(
         except AgentevalsError as exc:
             error = exc
             metrics = [MetricResult.errored(ev.display_name, _one_line(exc), type=ev.name)]
-        except Exception as exc:  # noqa: BLE001 - an evaluator bug is that row's ERROR, not the run's
+        except Exception as exc:
             error = exc
             log.debug("evaluator %s raised", ev.display_name, exc_info=True)
             metrics = [MetricResult.errored(ev.display_name, f"{type(exc).__name__}: {_one_line(exc)}", type=ev.name,

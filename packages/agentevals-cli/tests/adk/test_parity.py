@@ -101,7 +101,7 @@ def test_native_scores_equal_google_adk():
     assert proc.returncode == 0, proc.stderr[-2000:]
     results = json.loads(proc.stdout)["results"]
     assert len(results) == len(ours) > 150
-    for (label, mine), adk in zip(ours, results):
+    for (label, mine), adk in zip(ours, results, strict=True):
         assert "error" not in adk, (label, adk)
         assert mine.score == adk["overall_score"], label
         assert mine.per_invocation_scores == adk["per_invocation_scores"], label

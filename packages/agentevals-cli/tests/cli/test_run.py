@@ -10,10 +10,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
-
 from agentevals.cli import cli
 from agentevals.report.json import load_result_schema, result_json_schema
+from click.testing import CliRunner
 
 ADK = Path(__file__).resolve().parents[1] / "data" / "adk"
 HELM, K8S, HELM3, HELM2 = (str(ADK / f) for f in ("helm.json", "k8s.json", "helm_3.json", "helm_2.json"))

@@ -8,7 +8,6 @@ import textwrap
 import jsonschema
 import pytest
 import yaml
-
 from agentevals.config import config_json_schema, load_config
 from agentevals.errors import ConfigError
 

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from agentevals.errors import InputFileError
 from agentevals.evalsets import load_eval_set, match_case, parse_eval_set
 from agentevals.protocol import InvocationData

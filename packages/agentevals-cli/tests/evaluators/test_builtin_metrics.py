@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from agentevals.evaluators import EVALUATOR_TYPES
 from agentevals.evaluators.base import EvalContext
 from agentevals.evaluators.builtin.response_match import rouge1_fmeasure

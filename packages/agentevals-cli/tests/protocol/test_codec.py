@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from agentevals.errors import ProtocolError
 from agentevals.protocol import EvalInput, decode_result, encode_input, load_schema
 

@@ -8,15 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner
-
 import agentevals
+import pytest
 from agentevals.cli import cli
 from agentevals.repetitions import pass_at_k, pass_hat_k
 from agentevals.results import Status
 from agentevals.traces.convert import convert_trace
 from agentevals.traces.readers import read_traces
+from click.testing import CliRunner
 
 HERE = Path(__file__).resolve().parent
 ADK = HERE.parent / "data" / "adk"

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from agentevals.traces.convert import convert_trace
 from agentevals.traces.model import Span, Trace
 from agentevals.traces.readers import read_traces

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from agentevals.errors import InputFileError
 from agentevals.traces.readers import detect_format, read_traces
 

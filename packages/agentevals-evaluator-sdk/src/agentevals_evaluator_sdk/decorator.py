@@ -24,7 +24,8 @@ import json
 import sys
 import threading
 import traceback
-from typing import IO, Any, Awaitable, Callable, Optional, Union, overload
+from collections.abc import Awaitable, Callable
+from typing import IO, Any, Optional, Union, overload
 
 from pydantic import ValidationError
 
@@ -32,7 +33,7 @@ from .errors import EvaluatorDefinitionError, EvaluatorError, InputError, Result
 from .protocol import negotiate
 from .types import EvalInput, EvalResult, EvalStatus
 
-__all__ = ["Evaluator", "EvaluatorFunction", "evaluator", "format_validation_error", "parse_input", "check_result"]
+__all__ = ["Evaluator", "EvaluatorFunction", "check_result", "evaluator", "format_validation_error", "parse_input"]
 
 EvaluatorFunction = Callable[[EvalInput], Union[EvalResult, dict, Awaitable[Union[EvalResult, dict]]]]
 
@@ -172,7 +173,7 @@ def _run_awaitable(value: Awaitable[Any]) -> Any:
     def target() -> None:
         try:
             outcome["value"] = asyncio.run(_await(value))
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+        except BaseException as exc:
             outcome["error"] = exc
 
     thread = threading.Thread(target=target, name="agentevals-evaluator")
@@ -192,7 +193,7 @@ def _check_signature(func: Callable[..., Any]) -> None:
         return
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     required = [p for p in params if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    if not positional and not any(p.kind is p.VAR_POSITIONAL for p in params) or len(required) > 1:
+    if (not positional and not any(p.kind is p.VAR_POSITIONAL for p in params)) or len(required) > 1:
         raise EvaluatorDefinitionError(
             f"@evaluator function '{getattr(func, '__name__', func)}' must take exactly one argument "
             f"(the EvalInput), got ({', '.join(p.name for p in params)})"

@@ -14,7 +14,8 @@ Otherwise the trace is unmatched and its metrics that need a golden case are NOT
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
 from ..protocol import InvocationData
 from .model import EvalCase, EvalSet

@@ -37,7 +37,7 @@ class EvaluatorBackend(abc.ABC):
     async def run(self, eval_input: EvalInput, metric_name: str) -> EvalResult:
         """Run the evaluator once. Raise (``EvaluatorFailure`` for a one-line cause) when it cannot."""
 
-    async def aclose(self) -> None:  # noqa: B027 - optional hook, not abstract
+    async def aclose(self) -> None:
         """Release resources at the end of the run (containers, sessions)."""
 
 

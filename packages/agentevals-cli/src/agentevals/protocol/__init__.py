@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from ._models import EvalResult as EvalResult
     from ._models import EvalStatus as EvalStatus
     from ._models import IntermediateStepData as IntermediateStepData
-    from ._models import InvocationData as InvocationData
     from ._models import InvocationData as Invocation
+    from ._models import InvocationData as InvocationData
     from ._models import ToolCallData as ToolCallData
     from ._models import ToolResponseData as ToolResponseData
 

@@ -85,7 +85,7 @@ class EvaluatorSource(abc.ABC):
     async def fetch_evaluator(self, ref: str, dest: Path) -> Path:
         """Write the evaluator ``ref`` to ``dest`` (and its sibling files next to it); return its path."""
 
-    def check(self) -> None:  # noqa: B027 - optional hook
+    def check(self) -> None:
         """Load-time check of the source's own settings; raise ``SourceError`` (becomes a config error)."""
 
     def cache_key(self) -> str:

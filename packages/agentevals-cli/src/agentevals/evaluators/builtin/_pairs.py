@@ -18,4 +18,4 @@ def pair_turns(ctx: EvalContext) -> tuple[list[tuple[InvocationData, InvocationD
     if len(actual) != len(expected):
         case = ctx.eval_case.eval_id if ctx.eval_case else "the eval case"
         return [], f"the trace has {len(actual)} turn(s) but '{case}' expects {len(expected)}"
-    return list(zip(actual, expected)), None
+    return list(zip(actual, expected, strict=True)), None

@@ -10,7 +10,8 @@ Per turn 1.0 or 0.0; the score is the mean over turns. Tool calls match on name 
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, Optional
 
 from ...protocol import InvocationData, ToolCallData
 from ...results import MetricResult, Status
@@ -28,7 +29,7 @@ def _same(actual: ToolCallData, expected: ToolCallData) -> bool:
 def trajectory_matches(actual: Sequence[ToolCallData], expected: Sequence[ToolCallData], match_type: str) -> bool:
     """ADK's rule for one turn."""
     if match_type == "exact":
-        return len(actual) == len(expected) and all(_same(a, e) for a, e in zip(actual, expected))
+        return len(actual) == len(expected) and all(_same(a, e) for a, e in zip(actual, expected, strict=True))
     if not expected:
         return True
     if not actual:

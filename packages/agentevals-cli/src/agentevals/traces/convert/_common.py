@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import math
 import statistics
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Optional
+from typing import Any, Optional
 
 from ..model import ConvertedTrace, Span
 from .aliases import first
@@ -163,7 +164,7 @@ class Measure:
 
 def performance_metrics(m: Measure) -> dict[str, Any]:
     """The wire's ``performance_metrics`` shape (protocol 1.1)."""
-    per_call = [p + o for p, o in zip(m.prompt_tokens, m.output_tokens)]
+    per_call = [p + o for p, o in zip(m.prompt_tokens, m.output_tokens, strict=True)]
     prompt, output = sum(m.prompt_tokens), sum(m.output_tokens)
     return {
         "latency": {"overall": stats(m.durations_ms), "llm_calls": stats(m.llm_ms), "tool_executions": stats(m.tool_ms)},

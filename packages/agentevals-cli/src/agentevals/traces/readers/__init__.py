@@ -8,8 +8,9 @@ Large Jaeger and OTLP/Tempo files are streamed, one trace at a time (see ``_stre
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal, Optional
+from typing import Any, Literal, Optional
 
 from ...errors import InputFileError
 from ..model import Trace
@@ -43,7 +44,7 @@ def detect_format(document: Any) -> Optional[str]:
         if "resourceSpans" in document or "batches" in document or "resource_spans" in document:
             return "otlp-json"
         data = document.get("data")
-        if isinstance(data, list) and (not data or isinstance(data[0], dict) and "spans" in data[0]):
+        if isinstance(data, list) and (not data or (isinstance(data[0], dict) and "spans" in data[0])):
             return "jaeger-json"
         if "spans" in document and "traceID" in document:
             return "jaeger-json"

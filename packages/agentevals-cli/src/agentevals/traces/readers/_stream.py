@@ -21,9 +21,10 @@ whole-file path does: that costs the memory the whole-file path would, on the er
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 from ...errors import InputFileError
 from ..model import Span, Trace
