@@ -134,3 +134,34 @@ def test_check_requirements_allows_only_index_requirements(tmp_path):
         with pytest.raises(ProgramFailure) as info:
             check_requirements(bad)
         assert str(info.value) == f"downloaded bad.txt line 2: {problem} ({line!r})"
+
+
+@pytest.mark.timeout(120)
+def test_package_json_environment_is_cached_by_hash_and_shared(tmp_path, ctx, node):
+    """Two evaluator dirs with the same package.json share one environment under the cache dir."""
+    if not shutil.which("npm"):
+        pytest.skip("npm is not installed")
+    from agentevals.execution.cache import cache_root
+
+    write(tmp_path / "localdep" / "package.json", '{"name": "localdep", "version": "1.0.0", "main": "index.js"}')
+    write(tmp_path / "localdep" / "index.js", "module.exports = { score: 0.4 };\n")
+    manifest = json.dumps({"name": "e", "private": True, "dependencies": {"localdep": f"file:{tmp_path / 'localdep'}"}})
+    for name in ("a", "b"):
+        write(tmp_path / name / "package.json", manifest)
+        write(tmp_path / name / "e.mjs", 'import dep from "localdep";\nimport fs from "fs";\nfs.readFileSync(0);\n'
+                                         "console.log(JSON.stringify({ score: dep.score }));\n")
+        assert evaluate(build(tmp_path, path=f"{name}/e.mjs", timeout=90), ctx).score == 0.4
+    links = [(tmp_path / name / "node_modules") for name in ("a", "b")]
+    assert all(link.is_symlink() for link in links)
+    assert links[0].resolve() == links[1].resolve()
+    assert links[0].resolve().parent.parent == (cache_root() / "node").resolve()
+
+
+def test_author_managed_node_modules_is_left_alone(tmp_path, ctx, node):
+    write(tmp_path / "e" / "package.json", '{"name": "e", "private": true, "dependencies": {"nothing-here": "1.0.0"}}')
+    write(tmp_path / "e" / "node_modules" / "dep" / "index.js", "module.exports = { score: 0.9 };\n")
+    write(tmp_path / "e" / "e.js", 'require("fs").readFileSync(0);\n'
+                                   'console.log(JSON.stringify({ score: require("dep").score }));\n')
+    result = evaluate(build(tmp_path, path="e/e.js"), ctx)
+    assert (result.status, result.score) == (Status.PASSED, 0.9), result.error
+    assert not (tmp_path / "e" / "node_modules").is_symlink()

@@ -10,7 +10,9 @@ another venv would see the base interpreter's packages, not the CLI's.) A venv i
 marker file is written; a half-built one (timeout, crash) is rebuilt from scratch.
 
 Node: a ``package.json`` beside a ``.js``/``.ts`` evaluator → ``npm ci`` (with a lock file) or
-``npm install`` in that directory, repeated only when package.json / package-lock.json change.
+``npm install`` into ``<cache>/node/<hash>`` (keyed by package.json and package-lock.json, ``file:``
+dependencies made absolute), once; the evaluator's ``node_modules`` becomes a link to it, so Node's
+resolution (CommonJS and ESM) finds the packages. A ``node_modules`` the author installed is used as is.
 
 Both run under a file lock (concurrent runs build once) and within the evaluation's deadline.
 """
@@ -104,31 +106,58 @@ def _link_host_packages(venv: Path, site_dirs: list[str]) -> None:
     (candidates[0] / "_agentevals_host.pth").write_text(line, "utf-8")
 
 
+def _node_manifest(directory: Path) -> tuple[bytes, bytes]:
+    """package.json with ``file:`` dependencies made absolute (they are installed from elsewhere), and the lock."""
+    import json
+
+    manifest = json.loads((directory / "package.json").read_text("utf-8"))
+    for section in ("dependencies", "devDependencies", "optionalDependencies"):
+        for name, spec in (manifest.get(section) or {}).items():
+            if isinstance(spec, str) and spec.startswith("file:") and not Path(spec[5:]).is_absolute():
+                manifest[section][name] = "file:" + str((directory / spec[5:]).resolve())
+    lock = directory / "package-lock.json"
+    return json.dumps(manifest, indent=2).encode(), lock.read_bytes() if lock.is_file() else b""
+
+
 async def ensure_node_modules(directory: Path, *, deadline: Deadline) -> None:
-    """Install ``directory``'s package.json dependencies unless this exact manifest was installed."""
-    def fingerprint() -> str:
-        lock = directory / "package-lock.json"
-        return content_hash((directory / "package.json").read_bytes(), lock.read_bytes() if lock.is_file() else b"")
+    """Give ``directory`` the dependencies of its package.json, from a cached environment.
 
-    marker = directory / "node_modules" / _NPM_MARKER
-
-    def installed() -> bool:
-        return marker.is_file() and marker.read_text("utf-8").strip() == fingerprint()
-
-    if installed():
+    The environment lives under ``<cache>/node/<hash>`` (hash of package.json and package-lock.json), is
+    installed once under a file lock, and ``directory/node_modules`` becomes a link to it. A real
+    ``node_modules`` directory the author installed is left alone.
+    """
+    link = directory / "node_modules"
+    if link.is_dir() and not link.is_symlink() and not (link / _NPM_MARKER).is_file():
+        return  # the author manages their own node_modules
+    manifest, lock = _node_manifest(directory)
+    env = cache_root() / "node" / content_hash(manifest, lock)
+    marker = env / "node_modules" / _NPM_MARKER
+    if not marker.is_file():
+        async with locked(f"npm-{env.name}", deadline):
+            if not marker.is_file():
+                npm = shutil.which("npm")
+                if not npm:
+                    raise ProgramFailure(f"npm not found on PATH (needed to install {directory / 'package.json'})")
+                shutil.rmtree(env, ignore_errors=True)  # a half-built one from a timeout or crash
+                env.mkdir(parents=True)
+                (env / "package.json").write_bytes(manifest)
+                if lock:
+                    (env / "package-lock.json").write_bytes(lock)
+                logger.warning("Installing npm packages for %s into %s (first use of this package.json)",
+                               directory, env)
+                await _step([npm, "ci" if lock else "install", "--no-audit", "--no-fund", "--loglevel=error"],
+                            what=f"npm {'ci' if lock else 'install'} for {directory / 'package.json'}", cwd=env,
+                            deadline=deadline)
+                (env / "node_modules").mkdir(exist_ok=True)
+                marker.write_text(content_hash(manifest, lock) + "\n", "utf-8")
+    target = env / "node_modules"
+    if link.is_symlink() and link.resolve() == target.resolve():
         return
-    async with locked(f"npm-{content_hash(str(directory.resolve()))}", deadline):
-        if installed():
-            return
-        npm = shutil.which("npm")
-        if not npm:
-            raise ProgramFailure(f"npm not found on PATH (needed to install {directory / 'package.json'})")
-        ci = (directory / "package-lock.json").is_file()
-        logger.warning("Installing npm packages for %s (package.json changed or first use)", directory)
-        await _step([npm, "ci" if ci else "install", "--no-audit", "--no-fund", "--loglevel=error"],
-                    what=f"npm {'ci' if ci else 'install'} in {directory}", cwd=directory, deadline=deadline)
-        marker.parent.mkdir(exist_ok=True)
-        marker.write_text(fingerprint() + "\n", "utf-8")
+    if link.is_symlink() or link.is_file():
+        link.unlink()
+    elif link.is_dir():  # an in-place install made by an older agentevals
+        shutil.rmtree(link)
+    link.symlink_to(target, target_is_directory=True)
 
 
 _VCS_PREFIXES = ("git+", "hg+", "svn+", "bzr+")
