@@ -146,7 +146,10 @@ def scaffold_evaluator(
         "tags": [],
         "author": "",
     }
-    files = [(code, Template(text).substitute(name=stem)), (manifest, yaml.safe_dump(meta, sort_keys=False))]
+    # The generated evaluator imports the SDK; the CLI itself never does, so the module name is a
+    # template variable rather than an import line in this package's files.
+    code_text = Template(text).substitute(name=stem, sdk="agentevals_evaluator_sdk")
+    files = [(code, code_text), (manifest, yaml.safe_dump(meta, sort_keys=False))]
     sample = directory / SAMPLE_INPUT
     if force or not sample.exists():  # a sample of one's own is kept
         files.append((sample, _sample_input(stem)))
