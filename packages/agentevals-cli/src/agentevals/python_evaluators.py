@@ -191,11 +191,7 @@ def build_traces(ctx: EvalContext) -> dict[str, Any]:
             })
             entry["total_invocations"] += 1
     models = _models(ctx.traces, gathered)
-    environment = Environment(
-        resource=dict(ctx.traces[0].resource) if ctx.traces else {},
-        attributes=dict(ctx.traces[0].attributes) if ctx.traces else {},
-        session_id=next((t.session_id for t in ctx.traces if t.session_id), None),
-    )
+    environment = build_environment(ctx)
     return {
         "metadata": {"timestamp": gathered, "case_id": ctx.case_id, "trace_ids": [t.trace_id for t in ctx.traces],
                      "total_components": 1 + len(models) + len(tools)},
@@ -210,6 +206,16 @@ def build_traces(ctx: EvalContext) -> dict[str, Any]:
         "user": None,
         "other": {"performance_metrics": ctx.performance_metrics},
     }
+
+
+def build_environment(ctx: EvalContext) -> Environment:
+    """The case's ``Environment``: resource and root attributes of its first trace, its session id."""
+    return Environment(
+        resource=dict(ctx.traces[0].resource) if ctx.traces else {},
+        attributes=dict(ctx.traces[0].attributes) if ctx.traces else {},
+        session_id=next((t.session_id for t in ctx.traces if t.session_id), None),
+        traces=list(ctx.traces),
+    )
 
 
 def build_task(ctx: EvalContext) -> Task:
@@ -338,10 +344,7 @@ class PythonEvaluator(BaseEvaluator):
 
     def _evaluate_sync(self, ctx: EvalContext) -> MetricResult:
         task, user = build_task(ctx), build_user(ctx)
-        environment = Environment(
-            resource=dict(ctx.traces[0].resource) if ctx.traces else {},
-            attributes=dict(ctx.traces[0].attributes) if ctx.traces else {},
-            session_id=next((t.session_id for t in ctx.traces if t.session_id), None), traces=list(ctx.traces))
+        environment = build_environment(ctx)
         if self._with_user is None:
             self._with_user = self._constructor_takes_user()
         args = (task, environment, user) if self._with_user else (task, environment)

@@ -21,6 +21,7 @@ from .__about__ import __version__
 from .config import LoadedEvaluator
 from .errors import AgentevalsError, InputFileError
 from .evalsets import EvalCase, EvalSet, load_eval_set, match_case
+from .evalsets.matching import normalize_text
 from .evaluators.base import BaseEvaluator, EvalContext
 from .options import RunOptions
 from .results import CaseResult, InputError, MetricResult, RunResult, Status, verdict_for
@@ -236,7 +237,6 @@ async def _evaluate_case(
 ) -> CaseResult:
     first = case.traces[0] if case.traces else None
     invocations = case.invocations
-    measures = [t.performance_metrics for t in case.traces if t.performance_metrics]
     result = CaseResult(
         case_id=case.case_id,
         trace_ids=[t.trace_id for t in case.traces],
@@ -245,7 +245,7 @@ async def _evaluate_case(
         match_reason=case.match_reason,
         invocation_count=len(invocations),
         user_contents=[inv.user_content for inv in invocations],
-        performance_metrics=_merge_metrics(case.traces) if len(measures) > 1 else (measures[0] if measures else None),
+        performance_metrics=_case_metrics(case.traces),
         warnings=[w for t in case.traces for w in t.warnings],
     )
     ctx = EvalContext(
@@ -325,7 +325,7 @@ def _repeat_group(case: Case, repeat_key: Optional[str]) -> str:
     Default: the matched eval case, else the first user message. ``repeat_key`` may be ``eval_id``,
     ``user_content``, ``session`` or the name of a trace attribute (root/resource attributes).
     """
-    first_user = " ".join((case.invocations[0].user_content if case.invocations else "").split()).casefold()
+    first_user = normalize_text(case.invocations[0].user_content if case.invocations else "")
     if repeat_key in (None, "eval_id"):
         return f"eval:{case.eval_case.eval_id}" if case.eval_case else f"input:{first_user}"
     if repeat_key == "user_content":
@@ -344,7 +344,11 @@ def _one_line(exc: BaseException) -> str:
     return " | ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
-def _merge_metrics(traces: list[ConvertedTrace]) -> Optional[dict]:
-    """Whole-conversation figures, recomputed from each trace's raw measurements."""
-    measures = [t.measure for t in traces if t.measure is not None]
+def _case_metrics(traces: list[ConvertedTrace]) -> Optional[dict]:
+    """A case's figures: its trace's own, or for a conversation, recomputed from every trace's raw
+    measurements (a trace given without them, e.g. built in memory, contributes its figures only alone)."""
+    with_figures = [t for t in traces if t.performance_metrics]
+    if len(with_figures) <= 1:
+        return with_figures[0].performance_metrics if with_figures else None
+    measures = [t.measure for t in with_figures if t.measure is not None]
     return aggregate_metrics(measures) if measures else None

@@ -25,10 +25,6 @@ class EvalCase:
     raw: dict[str, Any] = field(default_factory=dict)
     """The case as read, for evaluators that need ADK's own shapes."""
 
-    @property
-    def user_contents(self) -> list[str]:
-        return [inv.user_content for inv in self.conversation]
-
 
 @dataclass
 class EvalSet:
