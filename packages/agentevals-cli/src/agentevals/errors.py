@@ -19,7 +19,14 @@ __all__ = [
     "MissingDependencyError",
     "ProtocolError",
     "ProtocolVersionError",
+    "first_line",
 ]
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type name when the message is empty)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class AgentevalsError(Exception):

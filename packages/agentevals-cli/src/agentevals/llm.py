@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .errors import EvaluatorFailure, MissingDependencyError
+from .errors import EvaluatorFailure, MissingDependencyError, first_line
 
 __all__ = ["ChatClient", "LLMSettings", "redact"]
 
@@ -157,8 +157,7 @@ class ChatClient:
                 attempt += 1
                 await asyncio.sleep(wait)
             except ValueError as exc:  # the body is not the JSON the client expects (json.JSONDecodeError, …)
-                detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                message = f"malformed response from {self.settings.endpoint}: {detail}"
+                message = f"malformed response from {self.settings.endpoint}: {first_line(exc)}"
                 raise EvaluatorFailure(redact(message, self.settings.api_key)) from None
 
     def _retry_after(self, exc: BaseException) -> float | None:

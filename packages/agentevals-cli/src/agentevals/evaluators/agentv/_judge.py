@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from pydantic import AliasChoices, Field
 
+from ...errors import first_line
 from ...llm import LLMSettings
 from ...options import RunOptions
 from ._base import AgentVConfig, parse_json_from_text
@@ -103,7 +104,7 @@ async def ask_judge(settings: LLMSettings, system: str, user: str, parse: Callab
             try:
                 return parse(parse_json_from_text(text))
             except (ValueError, TypeError, KeyError) as exc:
-                last = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                last = first_line(exc)
     finally:
         await client.aclose()
     raise JudgeParseError(f"Judge parse failure after {ATTEMPTS} attempts: {last}")

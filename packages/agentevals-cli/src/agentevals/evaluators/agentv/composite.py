@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from ..._validation import format_validation_error
-from ...errors import AgentevalsError, ConfigError, EvaluatorFailure
+from ...errors import AgentevalsError, ConfigError, EvaluatorFailure, first_line
 from ...options import RunOptions
 from ...results import MetricResult, Status, Verdict, verdict_for
 from ...scoring import running_sum
@@ -171,7 +171,7 @@ class CompositeEvaluator(AgentVEvaluator):
         try:
             outcome = await member.evaluate(ctx)
         except (AgentevalsError, Exception) as exc:
-            line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            line = first_line(exc)
             return [MetricResult.errored(member.config.name, f"Evaluator '{member.config.name}' failed: {line}",
                                          type=member.name, score=0.0, misses=[line])]
         return outcome if isinstance(outcome, list) else [outcome]

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ...errors import InputFileError
+from ...errors import InputFileError, first_line
 from ..model import Span, Trace
 from ._json import _raise_syntax_error
 from .jaeger import read_jaeger_trace
@@ -127,8 +127,7 @@ def _syntax_error(path: Path, exc: Exception) -> None:
     data = path.read_bytes().removeprefix(_BOM)
     _raise_syntax_error(path, data, data)
     del data
-    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    raise InputFileError(f"{path}: invalid JSON: {reason}")
+    raise InputFileError(f"{path}: invalid JSON: {first_line(exc)}")
 
 
 def _array_key(events: Iterator[tuple[str, str, Any]]) -> Optional[str]:
