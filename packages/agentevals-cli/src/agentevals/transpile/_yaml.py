@@ -20,6 +20,7 @@ import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from .._files import read_input
 from ..errors import InputFileError
 from ._js import js_str
 
@@ -174,16 +175,12 @@ def _one_line(text: str) -> str:
 
 
 def _read(path: Path, source: str) -> str:
+    data = read_input(path, source)
     try:
-        return path.read_text("utf-8")
-    except FileNotFoundError:
-        raise InputFileError(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise InputFileError(f"{source}: is a directory, expected a file") from None
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputFileError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise InputFileError(f"{source}: cannot read ({exc.strerror})") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # universal newlines, as text mode reads
 
 
 def load_yaml(path: Path, source: str | None = None) -> Any:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..._files import read_input
 from ...errors import InputFileError
 
 try:  # orjson is much faster on large exports; the stdlib gives the same results.
@@ -31,14 +32,7 @@ def load_json_file(path: Path) -> Any:
 
 def load_json_documents(path: Path, *, allow_lines: bool = True) -> Iterator[Any]:
     """Yield the document in a JSON file, or each line of a JSON-lines file (OTLP file exporter)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputFileError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputFileError(f"{path}: is a directory, expected a JSON file") from None
-    except OSError as exc:
-        raise InputFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    data = read_input(path, expected="a JSON file")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise InputFileError(f"{path}: UTF-16 text, expected UTF-8 JSON")
     data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark (Windows editors) is not content
