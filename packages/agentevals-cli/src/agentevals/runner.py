@@ -19,6 +19,7 @@ from typing import Optional, Union
 
 from .__about__ import __version__
 from .config import LoadedEvaluator
+from .consumers import RunConsumer, emit
 from .errors import AgentevalsError, InputFileError
 from .evalsets import EvalCase, EvalSet, load_eval_set, match_case
 from .evalsets.matching import normalize_text
@@ -170,8 +171,12 @@ async def run_evaluation(
     eval_set: Union[EvalSet, str, Path, None] = None,
     options: Optional[RunOptions] = None,
     trace_format: Optional[str] = None,
+    consumers: Sequence[RunConsumer] = (),
 ) -> RunResult:
-    """Evaluate traces with evaluators (in the given order) against an optional eval set."""
+    """Evaluate traces with evaluators (in the given order) against an optional eval set.
+
+    Each case's result goes to ``consumers`` as soon as it is complete (see ``agentevals.consumers``).
+    """
     options = options or RunOptions()
     if isinstance(traces, (str, Path, Trace, ConvertedTrace)):  # one input, not an iterable of characters
         traces = [traces]
@@ -194,10 +199,12 @@ async def run_evaluation(
 
     semaphore = asyncio.Semaphore(max(1, options.concurrency))
     results: list[CaseResult] = []
+    emit(consumers, "run_started", run)
     try:
         for case in cases:
             result = await _evaluate_case(case, evs, options, semaphore)
             results.append(result)
+            emit(consumers, "case_finished", len(results) - 1, result)
             if result.evaluation_status == "evaluation_failed" and options.fail_on_evaluation_error:
                 failed = next(m for m in result.metrics if m.status == Status.ERROR)
                 run.aborted = (f"fail_on_evaluation_error: evaluator '{failed.name}' failed on {case.case_id}: "
@@ -222,6 +229,7 @@ async def run_evaluation(
     from .repetitions import summarize_repetitions
 
     run.repetitions = summarize_repetitions(run.cases, k_values=options.pass_at_k, repeat_key=options.repeat_key)
+    emit(consumers, "run_finished", run)
     return run
 
 

@@ -1,0 +1,53 @@
+"""What a run emits as it goes: the contract between the engine and everything downstream of it.
+
+Reporters, the run store, the live server and the OpenTelemetry exporter are all consumers. The engine
+calls ``run_started`` once, ``case_finished`` once per case as soon as that case is complete (in the
+run's deterministic order: input order, then config order within a case), and ``run_finished`` once
+with the final ``RunResult`` (also when the run stopped early: see ``RunResult.aborted``). A consumer
+never holds traces; it sees compact results only.
+
+Example:
+    ```python
+    from agentevals.consumers import RunConsumer
+
+    class Printer(RunConsumer):
+        def case_finished(self, index, case):
+            print(index, case.case_id, [m.status.value for m in case.metrics])
+
+    await run_evaluation(["trace.json"], evaluators, consumers=[Printer()])
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .results import CaseResult, RunResult
+
+__all__ = ["RunConsumer", "emit"]
+
+
+class RunConsumer:
+    """Receives a run's results as they are produced. Override what you need; the defaults do nothing.
+
+    Methods are called from the engine's event loop thread and must not block for long; an exception
+    raised by a consumer propagates and stops the run (a run store that cannot write must not pass
+    silently).
+    """
+
+    def run_started(self, run: RunResult) -> None:
+        """Before any case: ``run`` carries the run's metadata and no cases yet."""
+
+    def case_finished(self, index: int, case: CaseResult) -> None:
+        """One case is complete. ``index`` is its 0-based position in the run's output order."""
+
+    def run_finished(self, run: RunResult) -> None:
+        """The run is over (complete or stopped early); ``run`` is final."""
+
+
+def emit(consumers: Sequence[RunConsumer], method: str, *args: object) -> None:
+    """Call ``method`` on every consumer, in order."""
+    for consumer in consumers:
+        getattr(consumer, method)(*args)
