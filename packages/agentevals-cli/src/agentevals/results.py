@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["CaseResult", "InputError", "MetricResult", "RunResult", "Status", "Verdict", "verdict_for"]
+__all__ = ["CaseResult", "InputError", "MetricResult", "RunResult", "SpanRef", "Status", "Verdict", "verdict_for"]
 
 RESULT_SCHEMA_VERSION = "1"
 """Version of the ``-o json`` document shape (see ``agentevals/report/schema``)."""
@@ -92,6 +92,13 @@ class MetricResult(BaseModel):
         return cls(name=name, type=type, status=Status.ERROR, error=error, **fields)
 
 
+class SpanRef(BaseModel):
+    """Where an invocation was recorded: a trace id and a span id (lowercase hex)."""
+
+    trace_id: str
+    span_id: str
+
+
 class CaseResult(BaseModel):
     """Everything evaluated for one case: a trace, or the traces of one conversation."""
 
@@ -119,6 +126,9 @@ class CaseResult(BaseModel):
     """Position among repetitions of the same eval case, when there are several."""
     evaluation_status: str = "success"
     """MASEval-style status of the repetition: success or evaluation_failed."""
+    invocation_spans: list[Optional[SpanRef]] = Field(default_factory=list, exclude=True)
+    """The span that delimits each invocation (in ``user_contents`` order), for parenting results
+    (``--emit-otel``). Internal: not part of the ``-o json`` document."""
 
 
 class InputError(BaseModel):

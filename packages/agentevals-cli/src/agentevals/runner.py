@@ -25,7 +25,7 @@ from .evalsets import EvalCase, EvalSet, load_eval_set, match_case
 from .evalsets.matching import normalize_text
 from .evaluators.base import BaseEvaluator, EvalContext
 from .options import RunOptions
-from .results import CaseResult, InputError, MetricResult, RunResult, Status, verdict_for
+from .results import CaseResult, InputError, MetricResult, RunResult, SpanRef, Status, verdict_for
 from .traces.convert import convert_trace
 from .traces.convert._common import aggregate_metrics
 from .traces.model import ConvertedTrace, Trace
@@ -253,6 +253,8 @@ async def _evaluate_case(
         match_reason=case.match_reason,
         invocation_count=len(invocations),
         user_contents=[inv.user_content for inv in invocations],
+        invocation_spans=[SpanRef(trace_id=inv.trace_id, span_id=inv.span_id) if inv.trace_id and inv.span_id
+                          else None for inv in invocations],
         performance_metrics=_case_metrics(case.traces),
         warnings=[w for t in case.traces for w in t.warnings],
     )

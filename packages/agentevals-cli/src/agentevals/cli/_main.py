@@ -22,6 +22,8 @@ COMMANDS: dict[str, str] = {
     "run": "agentevals.cli.run:run_command",
     "config": "agentevals.cli.config_cmd:config_command",
     "evaluator": "agentevals.cli.evaluator_cmd:evaluator_command",
+    "serve": "agentevals.cli.serve_cmd:serve_command",
+    "mcp": "agentevals.cli.mcp_cmd:mcp_command",
 }
 
 

@@ -63,6 +63,9 @@ def _prepare_output_file(path: Path) -> None:
               help="Stop at the first evaluator error (exit 1, partial report).")
 @click.option("--output-file", type=click.Path(dir_okay=False, writable=True),
               help="Also write the report (in the -o format) to this file, even when the run stops early.")
+@click.option("--emit-otel", is_flag=True,
+              help="Also send each result as an OpenTelemetry gen_ai.evaluation.result event, parented to the "
+                   "evaluated span; the exporter is set by the standard OTEL_EXPORTER_OTLP_* variables.")
 def run_command(
     trace_files: tuple[str, ...],
     eval_set: Optional[str],
@@ -79,6 +82,7 @@ def run_command(
     pass_at_k: tuple[int, ...],
     fail_on_evaluation_error: Optional[bool],
     output_file: Optional[str],
+    emit_otel: bool,
 ) -> None:
     """Score TRACE_FILES (Jaeger JSON, OTLP JSON or Tempo exports; globs allowed) against an eval set."""
     from ..api import prepare_run
@@ -92,8 +96,17 @@ def run_command(
     )
     if output_file:
         _prepare_output_file(Path(output_file))
-    run = asyncio.run(run_evaluation(_expand(trace_files), evaluators, eval_set=eval_set_obj, options=options,
-                                     trace_format=trace_format))
+    consumers = []
+    if emit_otel:
+        from ..otel_events import EvaluationEventEmitter
+
+        consumers.append(EvaluationEventEmitter.from_env())
+    try:
+        run = asyncio.run(run_evaluation(_expand(trace_files), evaluators, eval_set=eval_set_obj, options=options,
+                                         trace_format=trace_format, consumers=consumers))
+    finally:
+        for consumer in consumers:
+            consumer.shutdown()
     color = output != "json" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     text = render(run, output, color=color)
     if output_file:

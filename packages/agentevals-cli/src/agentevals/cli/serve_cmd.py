@@ -1,0 +1,72 @@
+"""``agentevals serve``: OTLP receivers, HTTP API and (optionally) MCP over the engine; runs until Ctrl-C."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import click
+
+__all__ = ["serve_command"]
+
+
+@click.command("serve", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--dev", is_flag=True, help="Print the receiver endpoints and the exporter settings to use.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on. Anything but loopback needs an API token (--api-token).")
+@click.option("-p", "--port", default=8001, show_default=True, type=click.IntRange(0, 65535), help="HTTP API port.")
+@click.option("--otlp-http-port", default=4318, show_default=True, type=click.IntRange(0, 65535),
+              help="OTLP/HTTP receiver port (protobuf and JSON).")
+@click.option("--otlp-grpc-port", default=4317, show_default=True, type=click.IntRange(0, 65535),
+              help="OTLP/gRPC receiver port.")
+@click.option("--mcp-port", type=click.IntRange(0, 65535), help="Also serve MCP (Streamable HTTP) on this port, at /mcp.")
+@click.option("--eval-sets", type=click.Path(file_okay=False), help="Folder of ADK eval set JSON files to match sessions against.")
+@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False),
+              help="eval_config.yaml with the evaluators (as for `run`).")
+@click.option("-m", "--metric", "metrics", multiple=True,
+              help="Builtin metric (repeatable). Default: tool_trajectory_avg_score (when no -c).")
+@click.option("--headless", is_flag=True, help="Do not mention the web UI (API and receivers only).")
+@click.option("--emit-otel", is_flag=True,
+              help="Send results as OpenTelemetry gen_ai.evaluation.result events, parented to the evaluated "
+                   "spans; the exporter is set by the standard OTEL_EXPORTER_OTLP_* variables.")
+@click.option("--api-token", envvar="AGENTEVALS_API_TOKEN", show_envvar=True,
+              help="Require 'Authorization: Bearer <token>' on the API and the receivers.")
+@click.option("--session-idle", default=5.0, show_default=True, type=click.FloatRange(min=0.1),
+              help="Seconds without a new span after which a conversation is complete and evaluated.")
+@click.option("--max-buffered", default=50_000, show_default=True, type=click.IntRange(min=100),
+              help="Spans and log records held at most; beyond it receivers answer 'retry later'.")
+@click.option("--max-upload-mb", default=10, show_default=True, type=click.IntRange(min=1),
+              help="Largest accepted upload or OTLP request body, in MiB.")
+def serve_command(dev: bool, host: str, port: int, otlp_http_port: int, otlp_grpc_port: int, mcp_port: Optional[int],
+                  eval_sets: Optional[str], config_path: Optional[str], metrics: tuple[str, ...], headless: bool,
+                  emit_otel: bool, api_token: Optional[str], session_idle: float, max_buffered: int,
+                  max_upload_mb: int) -> None:
+    """Receive agent traces over OTLP, evaluate each session as it completes, and serve the results."""
+    import asyncio
+
+    from ..serve import require_serve_extra
+
+    require_serve_extra("agentevals serve")
+    from ..serve.server import ServeOptions, run_server
+
+    options = ServeOptions(host=host, port=port, otlp_http_port=otlp_http_port, otlp_grpc_port=otlp_grpc_port,
+                           mcp_port=mcp_port, config=config_path, metrics=list(metrics), eval_sets=eval_sets,
+                           token=api_token or None, session_idle=session_idle, max_buffered=max_buffered,
+                           max_upload=max_upload_mb * 2**20, emit_otel=emit_otel)
+
+    def announce(a: dict) -> None:
+        shown = f"[{a['host']}]" if ":" in a["host"] else a["host"]
+        click.echo(f"agentevals API:  http://{shown}:{a['api_port']}/api")
+        click.echo(f"  OTLP HTTP: http://{shown}:{a['otlp_http_port']}")
+        click.echo(f"  OTLP gRPC: {shown}:{a['otlp_grpc_port']}")
+        if a["mcp_port"] is not None:
+            click.echo(f"  MCP:       http://{shown}:{a['mcp_port']}/mcp")
+        if dev:
+            click.echo(f"\n  export OTEL_EXPORTER_OTLP_ENDPOINT=http://{shown}:{a['otlp_http_port']}")
+            click.echo("  (or OTEL_EXPORTER_OTLP_PROTOCOL=grpc with the gRPC address)")
+            if eval_sets:
+                click.echo(f"  Eval sets: {eval_sets}")
+            click.echo("\nWaiting for agent connections...")
+        click.echo("", nl=True)
+
+    _ = headless  # there is no browser to open: the flag is accepted as in 0.11
+    asyncio.run(run_server(options, on_ready=announce))

@@ -1,0 +1,235 @@
+"""The HTTP API of ``serve`` (FastAPI, under ``/api``; the OpenAPI schema is at ``/openapi.json``).
+
+Every answer is ``{"data": …, "error": null}`` as in agentevals 0.11; a bad request is
+``{"data": null, "error": "<one line>"}`` with status 400 (413 for an upload over the size limit,
+401 without the API token when one is set). ``/api/health`` needs no token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Optional
+
+import orjson
+from fastapi import FastAPI, File, Form, HTTPException, Request, UploadFile
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from ..__about__ import __version__
+from ..consumers import RunConsumer
+from ..errors import AgentevalsError
+from ..results import CaseResult, RunResult
+from . import operations
+from ._limits import check_token
+from .sessions import SessionAssembler
+from .store import SessionStore
+
+__all__ = ["ApiContext", "api_app"]
+
+
+class ApiContext:
+    """What the API serves: the live parts and the limits."""
+
+    def __init__(self, *, assembler: SessionAssembler, store: SessionStore, token: Optional[str] = None,
+                 max_upload: int = 10 * 2**20, otlp: Optional[dict[str, Any]] = None,
+                 settings: Any = None) -> None:
+        self.assembler = assembler
+        self.store = store
+        self.token = token
+        self.max_upload = max_upload
+        self.otlp = otlp or {}
+        self.settings = settings
+
+
+def _ok(data: Any) -> dict[str, Any]:
+    return {"data": data, "error": None}
+
+
+def api_app(ctx: ApiContext) -> FastAPI:
+    """The FastAPI app (API under ``/api``); the web UI is mounted beside it by ``serve``."""
+    app = FastAPI(title="agentevals", version=__version__, docs_url=None, redoc_url=None,
+                  description="Evaluate agent traces; live sessions received over OTLP.")
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next):
+        if request.url.path.startswith("/api/") and request.url.path != "/api/health":
+            if not check_token(ctx.token, request.headers.get("authorization")):
+                return JSONResponse({"data": None, "error": "missing or wrong API token (Authorization: Bearer …)"},
+                                    status_code=401)
+        length = request.headers.get("content-length")
+        if length and length.isdigit() and int(length) > ctx.max_upload * 4:
+            return JSONResponse({"data": None, "error": f"request body over {ctx.max_upload * 4} bytes"},
+                                status_code=413)
+        return await call_next(request)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException):
+        return JSONResponse({"data": None, "error": str(exc.detail)}, status_code=exc.status_code)
+
+    @app.exception_handler(AgentevalsError)
+    async def agentevals_error(request: Request, exc: AgentevalsError):
+        return JSONResponse({"data": None, "error": str(exc)}, status_code=400)
+
+    @app.get("/api/health", summary="Liveness, version and receiver counters")
+    async def health() -> dict[str, Any]:
+        return _ok({"status": "ok", "version": __version__, "receiver": ctx.assembler.stats()})
+
+    @app.get("/api/config", summary="Receiver endpoints, loaded eval sets and which judge API keys are set")
+    async def config() -> dict[str, Any]:
+        settings = ctx.settings
+        return _ok({
+            "otlp": ctx.otlp,
+            "eval_sets": sorted(settings.eval_sets) if settings else [],
+            "config": settings.config if settings else None,
+            "metrics": list(settings.metrics) if settings else [],
+            "api_keys": {name: bool(os.environ.get(var)) for name, var in
+                         (("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY"),
+                          ("google", "GOOGLE_API_KEY"))},
+        })
+
+    @app.get("/api/metrics", summary="Builtin metrics and what each needs")
+    async def metrics() -> dict[str, Any]:
+        return _ok(operations.list_metrics())
+
+    @app.post("/api/validate/eval-set", summary="Check an ADK eval set file")
+    async def validate_eval_set(eval_set_file: UploadFile = File(...)) -> dict[str, Any]:
+        with _Uploads(ctx.max_upload) as up:
+            path = await up.save(eval_set_file)
+            return _ok(operations.validate_eval_set(path))
+
+    @app.post("/api/convert", summary="Convert trace files to agent turns, as `run` reads them")
+    async def convert(trace_files: list[UploadFile] = File(...), trace_format: Optional[str] = Form(None)) -> dict[str, Any]:
+        with _Uploads(ctx.max_upload) as up:
+            paths = [await up.save(f) for f in trace_files]
+            return _ok(await asyncio.to_thread(operations.convert_files, paths, trace_format=trace_format))
+
+    @app.post("/api/evaluate", summary="Evaluate uploaded trace files; the whole run result")
+    async def evaluate(
+        trace_files: list[UploadFile] = File(...),
+        eval_set_file: Optional[UploadFile] = File(None),
+        config_file: Optional[UploadFile] = File(None, description="eval_config.yaml"),
+        config: Optional[str] = Form(None, description='JSON options: {"metrics": [...], "threshold": 0.8, …}'),
+    ) -> dict[str, Any]:
+        with _Uploads(ctx.max_upload) as up:
+            kwargs = await up.run_options(trace_files, eval_set_file, config_file, config)
+            run = await operations.evaluate_files_async(**kwargs)
+            return _ok(run.model_dump(mode="json"))
+
+    @app.post("/api/evaluate/stream", summary="Evaluate uploaded trace files; Server-Sent Events as each case finishes",
+              response_class=StreamingResponse)
+    async def evaluate_stream(
+        trace_files: list[UploadFile] = File(...),
+        eval_set_file: Optional[UploadFile] = File(None),
+        config_file: Optional[UploadFile] = File(None, description="eval_config.yaml"),
+        config: Optional[str] = Form(None),
+    ) -> StreamingResponse:
+        up = _Uploads(ctx.max_upload).__enter__()
+        try:
+            kwargs = await up.run_options(trace_files, eval_set_file, config_file, config)
+        except BaseException:
+            up.__exit__(None, None, None)
+            raise
+        return StreamingResponse(_stream(up, kwargs), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache"})
+
+    @app.get("/api/sessions", summary="Live sessions, newest first (open ones first)")
+    async def sessions(limit: int = 50) -> dict[str, Any]:
+        open_ = ctx.assembler.open_sessions()[:limit]
+        return _ok([*open_, *(r.summary() for r in ctx.store.list(limit=limit))][:max(limit, 0)])
+
+    @app.get("/api/sessions/{session_id}", summary="One live session: its turns and its results")
+    async def session(session_id: str) -> dict[str, Any]:
+        record = ctx.store.get(session_id)
+        if record is None:
+            raise HTTPException(404, f"no session '{session_id}' (it may still be collecting, or was forgotten)")
+        return _ok({**operations.summarize(record), "record": record.model_dump(mode="json")})
+
+    return app
+
+
+async def _stream(up: _Uploads, kwargs: dict[str, Any]) -> AsyncIterator[bytes]:
+    """SSE: ``event: case`` per finished case, then ``event: done`` with the run (or ``event: error``)."""
+    loop = asyncio.get_running_loop()
+    events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+
+    class Forward(RunConsumer):
+        def case_finished(self, index: int, case: CaseResult) -> None:
+            loop.call_soon_threadsafe(events.put_nowait, ("case", {"index": index, **case.model_dump(mode="json")}))
+
+    async def work() -> None:
+        try:
+            run: RunResult = await operations.evaluate_files_async(**kwargs, consumers=[Forward()])
+            await events.put(("done", run.model_dump(mode="json")))
+        except AgentevalsError as exc:
+            await events.put(("error", {"error": str(exc)}))
+        except Exception as exc:
+            await events.put(("error", {"error": f"internal error: {type(exc).__name__}: {exc}"}))
+
+    task = asyncio.create_task(work())
+    try:
+        while True:
+            name, data = await events.get()
+            yield b"event: " + name.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+            if name in ("done", "error"):
+                break
+    finally:
+        await asyncio.gather(task, return_exceptions=True)
+        up.__exit__(None, None, None)
+
+
+class _Uploads:
+    """A temporary folder for one request's uploads; files over the limit are refused (HTTP 413)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.dir = Path(tempfile.mkdtemp(prefix="agentevals-upload-"))
+        self.count = 0
+
+    def __enter__(self) -> _Uploads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    async def save(self, upload: UploadFile) -> Path:
+        """Write an upload under a safe name (its base name, after an index), counting its size."""
+        self.count += 1
+        name = os.path.basename((upload.filename or "upload.json").replace("\\", "/")) or "upload.json"
+        path = self.dir / f"{self.count:03d}_{name}"
+        size = 0
+        with open(path, "wb") as out:  # noqa: ASYNC230 (small chunks from the spooled upload)
+            while chunk := await upload.read(1 << 16):
+                size += len(chunk)
+                if size > self.limit:
+                    raise HTTPException(413, f"{name}: over the {self.limit}-byte upload limit")
+                out.write(chunk)
+        return path
+
+    async def run_options(self, trace_files: list[UploadFile], eval_set_file: Optional[UploadFile],
+                          config_file: Optional[UploadFile], config: Optional[str]) -> dict[str, Any]:
+        """Uploads and the JSON ``config`` form field → keyword arguments of ``operations.evaluate_files``."""
+        options: dict[str, Any] = {}
+        if config:
+            try:
+                options = orjson.loads(config)
+            except orjson.JSONDecodeError as exc:
+                raise HTTPException(400, f"config: not JSON: {exc}") from None
+            if not isinstance(options, dict):
+                raise HTTPException(400, "config: expected a JSON object")
+            allowed = {"metrics", "threshold", "trajectory_match_type", "judge_model", "group_by", "strict",
+                       "repeat_key", "pass_at_k", "trace_format"}
+            unknown = sorted(set(options) - allowed)
+            if unknown:
+                raise HTTPException(400, f"config: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(allowed))}")
+        kwargs: dict[str, Any] = {"paths": [await self.save(f) for f in trace_files], **options}
+        if eval_set_file is not None and eval_set_file.filename:
+            kwargs["eval_set"] = await self.save(eval_set_file)
+        if config_file is not None and config_file.filename:
+            kwargs["config"] = await self.save(config_file)
+        return kwargs
+
+

@@ -1,0 +1,213 @@
+"""Evaluate complete sessions with the same engine as ``run``, on a worker thread of its own.
+
+The receivers' event loop only decodes and buffers; conversion and evaluation (CPU, evaluator
+processes) run here, so the server keeps answering while sessions are evaluated. Each batch of ready
+sessions is converted (``runner.load_traces``), matched to an eval set, and evaluated by
+``runner.run_evaluation`` with ``group_by="conversation"`` so that one session is one case; results go
+to the session store and to the extra ``consumers`` (``--emit-otel``, later the run store).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ..consumers import RunConsumer
+from ..errors import ConfigError, InputFileError, first_line
+from ..evalsets import EvalSet, load_eval_set, match_case
+from ..results import CaseResult
+from ..traces.model import ConvertedTrace
+from .sessions import ReadySession, SessionAssembler
+from .store import SessionRecord, SessionStore
+
+__all__ = ["EvalSettings", "LiveEvaluator", "load_eval_sets"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class EvalSettings:
+    """What live sessions are evaluated with: ``--config``/``-m`` as in ``run``, and ``--eval-sets DIR``."""
+
+    config: Optional[str] = None
+    metrics: list[str] = field(default_factory=list)
+    eval_sets: dict[str, EvalSet] = field(default_factory=dict)
+
+    def prepare(self):  # -> tuple[list[LoadedEvaluator], RunOptions]
+        """Fresh evaluators and options for one batch (raises ``ConfigError`` like ``run``)."""
+        from ..api import prepare_run
+
+        evaluators, options, _ = prepare_run(config=self.config, metrics=list(self.metrics), group_by="conversation")
+        return evaluators, options
+
+    def choose_eval_set(self, eval_set_id: Optional[str], traces: Sequence[ConvertedTrace]) -> tuple[Optional[EvalSet], str]:
+        """The eval set for a session and why: the one it names, the only one loaded, or the first that matches."""
+        if eval_set_id:
+            found = self.eval_sets.get(eval_set_id)
+            return found, "" if found else f"eval set '{eval_set_id}' named by the session is not loaded (--eval-sets)"
+        if len(self.eval_sets) == 1:
+            return next(iter(self.eval_sets.values())), ""
+        invocations = [inv for t in traces for inv in t.invocations]
+        eval_id = next((t.eval_id for t in traces if t.eval_id), None)
+        for eval_set in self.eval_sets.values():
+            if match_case(eval_set, invocations, eval_id=eval_id)[0] is not None:
+                return eval_set, ""
+        return None, ""
+
+
+def load_eval_sets(directory: str | Path) -> dict[str, EvalSet]:
+    """Every ``*.json`` eval set in ``directory`` by its ``eval_set_id``; ``ConfigError`` names a bad file."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise ConfigError(f"--eval-sets {directory}: not a directory")
+    out: dict[str, EvalSet] = {}
+    for path in sorted(directory.glob("*.json")):
+        try:
+            eval_set = load_eval_set(path)
+        except InputFileError as exc:
+            raise ConfigError(f"--eval-sets: {exc}") from None
+        if eval_set.eval_set_id in out:
+            raise ConfigError(f"--eval-sets: {path}: eval_set_id '{eval_set.eval_set_id}' is also in "
+                              f"{out[eval_set.eval_set_id].source}")
+        out[eval_set.eval_set_id] = eval_set
+    return out
+
+
+class _Recorder(RunConsumer):
+    """Writes each finished case into its session's record."""
+
+    def __init__(self, store: SessionStore, records: dict[str, SessionRecord]) -> None:
+        self.store = store
+        self.records = records
+
+    def case_finished(self, index: int, case: CaseResult) -> None:
+        record = self.records.get(case.case_id)
+        if record is None:
+            return
+        record.result = case
+        record.status = "evaluated"
+        record.evaluated_at = time.time()
+        self.store.put(record)
+
+
+class LiveEvaluator:
+    """Takes ready sessions from the assembler and evaluates them in batches on its own thread.
+
+        worker = LiveEvaluator(assembler, store, settings, consumers=[emitter])
+        worker.start()          # sweeps the assembler every ``tick`` seconds
+        ...
+        worker.stop()           # flushes what is buffered, evaluates it, and joins
+    """
+
+    def __init__(self, assembler: SessionAssembler, store: SessionStore, settings: EvalSettings, *,
+                 consumers: Sequence[RunConsumer] = (), batch_size: int = 64, tick: float = 0.1,
+                 keep_converted: int = 200) -> None:
+        self.assembler = assembler
+        self.store = store
+        self.settings = settings
+        self.consumers = list(consumers)
+        self.batch_size = batch_size
+        self.tick = tick
+        self._ready: queue.Queue[ReadySession] = queue.Queue()
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        # Converted turns of recent conversations, so a late trace re-evaluates the whole conversation.
+        self._converted: OrderedDict[str, list[ConvertedTrace]] = OrderedDict()
+        self._keep_converted = keep_converted
+        self.evaluated_sessions = 0
+        evaluators, _ = settings.prepare()  # fail at startup (exit 2) on a bad config, not per batch
+        self._needs_spans = any(e.evaluator.needs_spans for e in evaluators)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="agentevals-live", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            stopping = self._stop.is_set()
+            for session in self.assembler.sweep(flush=stopping):
+                self._ready.put(session)
+            batch: list[ReadySession] = []
+            while len(batch) < self.batch_size:
+                try:
+                    batch.append(self._ready.get_nowait())
+                except queue.Empty:
+                    break
+            if batch:
+                try:
+                    asyncio.run(self.evaluate(batch))
+                except Exception:  # a bug must not kill the worker: the batch is marked, the next one runs
+                    log.exception("live evaluation of %d session(s) failed", len(batch))
+            elif stopping:
+                return
+            else:
+                self._stop.wait(self.tick)
+
+    async def evaluate(self, batch: Sequence[ReadySession]) -> None:
+        """Convert, match and evaluate a batch of sessions; every session ends evaluated or with an error."""
+        from ..runner import load_traces, run_evaluation
+
+        groups: dict[Optional[str], list[ConvertedTrace]] = {}
+        sets: dict[Optional[str], Optional[EvalSet]] = {}
+        records: dict[str, SessionRecord] = {}
+        for session in batch:
+            try:
+                converted, errors = load_traces(session.traces, keep_spans=self._needs_spans)
+            finally:
+                self.assembler.release(session.units)
+            if session.conversation:
+                converted = self._remember(session.session_id, converted)
+            record = SessionRecord(
+                session_id=session.session_id, trace_ids=[t.trace_id for t in converted],
+                span_count=sum(len(t.spans) for t in session.traces), eval_set_id=session.eval_set_id,
+                invocations=[inv.model_dump(mode="json") for t in converted for inv in t.invocations])
+            session.traces = []  # the spans are converted: let them go
+            records[session.session_id] = record
+            if not converted:
+                record.status, record.error = "error", "; ".join(e.error for e in errors) or "no spans"
+                self.store.put(record)
+                continue
+            for trace in converted:  # one session is one case
+                trace.session_id = session.session_id
+            eval_set, problem = self.settings.choose_eval_set(session.eval_set_id, converted)
+            if problem:
+                record.error = problem
+            record.eval_set_id = eval_set.eval_set_id if eval_set else None
+            key = eval_set.eval_set_id if eval_set else None
+            sets[key] = eval_set
+            groups.setdefault(key, []).extend(converted)
+            self.store.put(record)
+        for key, traces in groups.items():
+            try:
+                evaluators, options = self.settings.prepare()
+                await run_evaluation(traces, evaluators, eval_set=sets[key], options=options,
+                                     consumers=[_Recorder(self.store, records), *self.consumers])
+            except Exception as exc:
+                log.debug("evaluating live sessions failed", exc_info=True)
+                for record in records.values():
+                    if record.status == "evaluating" and record.eval_set_id == key:
+                        record.status, record.error = "error", f"{type(exc).__name__}: {first_line(exc)}"
+                        self.store.put(record)
+        self.evaluated_sessions += len(batch)
+
+    def _remember(self, session_id: str, converted: list[ConvertedTrace]) -> list[ConvertedTrace]:
+        known = self._converted.pop(session_id, [])
+        seen = {t.trace_id for t in converted}
+        merged = sorted([*(t for t in known if t.trace_id not in seen), *converted], key=lambda t: t.start_ns)
+        self._converted[session_id] = merged
+        while len(self._converted) > self._keep_converted:
+            self._converted.popitem(last=False)
+        return merged

@@ -1,0 +1,141 @@
+"""MCP tools over the engine and the live sessions (the official ``mcp`` package).
+
+``agentevals mcp`` serves them on stdio and reads sessions from a running ``serve`` over its HTTP API
+(``RemoteSessions``); ``serve --mcp-port`` serves them over Streamable HTTP and reads its own store
+(``LocalSessions``). Tools: ``list_metrics``, ``evaluate_traces``, ``list_sessions``,
+``summarize_session``, ``evaluate_sessions``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Protocol
+
+from ..errors import AgentevalsError
+from . import operations
+from .sessions import SessionAssembler
+from .store import SessionRecord, SessionStore
+
+__all__ = ["LocalSessions", "RemoteSessions", "SessionSource", "build_mcp"]
+
+
+class SessionSource(Protocol):
+    """Where the session tools read sessions from."""
+
+    def list(self, limit: int) -> list[dict[str, Any]]: ...
+
+    def get(self, session_id: str) -> SessionRecord: ...
+
+
+class LocalSessions:
+    """The sessions of this process (``serve --mcp-port``)."""
+
+    def __init__(self, store: SessionStore, assembler: Optional[SessionAssembler] = None) -> None:
+        self.store, self.assembler = store, assembler
+
+    def list(self, limit: int) -> list[dict[str, Any]]:
+        open_ = self.assembler.open_sessions() if self.assembler else []
+        return [*open_, *(r.summary() for r in self.store.list(limit=limit))][:limit]
+
+    def get(self, session_id: str) -> SessionRecord:
+        record = self.store.get(session_id)
+        if record is None:
+            raise AgentevalsError(f"no session '{session_id}' (list_sessions shows the known ones)")
+        return record
+
+
+class RemoteSessions:
+    """The sessions of a running ``agentevals serve``, read over its HTTP API (10 s deadline per call)."""
+
+    def __init__(self, url: str, *, token: Optional[str] = None) -> None:
+        self.url = url.rstrip("/")
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+
+    def _get(self, path: str, **params: Any) -> Any:
+        import httpx
+
+        try:
+            response = httpx.get(f"{self.url}/api{path}", params=params, headers=self.headers, timeout=10)
+        except httpx.HTTPError as exc:
+            raise AgentevalsError(f"cannot reach agentevals serve at {self.url}: {exc} "
+                                  "(start it with `agentevals serve`, or pass --server-url)") from None
+        body = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
+        if response.status_code != 200:
+            raise AgentevalsError(body.get("error") or f"{self.url}/api{path}: HTTP {response.status_code}")
+        return body["data"]
+
+    def list(self, limit: int) -> list[dict[str, Any]]:
+        return self._get("/sessions", limit=limit)
+
+    def get(self, session_id: str) -> SessionRecord:
+        from urllib.parse import quote
+
+        return SessionRecord.model_validate(self._get(f"/sessions/{quote(session_id, safe='')}")["record"])
+
+
+def _server_class() -> Any:
+    try:  # mcp 2.x
+        from mcp.server.mcpserver import MCPServer
+    except ImportError:  # mcp 1.x
+        from mcp.server.fastmcp import FastMCP as MCPServer
+    return MCPServer
+
+
+def build_mcp(sessions: SessionSource) -> Any:
+    """The MCP server with the five tools; ``.run_stdio_async()`` or ``.streamable_http_app()`` to serve it."""
+    server = _server_class()("agentevals", instructions=(
+        "Evaluate AI-agent traces (OpenTelemetry) against golden eval sets. list_metrics first; "
+        "evaluate_traces for files; list_sessions / summarize_session / evaluate_sessions for live sessions "
+        "received by `agentevals serve`."))
+
+    @server.tool()
+    def list_metrics() -> list[dict[str, Any]]:
+        """The builtin metrics, with what each needs (an eval set, an LLM judge)."""
+        return operations.list_metrics()
+
+    @server.tool()
+    async def evaluate_traces(trace_files: list[str], metrics: Optional[list[str]] = None,
+                              eval_set_file: Optional[str] = None, config_file: Optional[str] = None,
+                              trace_format: Optional[str] = None, threshold: Optional[float] = None,
+                              trajectory_match_type: Optional[str] = None,
+                              judge_model: Optional[str] = None) -> dict[str, Any]:
+        """Evaluate trace files (Jaeger JSON, OTLP JSON) exactly like `agentevals run`; returns the run result
+        (cases with each metric's status, score and reason) and its exit code."""
+        try:
+            run = await operations.evaluate_files_async(
+                trace_files, metrics=list(metrics or []), eval_set=eval_set_file, config=config_file,
+                trace_format=trace_format, threshold=threshold, trajectory_match_type=trajectory_match_type,
+                judge_model=judge_model)
+        except AgentevalsError as exc:
+            return {"error": str(exc)}
+        return {"exit_code": run.exit_code(), **run.model_dump(mode="json")}
+
+    @server.tool()
+    def list_sessions(limit: int = 20) -> list[dict[str, Any]]:
+        """Live sessions received by `agentevals serve`, newest first, with their status and scores."""
+        return sessions.list(max(1, min(limit, 500)))
+
+    @server.tool()
+    def summarize_session(session_id: str) -> dict[str, Any]:
+        """One session's turns (user input, tool calls, response) and its evaluation results."""
+        return operations.summarize(sessions.get(session_id))
+
+    @server.tool()
+    async def evaluate_sessions(golden_session_id: str, session_ids: Optional[list[str]] = None,
+                                metrics: Optional[list[str]] = None, threshold: Optional[float] = None,
+                                trajectory_match_type: Optional[str] = None) -> dict[str, Any]:
+        """Evaluate sessions against a golden one (its turns become the expected conversation). Without
+        ``session_ids``, every other evaluated session is compared."""
+        try:
+            golden = sessions.get(golden_session_id)
+            ids = session_ids or [s["session_id"] for s in sessions.list(500)
+                                  if s["session_id"] != golden_session_id and s.get("status") == "evaluated"]
+            records = [sessions.get(i) for i in ids]
+            run = await operations.evaluate_against_golden(
+                golden, records, metrics=list(metrics or []), threshold=threshold,
+                trajectory_match_type=trajectory_match_type)
+        except AgentevalsError as exc:
+            return {"error": str(exc)}
+        return {"exit_code": run.exit_code(), **run.model_dump(mode="json")}
+
+    return server
+

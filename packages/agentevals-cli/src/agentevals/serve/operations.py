@@ -1,0 +1,121 @@
+"""What the HTTP API and the MCP tools do, once: list metrics, validate, convert, evaluate, summarize.
+
+Each function takes file paths (uploads are saved to a temporary folder first) and returns plain JSON
+values, so the two front ends stay thin and cannot disagree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Optional
+
+from ..consumers import RunConsumer
+from ..errors import AgentevalsError
+from ..results import RunResult
+from .store import SessionRecord
+
+__all__ = ["convert_files", "evaluate_files", "list_metrics", "summarize", "validate_eval_set"]
+
+
+def list_metrics() -> list[dict[str, Any]]:
+    """The builtin metrics with what each needs (an eval set, an LLM judge)."""
+    from ..evaluators.builtin import METRICS
+
+    out = []
+    for name in METRICS.names():
+        cls = METRICS.get(name)
+        out.append({"name": name, "description": getattr(cls, "description", ""),
+                    "requires_eval_set": bool(getattr(cls, "needs_expected", False)),
+                    "requires_judge": bool(getattr(cls, "needs_judge", False)),
+                    "informational": bool(getattr(cls, "informational", False)),
+                    "default_threshold": getattr(cls, "default_threshold", None)})
+    return out
+
+
+def validate_eval_set(path: str | Path) -> dict[str, Any]:
+    """``{"valid": true, "eval_set_id", "num_cases", …}`` or ``{"valid": false, "errors": [one line]}``."""
+    from ..errors import InputFileError
+    from ..evalsets import load_eval_set
+
+    try:
+        eval_set = load_eval_set(path)
+    except InputFileError as exc:
+        return {"valid": False, "errors": [str(exc)]}
+    return {"valid": True, "eval_set_id": eval_set.eval_set_id, "name": eval_set.name,
+            "num_cases": len(eval_set.eval_cases), "case_ids": [c.eval_id for c in eval_set.eval_cases], "errors": []}
+
+
+def convert_files(paths: Sequence[str | Path], *, trace_format: Optional[str] = None) -> dict[str, Any]:
+    """Traces read and converted exactly as ``run`` does: agent turns per trace, and unreadable inputs."""
+    from ..runner import load_traces
+
+    converted, errors = load_traces([str(p) for p in paths], trace_format=trace_format, keep_spans=False)
+    return {
+        "traces": [{"trace_id": t.trace_id, "source": t.source, "format": t.format, "session_id": t.session_id,
+                    "eval_id": t.eval_id, "agent_name": t.agent_name, "warnings": t.warnings,
+                    "invocations": [inv.model_dump(mode="json") for inv in t.invocations]} for t in converted],
+        "errors": [e.model_dump() for e in errors],
+    }
+
+
+def evaluate_files(paths: Sequence[str | Path], *, consumers: Sequence[RunConsumer] = (),
+                   trace_format: Optional[str] = None, **run_options: Any) -> RunResult:
+    """``agentevals run`` on files, in a thread of its own (safe to call from an event loop's executor).
+
+    ``run_options`` are those of ``agentevals.api.prepare_run`` (``eval_set``, ``metrics``, ``config``,
+    ``threshold``, …); a bad one raises ``ConfigError`` before anything runs.
+    """
+    from ..api import prepare_run
+    from ..runner import run_evaluation
+
+    evaluators, options, eval_set = prepare_run(**run_options)
+    return asyncio.run(run_evaluation([str(p) for p in paths], evaluators, eval_set=eval_set, options=options,
+                                      trace_format=trace_format, consumers=consumers))
+
+
+async def evaluate_files_async(paths: Sequence[str | Path], **kwargs: Any) -> RunResult:
+    """``evaluate_files`` on a worker thread, so the caller's event loop keeps serving."""
+    return await asyncio.to_thread(evaluate_files, paths, **kwargs)
+
+
+async def evaluate_against_golden(golden: SessionRecord, records: Sequence[SessionRecord],
+                                  **run_options: Any) -> RunResult:
+    """Evaluate sessions with the golden session's turns as the expected conversation (one eval case)."""
+    from ..api import prepare_run
+    from ..evalsets import EvalCase, EvalSet
+    from ..protocol import InvocationData
+    from ..runner import run_evaluation
+    from ..traces.model import ConvertedTrace
+
+    if not golden.invocations:
+        raise AgentevalsError(f"golden session '{golden.session_id}' has no agent turns")
+    case = EvalCase(eval_id=golden.session_id,
+                    conversation=[InvocationData.model_validate(i) for i in golden.invocations])
+    eval_set = EvalSet(eval_set_id=f"golden:{golden.session_id}", eval_cases=[case], source=f"session {golden.session_id}")
+    traces = [ConvertedTrace(trace_id=r.session_id, source=f"session {r.session_id}", session_id=r.session_id,
+                             eval_id=golden.session_id,
+                             invocations=[InvocationData.model_validate(i) for i in r.invocations]) for r in records]
+    evaluators, options, _ = prepare_run(group_by="conversation", **run_options)
+    return await run_evaluation(traces, evaluators, eval_set=eval_set, options=options)
+
+
+def summarize(record: SessionRecord) -> dict[str, Any]:
+    """A session in readable form: each turn's user input, tool calls, response; then the scores."""
+    turns = []
+    for inv in record.invocations:
+        steps = inv.get("intermediate_steps") or {}
+        turns.append({
+            "user": inv.get("user_content", ""),
+            "tool_calls": [{"name": c.get("name"), "args": c.get("args")} for c in steps.get("tool_calls") or []],
+            "response": inv.get("final_response"),
+        })
+    result = record.result
+    return {
+        **record.summary(),
+        "turns": turns,
+        "results": [{"name": m.name, "status": m.status.value, "score": m.score, "threshold": m.threshold,
+                     "reason": m.reason or m.error or m.reasoning} for m in (result.metrics if result else [])],
+        "match_reason": result.match_reason if result else None,
+    }

@@ -1,0 +1,68 @@
+"""OTLP/gRPC receiver (port 4317): the standard ``TraceService`` and ``LogsService`` of the collector.
+
+A full buffer answers ``UNAVAILABLE`` (retryable in OTLP: exporters back off and retry), a body that
+does not convert ``INVALID_ARGUMENT``, a missing token ``UNAUTHENTICATED``. Messages above the size
+limit are refused by gRPC itself (``RESOURCE_EXHAUSTED``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable, Optional
+
+import grpc
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+from ._limits import check_token
+from .otlp import OtlpDecodeError, decode_logs, decode_spans, message_to_document
+from .sessions import SessionAssembler
+
+__all__ = ["start_otlp_grpc"]
+
+
+async def _export(request: Any, context: grpc.aio.ServicerContext, token: Optional[str],
+                  assembler: SessionAssembler, accept: Callable[[dict], bool]) -> None:
+    metadata = dict(context.invocation_metadata() or ())
+    if not check_token(token, metadata.get("authorization")):
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong API token (authorization: Bearer …)")
+    if not assembler.has_room(1):
+        await context.abort(grpc.StatusCode.UNAVAILABLE, "agentevals is busy evaluating: retry later")
+    try:
+        accepted = await asyncio.to_thread(lambda: accept(message_to_document(request)))
+    except (OtlpDecodeError, ValueError) as exc:
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+    if not accepted:
+        await context.abort(grpc.StatusCode.UNAVAILABLE, "agentevals is busy evaluating: retry later")
+
+
+class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
+    def __init__(self, assembler: SessionAssembler, token: Optional[str]) -> None:
+        self.assembler, self.token = assembler, token
+
+    async def Export(self, request, context):  # noqa: N802 (the generated service's name)
+        await _export(request, context, self.token, self.assembler,
+                      lambda doc: self.assembler.add_spans(decode_spans(doc)))
+        return trace_service_pb2.ExportTraceServiceResponse()
+
+
+class _LogsService(logs_service_pb2_grpc.LogsServiceServicer):
+    def __init__(self, assembler: SessionAssembler, token: Optional[str]) -> None:
+        self.assembler, self.token = assembler, token
+
+    async def Export(self, request, context):  # noqa: N802
+        await _export(request, context, self.token, self.assembler,
+                      lambda doc: self.assembler.add_logs(decode_logs(doc)))
+        return logs_service_pb2.ExportLogsServiceResponse()
+
+
+async def start_otlp_grpc(assembler: SessionAssembler, address: str, *, token: Optional[str] = None,
+                          max_message: int = 16 * 2**20) -> tuple[grpc.aio.Server, int]:
+    """Start the receiver on ``address`` (``host:port``; port 0 picks one); returns the server and its port."""
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", max_message)],
+                             maximum_concurrent_rpcs=64)
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_TraceService(assembler, token), server)
+    logs_service_pb2_grpc.add_LogsServiceServicer_to_server(_LogsService(assembler, token), server)
+    port = server.add_insecure_port(address)
+    await server.start()
+    return server, port

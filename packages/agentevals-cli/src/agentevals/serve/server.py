@@ -1,0 +1,177 @@
+"""Run everything ``agentevals serve`` starts, in one process and one event loop (plus the evaluation thread).
+
+    options = ServeOptions(port=8001, otlp_http_port=4318, otlp_grpc_port=4317)
+    asyncio.run(run_server(options, on_ready=print))
+
+Sockets are bound before anything is announced, so port 0 works (tests) and the printed addresses are
+the real ones. SIGINT/SIGTERM stop every server, then buffered sessions are flushed and evaluated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import signal
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..consumers import RunConsumer
+from ..errors import ConfigError
+
+__all__ = ["ServeOptions", "is_loopback", "run_server"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ServeOptions:
+    """The flags of ``agentevals serve``."""
+
+    host: str = "127.0.0.1"
+    port: int = 8001
+    otlp_http_port: int = 4318
+    otlp_grpc_port: int = 4317
+    mcp_port: Optional[int] = None
+    config: Optional[str] = None
+    metrics: list[str] = field(default_factory=list)
+    eval_sets: Optional[str] = None
+    token: Optional[str] = None
+    session_idle: float = 5.0
+    max_buffered: int = 50_000
+    max_sessions: int = 1000
+    max_upload: int = 10 * 2**20
+    emit_otel: bool = False
+
+    def check(self) -> None:
+        """Refuse to listen beyond this machine without a token (raises ``ConfigError``)."""
+        if not is_loopback(self.host) and not self.token:
+            raise ConfigError(f"--host {self.host} accepts connections from other machines: set an API token "
+                              "with --api-token or AGENTEVALS_API_TOKEN (clients send 'Authorization: Bearer <token>')")
+        if self.session_idle <= 0:
+            raise ConfigError(f"--session-idle must be positive, got {self.session_idle}")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts local connections (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (is another server using it? "
+                          "pick another port)") from None
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def _port(sock: socket.socket) -> int:
+    return sock.getsockname()[1]
+
+
+async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any]], None] = lambda _: None,
+                     consumers: Sequence[RunConsumer] = ()) -> None:
+    """Start the receivers, the API (and MCP), call ``on_ready`` with the bound addresses, serve until a signal."""
+    import uvicorn
+
+    from .http_api import ApiContext, api_app
+    from .live import EvalSettings, LiveEvaluator, load_eval_sets
+    from .otlp_grpc import start_otlp_grpc
+    from .otlp_http import otlp_http_app
+    from .sessions import SessionAssembler
+    from .store import MemorySessionStore
+
+    options.check()
+    settings = EvalSettings(config=options.config, metrics=list(options.metrics),
+                            eval_sets=load_eval_sets(options.eval_sets) if options.eval_sets else {})
+    consumers = list(consumers)
+    if options.emit_otel:
+        from ..otel_events import EvaluationEventEmitter
+
+        consumers.append(EvaluationEventEmitter.from_env())
+    assembler = SessionAssembler(max_units=options.max_buffered, idle=options.session_idle)
+    store = MemorySessionStore(options.max_sessions)
+    worker = LiveEvaluator(assembler, store, settings, consumers=consumers)
+
+    api_sock = _bind(options.host, options.port)
+    otlp_sock = _bind(options.host, options.otlp_http_port)
+    mcp_sock = _bind(options.host, options.mcp_port) if options.mcp_port is not None else None
+    grpc_host = f"[{options.host}]" if ":" in options.host else options.host
+    grpc_server, grpc_port = await start_otlp_grpc(assembler, f"{grpc_host}:{options.otlp_grpc_port}",
+                                                   token=options.token, max_message=options.max_upload)
+    if not grpc_port:
+        raise ConfigError(f"cannot listen on {options.host}:{options.otlp_grpc_port} (OTLP/gRPC): is it in use?")
+    addresses = {"host": options.host, "api_port": _port(api_sock), "otlp_http_port": _port(otlp_sock),
+                 "otlp_grpc_port": grpc_port, "mcp_port": _port(mcp_sock) if mcp_sock else None}
+    ctx = ApiContext(assembler=assembler, store=store, token=options.token, max_upload=options.max_upload,
+                     settings=settings, otlp={"http": f"http://{options.host}:{addresses['otlp_http_port']}",
+                                              "grpc": f"{options.host}:{grpc_port}"})
+    apps: list[tuple[Any, socket.socket]] = [
+        (api_app(ctx), api_sock),
+        (otlp_http_app(assembler, token=options.token, max_body=options.max_upload), otlp_sock),
+    ]
+    if mcp_sock is not None:
+        from .mcp_tools import LocalSessions, build_mcp
+
+        apps.append((build_mcp(LocalSessions(store, assembler)).streamable_http_app(), mcp_sock))
+    servers = [_QuietServer(uvicorn.Config(app, log_level="warning", lifespan="on" if i == 2 else "off",
+                                           timeout_graceful_shutdown=5)) for i, (app, _) in enumerate(apps)]
+
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        for server in servers:
+            server.should_exit = True
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop)
+    worker.start()
+    tasks = [asyncio.create_task(server.serve(sockets=[sock])) for server, (_, sock) in zip(servers, apps, strict=True)]
+    try:
+        while not all(s.started for s in servers):
+            if any(t.done() for t in tasks):
+                break
+            await asyncio.sleep(0.02)
+        on_ready(addresses)
+        await asyncio.gather(*tasks)
+    finally:
+        stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await grpc_server.stop(grace=2)
+        await asyncio.to_thread(worker.stop)
+        for sock in (api_sock, otlp_sock, mcp_sock):
+            if sock is not None:
+                sock.close()
+
+
+def _server_class():
+    import uvicorn
+
+    class QuietServer(uvicorn.Server):
+        """A uvicorn server that leaves signal handling to ``run_server`` (several share one loop)."""
+
+        @contextlib.contextmanager
+        def capture_signals(self):
+            yield
+
+    return QuietServer
+
+
+def _QuietServer(config: Any) -> Any:  # noqa: N802 (a class built on first use: uvicorn is imported lazily)
+    return _server_class()(config)
