@@ -22,6 +22,7 @@ from .errors import ConfigError as ConfigError
 from .protocol import PROTOCOL_VERSION as PROTOCOL_VERSION
 
 if _typing.TYPE_CHECKING:
+    from .live_session import AgentEvals as AgentEvals
     from .api import evaluate as evaluate
     from .api import evaluate_async as evaluate_async
     from .options import RunOptions as RunOptions
@@ -36,6 +37,7 @@ if _typing.TYPE_CHECKING:
     from .results import Status as Status
 
 _LAZY = {
+    "AgentEvals": "live_session",
     "evaluate": "api",
     "evaluate_async": "api",
     "RunOptions": "options",
@@ -52,6 +54,7 @@ _LAZY = {
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "AgentEvals",
     "AgentevalsError",
     "CaseResult",
     "ConfigError",
