@@ -22,9 +22,9 @@ from .errors import ConfigError as ConfigError
 from .protocol import PROTOCOL_VERSION as PROTOCOL_VERSION
 
 if _typing.TYPE_CHECKING:
-    from .live_session import AgentEvals as AgentEvals
     from .api import evaluate as evaluate
     from .api import evaluate_async as evaluate_async
+    from .live_session import AgentEvals as AgentEvals
     from .options import RunOptions as RunOptions
     from .python_evaluators import Environment as Environment
     from .python_evaluators import Evaluator as Evaluator

@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import orjson
 from fastapi import FastAPI, File, Form, HTTPException, Request, UploadFile
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 from ..__about__ import __version__
 from ..consumers import RunConsumer
@@ -201,7 +201,7 @@ class _Uploads:
         name = os.path.basename((upload.filename or "upload.json").replace("\\", "/")) or "upload.json"
         path = self.dir / f"{self.count:03d}_{name}"
         size = 0
-        with open(path, "wb") as out:  # noqa: ASYNC230 (small chunks from the spooled upload)
+        with open(path, "wb") as out:
             while chunk := await upload.read(1 << 16):
                 size += len(chunk)
                 if size > self.limit:

@@ -8,7 +8,8 @@ limit are refused by gRPC itself (``RESOURCE_EXHAUSTED``).
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any, Optional
 
 import grpc
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
@@ -40,7 +41,7 @@ class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
     def __init__(self, assembler: SessionAssembler, token: Optional[str]) -> None:
         self.assembler, self.token = assembler, token
 
-    async def Export(self, request, context):  # noqa: N802 (the generated service's name)
+    async def Export(self, request, context):
         await _export(request, context, self.token, self.assembler,
                       lambda doc: self.assembler.add_spans(decode_spans(doc)))
         return trace_service_pb2.ExportTraceServiceResponse()
@@ -50,7 +51,7 @@ class _LogsService(logs_service_pb2_grpc.LogsServiceServicer):
     def __init__(self, assembler: SessionAssembler, token: Optional[str]) -> None:
         self.assembler, self.token = assembler, token
 
-    async def Export(self, request, context):  # noqa: N802
+    async def Export(self, request, context):
         await _export(request, context, self.token, self.assembler,
                       lambda doc: self.assembler.add_logs(decode_logs(doc)))
         return logs_service_pb2.ExportLogsServiceResponse()

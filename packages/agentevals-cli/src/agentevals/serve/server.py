@@ -173,5 +173,5 @@ def _server_class():
     return QuietServer
 
 
-def _QuietServer(config: Any) -> Any:  # noqa: N802 (a class built on first use: uvicorn is imported lazily)
+def _QuietServer(config: Any) -> Any:
     return _server_class()(config)

@@ -1,0 +1,140 @@
+"""A real OpenTelemetry SDK exporting over OTLP/HTTP and OTLP/gRPC to a running ``agentevals serve``."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+import requests
+from support.live_server import DATA, Server
+
+pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
+
+from agentevals.serve.operations import convert_files
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+QUESTION = "What's the weather in Paris?"
+ANSWER = "It is sunny in Paris."
+
+
+def weather_eval_set(folder: Path) -> Path:
+    """An ADK eval set whose one case is the weather agent below (tool get_weather, city Paris)."""
+    path = folder / "weather.json"
+    path.write_text(json.dumps({"eval_set_id": "weather", "eval_cases": [{"eval_id": "paris", "conversation": [{
+        "invocation_id": "paris-1",
+        "user_content": {"role": "user", "parts": [{"text": QUESTION}]},
+        "final_response": {"role": "model", "parts": [{"text": ANSWER}]},
+        "intermediate_data": {"tool_uses": [{"name": "get_weather", "args": {"city": "Paris"}}]},
+    }]}]}))
+    return path
+
+
+def run_weather_agent(exporter, *, city: str = "Paris") -> str:
+    """A GenAI-instrumented agent (official semconv attributes) on the plain SDK; returns its trace id."""
+    provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("weather")
+
+    def messages(role: str, text: str) -> str:
+        return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+
+    with tracer.start_as_current_span("invoke_agent weather", attributes={
+            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather",
+            "gen_ai.input.messages": messages("user", QUESTION),
+            "gen_ai.output.messages": messages("assistant", ANSWER)}) as root:
+        with tracer.start_as_current_span("execute_tool get_weather", attributes={
+                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+                "gen_ai.tool.call.id": "call-1", "gen_ai.tool.call.arguments": json.dumps({"city": city}),
+                "gen_ai.tool.call.result": "sunny"}):
+            pass
+        trace_id = format(root.get_span_context().trace_id, "032x")
+    provider.shutdown()
+    return trace_id
+
+
+def _check_evaluated(server: Server, trace_id: str, *, status: str) -> dict:
+    session = server.wait_for_session(lambda s: s["session_id"] == trace_id)
+    assert session["status"] == "evaluated", session
+    assert session["eval_set_id"] == "weather"
+    assert session["eval_id"] == "paris"
+    assert session["metrics"] == {"tool_trajectory_avg_score": status}
+    detail = server.get(f"/sessions/{trace_id}").json()["data"]
+    assert detail["turns"][0]["user"] == QUESTION
+    assert detail["turns"][0]["tool_calls"][0]["name"] == "get_weather"
+    return detail
+
+
+def test_sdk_over_otlp_http_is_evaluated(serve, tmp_path):
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    weather_eval_set(tmp_path)
+    server = serve("--eval-sets", str(tmp_path))
+    trace_id = run_weather_agent(OTLPSpanExporter(endpoint=f"{server.otlp_http}/v1/traces"))
+    _check_evaluated(server, trace_id, status="PASSED")
+    wrong = run_weather_agent(OTLPSpanExporter(endpoint=f"{server.otlp_http}/v1/traces"), city="Rome")
+    _check_evaluated(server, wrong, status="FAILED")
+
+
+def test_sdk_over_otlp_grpc_is_evaluated(serve, tmp_path):
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+
+    weather_eval_set(tmp_path)
+    server = serve("--eval-sets", str(tmp_path))
+    trace_id = run_weather_agent(OTLPSpanExporter(endpoint=server.otlp_grpc, insecure=True))
+    _check_evaluated(server, trace_id, status="PASSED")
+
+
+def test_otlp_json_spans_and_logs_convert_as_run_does(serve):
+    """The same OTLP JSON export, posted live (spans, then the GenAI log records), gives the same turns as `run`."""
+    traces = DATA / "traces/genai/openai_otel_genai_v2_latest.otlp.json"
+    logs = DATA / "traces/genai/openai_otel_genai_v2_latest.otlp-logs.json"
+    server = serve("--session-idle", "0.5", "-m", "tool_call_count_v1")
+    for path, route in ((logs, "/v1/logs"), (traces, "/v1/traces")):
+        response = requests.post(f"{server.otlp_http}{route}", data=path.read_bytes(),
+                                 headers={"Content-Type": "application/json"}, timeout=10)
+        assert response.status_code == 200, response.text
+        assert response.json() == {}
+    expected = convert_files([traces, logs])["traces"]
+    assert expected and expected[0]["invocations"]
+    for trace in expected:
+        key = trace["session_id"] or trace["trace_id"]
+        session = server.wait_for_session(lambda s, key=key: s["session_id"] == key)
+        record = server.get(f"/sessions/{key}").json()["data"]["record"]
+        assert [i["user_content"] for i in record["invocations"]] == [i["user_content"] for i in trace["invocations"]]
+        assert record["invocations"] == trace["invocations"]
+        assert session["metrics"] == {"tool_call_count_v1": "INFORMATIONAL"}
+
+
+def test_receiver_answers_as_otlp_says(serve):
+    server = serve("--max-upload-mb", "1")
+    url = f"{server.otlp_http}/v1/traces"
+    bad = requests.post(url, data=b"\xff\x00garbage", headers={"Content-Type": "application/x-protobuf"}, timeout=10)
+    assert bad.status_code == 400
+    assert b"invalid protobuf" in bad.content
+    big = requests.post(url, data=b"{" + b" " * (2 * 2**20) + b"}", headers={"Content-Type": "application/json"},
+                        timeout=10)
+    assert big.status_code == 413
+    bomb = gzip.compress(b"{" + b" " * (8 * 2**20) + b"}")  # small on the wire, 8 MiB inflated
+    inflated = requests.post(url, data=bomb, timeout=10,
+                             headers={"Content-Type": "application/json", "Content-Encoding": "gzip"})
+    assert inflated.status_code == 413
+    document = (DATA / "traces/genai/openai_otel_genai_v2_latest.otlp.json").read_bytes()
+    zipped = requests.post(url, data=gzip.compress(document), timeout=10,
+                           headers={"Content-Type": "application/json", "Content-Encoding": "gzip"})
+    assert zipped.status_code == 200, zipped.text
+    assert server.get("/health").json()["data"]["receiver"]["accepted_spans"] > 0
+
+
+def test_token_is_required_when_set(serve):
+    server = serve("--api-token", "s3cret", token="s3cret")
+    assert requests.post(f"{server.otlp_http}/v1/traces", data=b"{}", timeout=10,
+                         headers={"Content-Type": "application/json"}).status_code == 401
+    assert requests.post(f"{server.otlp_http}/v1/traces", data=b"{}", timeout=10,
+                         headers={"Content-Type": "application/json", "Authorization": "Bearer s3cret"}).status_code == 200
+    assert requests.get(f"{server.api}/sessions", timeout=10).status_code == 401
+    assert server.get("/sessions").status_code == 200
+    assert requests.get(f"{server.api}/health", timeout=10).status_code == 200

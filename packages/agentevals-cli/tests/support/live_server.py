@@ -1,0 +1,102 @@
+"""Live-mode test helpers: a real ``agentevals serve`` subprocess on ephemeral loopback ports, and a
+loopback OTLP receiver that records what it is sent."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import requests
+
+REPO = Path(__file__).resolve().parents[4]
+EXAMPLES = REPO / "examples"
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@dataclass
+class Server:
+    """A running ``agentevals serve``: its process, addresses and output."""
+
+    process: subprocess.Popen
+    api: str
+    otlp_http: str
+    otlp_grpc: str
+    mcp: str | None
+    token: str | None = None
+
+    def get(self, path: str, **kwargs: Any) -> requests.Response:
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        return requests.get(f"{self.api}{path}", headers=headers, timeout=10, **kwargs)
+
+    def wait_for_session(self, predicate: Callable[[dict], bool], timeout: float = 30.0) -> dict:
+        """The first evaluated session matching ``predicate``; fails after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        seen: list = []
+        while time.monotonic() < deadline:
+            seen = self.get("/sessions", params={"limit": 200}).json()["data"]
+            for s in seen:
+                if s["status"] in ("evaluated", "error") and predicate(s):
+                    return s
+            time.sleep(0.1)
+        raise AssertionError(f"no matching session within {timeout}s; sessions: {seen}")
+
+
+def start_server(*args: str, env: dict[str, str] | None = None, token: str | None = None) -> Server:
+    """Start ``agentevals serve`` with ephemeral ports; waits (30 s at most) for its announced addresses."""
+    command = [sys.executable, "-m", "agentevals", "serve", "-p", "0", "--otlp-http-port", "0",
+               "--otlp-grpc-port", "0", *args]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                               env={**os.environ, **(env or {})}, start_new_session=True)
+    lines: list[str] = []
+    deadline = time.monotonic() + 30
+    addresses: dict[str, str] = {}
+    while time.monotonic() < deadline and process.poll() is None:
+        line = process.stdout.readline()
+        lines.append(line)
+        for key, label in (("api", "agentevals API:"), ("otlp_http", "OTLP HTTP:"), ("otlp_grpc", "OTLP gRPC:"),
+                           ("mcp", "MCP:")):
+            if line.strip().startswith(label):
+                addresses[key] = line.split(label, 1)[1].strip()
+        if line.strip() == "" and "otlp_grpc" in addresses:
+            break
+    if "otlp_grpc" not in addresses:
+        stop_server(process)
+        raise AssertionError(f"serve did not start: {''.join(lines)} {process.stderr.read()}")
+    return Server(process, addresses["api"], addresses["otlp_http"], addresses["otlp_grpc"], addresses.get("mcp"),
+                  token)
+
+
+def stop_server(process: subprocess.Popen) -> None:
+    """SIGTERM its process group (only what this test started), then SIGKILL after 15 s."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(5)
+    for stream in (process.stdout, process.stderr):
+        if stream:
+            stream.close()
+
+
+@dataclass
+class Received:
+    """One request the recording receiver got."""
+
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class Recorder:
+    url: str
+    requests: list[Received] = field(default_factory=list)
