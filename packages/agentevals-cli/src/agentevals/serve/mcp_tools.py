@@ -88,9 +88,9 @@ def build_mcp(sessions: SessionSource) -> Any:
         "received by `agentevals serve`."))
 
     @server.tool()
-    def list_metrics() -> list[dict[str, Any]]:
+    def list_metrics() -> dict[str, Any]:
         """The builtin metrics, with what each needs (an eval set, an LLM judge)."""
-        return operations.list_metrics()
+        return {"metrics": operations.list_metrics()}
 
     @server.tool()
     async def evaluate_traces(trace_files: list[str], metrics: Optional[list[str]] = None,
@@ -110,14 +110,20 @@ def build_mcp(sessions: SessionSource) -> Any:
         return {"exit_code": run.exit_code(), **run.model_dump(mode="json")}
 
     @server.tool()
-    def list_sessions(limit: int = 20) -> list[dict[str, Any]]:
+    def list_sessions(limit: int = 20) -> dict[str, Any]:
         """Live sessions received by `agentevals serve`, newest first, with their status and scores."""
-        return sessions.list(max(1, min(limit, 500)))
+        try:
+            return {"sessions": sessions.list(max(1, min(limit, 500)))}
+        except AgentevalsError as exc:
+            return {"error": str(exc)}
 
     @server.tool()
     def summarize_session(session_id: str) -> dict[str, Any]:
         """One session's turns (user input, tool calls, response) and its evaluation results."""
-        return operations.summarize(sessions.get(session_id))
+        try:
+            return operations.summarize(sessions.get(session_id))
+        except AgentevalsError as exc:
+            return {"error": str(exc)}
 
     @server.tool()
     async def evaluate_sessions(golden_session_id: str, session_ids: Optional[list[str]] = None,

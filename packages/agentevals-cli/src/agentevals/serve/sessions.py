@@ -99,8 +99,13 @@ class SessionAssembler:
     # ---- receiving -------------------------------------------------------------------------------------
 
     def has_room(self, units: int) -> bool:
-        """Whether ``units`` more would fit now (a hint for refusing before decoding a body)."""
-        return self._units + units <= self.max_units
+        """Whether ``units`` more fit now; a False answer counts as a refused batch (the receivers call it
+        before reading a body, so a full buffer costs no decoding)."""
+        with self._lock:
+            if self._units + units <= self.max_units:
+                return True
+            self.refused_batches += 1
+            return False
 
     def add_spans(self, spans: Iterable[Span]) -> bool:
         """Buffer a batch of spans; False (nothing kept) when it would exceed the budget."""

@@ -1,0 +1,84 @@
+"""A real MCP client session: ``agentevals mcp`` over stdio, and ``serve --mcp-port`` over Streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import anyio
+import pytest
+from support.live_server import EXAMPLES, REPO
+
+pytest.importorskip("mcp", reason="the serve extra is not installed")
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+def _payload(result) -> dict:
+    assert not result.is_error if hasattr(result, "is_error") else not result.isError, result
+    return json.loads(result.content[0].text)
+
+
+async def _stdio_session(calls, *, env=None):
+    params = StdioServerParameters(command=sys.executable, args=["-m", "agentevals", "mcp", *(env or [])],
+                                   cwd=str(REPO), env={"PATH": os.environ.get("PATH", "")})
+    with anyio.fail_after(120):
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = {t.name for t in (await session.list_tools()).tools}
+            return tools, [_payload(await session.call_tool(name, args)) for name, args in calls]
+
+
+def test_stdio_evaluate_traces_on_the_shipped_samples():
+    tools, (metrics, run) = anyio.run(_stdio_session, [
+        ("list_metrics", {}),
+        ("evaluate_traces", {"trace_files": [str(EXAMPLES / "traces/helm.json")],
+                             "eval_set_file": str(EXAMPLES / "evalsets/eval_set_helm.json"),
+                             "metrics": ["tool_trajectory_avg_score"]}),
+    ])
+    assert tools == {"list_metrics", "evaluate_traces", "list_sessions", "summarize_session", "evaluate_sessions"}
+    assert "tool_trajectory_avg_score" in {m["name"] for m in metrics["metrics"]}
+    from agentevals import evaluate
+
+    expected = evaluate([EXAMPLES / "traces/helm.json"], eval_set=EXAMPLES / "evalsets/eval_set_helm.json",
+                        metrics=["tool_trajectory_avg_score"])
+    assert run["exit_code"] == expected.exit_code()
+    assert [(c["case_id"], c["eval_id"], c["metrics"][0]["status"], c["metrics"][0]["score"]) for c in run["cases"]] == [
+        (c.case_id, c.eval_id, c.metrics[0].status.value, c.metrics[0].score) for c in expected.cases]
+
+
+def test_stdio_session_tools_without_a_server_say_so():
+    _, (listed,) = anyio.run(lambda: _stdio_session([("list_sessions", {})],
+                                                    env=["--server-url", "http://127.0.0.1:9"]))
+    assert "cannot reach agentevals serve at http://127.0.0.1:9" in listed["error"]
+
+
+def test_session_tools_over_streamable_http(serve, tmp_path):
+    from mcp.client.streamable_http import streamable_http_client
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from support.weather_agent import run_weather_agent, weather_eval_set
+
+    weather_eval_set(tmp_path)
+    server = serve("--eval-sets", str(tmp_path), "--mcp-port", "0")
+    first = run_weather_agent(OTLPSpanExporter(endpoint=f"{server.otlp_http}/v1/traces"))
+    second = run_weather_agent(OTLPSpanExporter(endpoint=f"{server.otlp_http}/v1/traces"), city="Rome")
+    for trace_id in (first, second):
+        server.wait_for_session(lambda s, t=trace_id: s["session_id"] == t)
+
+    async def talk():
+        with anyio.fail_after(60):
+            async with streamable_http_client(server.mcp) as streams, ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                listed = _payload(await session.call_tool("list_sessions", {}))
+                summary = _payload(await session.call_tool("summarize_session", {"session_id": first}))
+                compared = _payload(await session.call_tool("evaluate_sessions", {
+                    "golden_session_id": first, "session_ids": [second]}))
+                return listed, summary, compared
+
+    listed, summary, compared = anyio.run(talk)
+    assert {first, second} <= {s["session_id"] for s in listed["sessions"]}
+    assert summary["turns"][0]["tool_calls"] == [{"name": "get_weather", "args": {"city": "Paris"}}]
+    assert summary["results"][0]["status"] == "PASSED"
+    assert compared["cases"][0]["metrics"][0]["status"] == "FAILED"  # Rome is not the golden Paris call
