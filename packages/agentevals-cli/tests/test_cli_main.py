@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from agentevals import __version__
 from agentevals.cli import cli
 from click.testing import CliRunner
@@ -29,12 +30,22 @@ def test_unknown_command_is_usage_error_exit_2():
     assert "No such command 'nope'" in proc.stderr
 
 
-def test_help_does_not_import_heavy_modules():
+HEAVY = ('google.adk', 'openai', 'rouge_score', 'nltk', 'numpy', 'jinja2', 'requests', 'yaml', 'pydantic',
+         'fastapi', 'uvicorn', 'grpc', 'opentelemetry', 'google.protobuf', 'mcp')
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["serve", "--help"], ["mcp", "--help"]])
+def test_help_does_not_import_heavy_modules(argv):
     code = (
         "import sys\nfrom agentevals.cli import main\n"
-        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('google.adk', 'openai', 'rouge_score', 'nltk', 'numpy', 'jinja2', 'requests', 'yaml', 'pydantic')"
-        " if m in sys.modules]\nprint('HEAVY', heavy)"
+        f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+        f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\nprint('HEAVY', heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "HEAVY []" in out
+
+
+def test_import_agentevals_does_not_import_opentelemetry():
+    code = "import sys, agentevals\nagentevals.AgentEvals\nprint([m for m in sys.modules if m.startswith('opentelemetry')])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

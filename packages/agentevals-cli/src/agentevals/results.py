@@ -6,6 +6,7 @@ from enum import Enum
 from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 __all__ = ["CaseResult", "InputError", "MetricResult", "RunResult", "SpanRef", "Status", "Verdict", "verdict_for"]
 
@@ -126,7 +127,7 @@ class CaseResult(BaseModel):
     """Position among repetitions of the same eval case, when there are several."""
     evaluation_status: str = "success"
     """MASEval-style status of the repetition: success or evaluation_failed."""
-    invocation_spans: list[Optional[SpanRef]] = Field(default_factory=list, exclude=True)
+    invocation_spans: SkipJsonSchema[list[Optional[SpanRef]]] = Field(default_factory=list, exclude=True)
     """The span that delimits each invocation (in ``user_contents`` order), for parenting results
     (``--emit-otel``). Internal: not part of the ``-o json`` document."""
 

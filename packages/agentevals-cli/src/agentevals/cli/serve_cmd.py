@@ -24,7 +24,7 @@ __all__ = ["serve_command"]
               help="eval_config.yaml with the evaluators (as for `run`).")
 @click.option("-m", "--metric", "metrics", multiple=True,
               help="Builtin metric (repeatable). Default: tool_trajectory_avg_score (when no -c).")
-@click.option("--headless", is_flag=True, help="Do not mention the web UI (API and receivers only).")
+@click.option("--headless", is_flag=True, help="No web UI: the API and the receivers only.")
 @click.option("--emit-otel", is_flag=True,
               help="Send results as OpenTelemetry gen_ai.evaluation.result events, parented to the evaluated "
                    "spans; the exporter is set by the standard OTEL_EXPORTER_OTLP_* variables.")
@@ -51,10 +51,12 @@ def serve_command(dev: bool, host: str, port: int, otlp_http_port: int, otlp_grp
     options = ServeOptions(host=host, port=port, otlp_http_port=otlp_http_port, otlp_grpc_port=otlp_grpc_port,
                            mcp_port=mcp_port, config=config_path, metrics=list(metrics), eval_sets=eval_sets,
                            token=api_token or None, session_idle=session_idle, max_buffered=max_buffered,
-                           max_upload=max_upload_mb * 2**20, emit_otel=emit_otel)
+                           max_upload=max_upload_mb * 2**20, emit_otel=emit_otel, ui=not headless)
 
     def announce(a: dict) -> None:
         shown = f"[{a['host']}]" if ":" in a["host"] else a["host"]
+        if not headless:
+            click.echo(f"agentevals UI:   http://{shown}:{a['api_port']}/")
         click.echo(f"agentevals API:  http://{shown}:{a['api_port']}/api")
         click.echo(f"  OTLP HTTP: http://{shown}:{a['otlp_http_port']}")
         click.echo(f"  OTLP gRPC: {shown}:{a['otlp_grpc_port']}")
@@ -68,5 +70,4 @@ def serve_command(dev: bool, host: str, port: int, otlp_http_port: int, otlp_grp
             click.echo("\nWaiting for agent connections...")
         click.echo("", nl=True)
 
-    _ = headless  # there is no browser to open: the flag is accepted as in 0.11
     asyncio.run(run_server(options, on_ready=announce))

@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import orjson
 from fastapi import FastAPI, File, Form, HTTPException, Request, UploadFile
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
 
 from ..__about__ import __version__
 from ..consumers import RunConsumer
@@ -36,13 +36,14 @@ class ApiContext:
 
     def __init__(self, *, assembler: SessionAssembler, store: SessionStore, token: Optional[str] = None,
                  max_upload: int = 10 * 2**20, otlp: Optional[dict[str, Any]] = None,
-                 settings: Any = None) -> None:
+                 settings: Any = None, ui: bool = True) -> None:
         self.assembler = assembler
         self.store = store
         self.token = token
         self.max_upload = max_upload
         self.otlp = otlp or {}
         self.settings = settings
+        self.ui = ui
 
 
 def _ok(data: Any) -> dict[str, Any]:
@@ -56,10 +57,19 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
     @app.middleware("http")
     async def guard(request: Request, call_next):
-        if request.url.path.startswith("/api/") and request.url.path != "/api/health":
-            if not check_token(ctx.token, request.headers.get("authorization")):
-                return JSONResponse({"data": None, "error": "missing or wrong API token (Authorization: Bearer …)"},
-                                    status_code=401)
+        path = request.url.path
+        if ctx.token and path != "/api/health":
+            cookie = request.cookies.get(_COOKIE)
+            allowed = check_token(ctx.token, request.headers.get("authorization")) or (
+                cookie is not None and check_token(ctx.token, f"Bearer {cookie}"))
+            if not allowed and not path.startswith("/api/") and check_token(ctx.token, f"Bearer {request.query_params.get('token', '')}"):
+                # A browser cannot send a header: ?token=… once sets an HttpOnly cookie for the UI.
+                response = RedirectResponse(path, status_code=303)
+                response.set_cookie(_COOKIE, ctx.token, httponly=True, samesite="strict")
+                return response
+            if not allowed:
+                hint = "Authorization: Bearer …" if path.startswith("/api/") or path == "/openapi.json" else "open /?token=…"
+                return JSONResponse({"data": None, "error": f"missing or wrong API token ({hint})"}, status_code=401)
         length = request.headers.get("content-length")
         if length and length.isdigit() and int(length) > ctx.max_upload * 4:
             return JSONResponse({"data": None, "error": f"request body over {ctx.max_upload * 4} bytes"},
@@ -148,7 +158,14 @@ def api_app(ctx: ApiContext) -> FastAPI:
             raise HTTPException(404, f"no session '{session_id}' (it may still be collecting, or was forgotten)")
         return _ok({**operations.summarize(record), "record": record.model_dump(mode="json")})
 
+    if ctx.ui:
+        from .web_ui import add_web_ui
+
+        add_web_ui(app, ctx)
     return app
+
+
+_COOKIE = "agentevals_token"
 
 
 async def _stream(up: _Uploads, kwargs: dict[str, Any]) -> AsyncIterator[bytes]:

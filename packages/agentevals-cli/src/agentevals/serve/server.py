@@ -45,6 +45,8 @@ class ServeOptions:
     max_sessions: int = 1000
     max_upload: int = 10 * 2**20
     emit_otel: bool = False
+    ui: bool = True
+    """Serve the web UI at ``/`` (``--headless`` turns it off)."""
 
     def check(self) -> None:
         """Refuse to listen beyond this machine without a token (raises ``ConfigError``)."""
@@ -119,7 +121,7 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
     addresses = {"host": options.host, "api_port": _port(api_sock), "otlp_http_port": _port(otlp_sock),
                  "otlp_grpc_port": grpc_port, "mcp_port": _port(mcp_sock) if mcp_sock else None}
     ctx = ApiContext(assembler=assembler, store=store, token=options.token, max_upload=options.max_upload,
-                     settings=settings, otlp={"http": f"http://{options.host}:{addresses['otlp_http_port']}",
+                     settings=settings, ui=options.ui, otlp={"http": f"http://{options.host}:{addresses['otlp_http_port']}",
                                               "grpc": f"{options.host}:{grpc_port}"})
     apps: list[tuple[Any, socket.socket]] = [
         (api_app(ctx), api_sock),

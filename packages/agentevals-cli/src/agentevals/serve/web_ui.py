@@ -1,0 +1,113 @@
+"""The web UI of ``serve``: server-rendered pages over the session store, no JavaScript, no network.
+
+    /                     sessions as they arrive (refreshes itself), filters by text, status and result
+    /sessions/{id}        results with reasons, expected vs actual trajectory, the conversation
+    /compare?a=…&b=…      two sessions' results side by side
+
+Everything from a trace is untrusted: templates autoescape, and pages are served with a
+Content-Security-Policy that allows no script at all. The pages read only the ``SessionStore``
+interface (and the eval sets, for the expected trajectory), so the run store can back them later.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import jinja2
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, Response
+
+from ..__about__ import __version__
+
+__all__ = ["CSP", "add_web_ui"]
+
+CSP = ("default-src 'none'; style-src 'self'; img-src data:; form-action 'self'; base-uri 'none'; "
+       "frame-ancestors 'none'")
+_HERE = Path(__file__).parent / "ui"
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(_HERE), autoescape=True,
+                             undefined=jinja2.ChainableUndefined)
+    env.filters["when"] = lambda ts: time.strftime("%H:%M:%S", time.localtime(ts)) if ts else ""
+    return env
+
+
+def add_web_ui(app: FastAPI, ctx: Any) -> None:
+    """Add the UI routes to the API app (``ctx`` is its ``ApiContext``)."""
+    env = _environment()
+
+    def page(name: str, request: Request, http_status: int = 200, **values: Any) -> HTMLResponse:
+        html = env.get_template(name).render(root=str(request.scope.get("root_path", "")).rstrip("/"),
+                                             version=__version__, **values)
+        return HTMLResponse(html, status_code=http_status, headers=_SECURITY_HEADERS)
+
+    @app.get("/ui/app.css", include_in_schema=False)
+    async def stylesheet() -> Response:
+        return Response((_HERE / "app.css").read_bytes(), media_type="text/css", headers=_SECURITY_HEADERS)
+
+    @app.get("/", include_in_schema=False)
+    async def sessions(request: Request, q: str = "", status: str = "", result: str = "") -> HTMLResponse:
+        rows = [*ctx.assembler.open_sessions()[:100], *(r.summary() for r in ctx.store.list(limit=500))]
+        needle = q.strip().lower()
+        rows = [r for r in rows
+                if (not status or r["status"] == status)
+                and (not result or result in (r.get("metrics") or {}).values())
+                and (not needle or needle in r["session_id"].lower() or needle in str(r.get("eval_id") or "").lower())]
+        return page("sessions.html", request, sessions=rows, q=q, status=status, result=result, refresh=5,
+                    counters=ctx.assembler.stats(), otlp=ctx.otlp)
+
+    @app.get("/sessions/{session_id}", include_in_schema=False)
+    async def session(request: Request, session_id: str) -> HTMLResponse:
+        record = ctx.store.get(session_id)
+        if record is None:
+            return page("sessions.html", request, 404, sessions=[], q=session_id, status="", result="", refresh=0,
+                        counters=ctx.assembler.stats(), otlp=ctx.otlp)
+        return page("session.html", request, record=record, result=record.result,
+                    trajectory=_trajectory(record, ctx.settings), refresh=0)
+
+    @app.get("/compare", include_in_schema=False)
+    async def compare(request: Request, a: str = "", b: str = "") -> HTMLResponse:
+        choices = [r.session_id for r in ctx.store.list(limit=500) if r.result is not None]
+        return page("compare.html", request, choices=choices, a=a, b=b, rows=_compare(ctx.store, a, b), refresh=0)
+
+
+
+_SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                     "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
+
+
+def _trajectory(record: Any, settings: Any) -> list[dict[str, Any]]:
+    """Per turn: the expected tool calls (from the matched eval case) beside the actual ones."""
+    result = record.result
+    if not (result and result.eval_id and settings and record.eval_set_id in settings.eval_sets):
+        return []
+    case = next((c for c in settings.eval_sets[record.eval_set_id].eval_cases if c.eval_id == result.eval_id), None)
+    if case is None:
+        return []
+    expected = [[{"name": c.name, "args": c.args} for c in inv.intermediate_steps.tool_calls] for inv in case.conversation]
+    actual = [[{"name": c.get("name"), "args": c.get("args") or {}} for c in
+               (inv.get("intermediate_steps") or {}).get("tool_calls") or []] for inv in record.invocations]
+    rows = []
+    for i in range(max(len(expected), len(actual))):
+        e = expected[i] if i < len(expected) else []
+        a = actual[i] if i < len(actual) else []
+        rows.append({"expected": e, "actual": a, "same": e == a})
+    return rows
+
+
+def _compare(store: Any, a: str, b: str) -> list[dict[str, Any]]:
+    left, right = (store.get(a) if a else None), (store.get(b) if b else None)
+    if not (left and right and left.result and right.result):
+        return []
+    by_a = {m.name: m for m in left.result.metrics}
+    by_b = {m.name: m for m in right.result.metrics}
+    rows = []
+    for name in [*by_a, *(n for n in by_b if n not in by_a)]:
+        ma: Optional[Any] = by_a.get(name)
+        mb: Optional[Any] = by_b.get(name)
+        delta = (mb.score - ma.score) if ma and mb and ma.score is not None and mb.score is not None else None
+        rows.append({"name": name, "a": ma, "b": mb, "delta": delta})
+    return rows
