@@ -104,3 +104,29 @@ def test_remote_host_needs_a_token():
     assert result.returncode == 2
     assert "--host 0.0.0.0" in result.stderr and "--api-token" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_startup_errors_are_one_line_usage_errors(tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    def serve_exit(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "agentevals", "serve", "-p", "0", "--otlp-http-port", "0",
+                               "--otlp-grpc-port", "0", *args], capture_output=True, text=True, timeout=60)
+
+    typo = serve_exit("-m", "tool_trajectory_avg_scor")
+    assert typo.returncode == 2 and "did you mean 'tool_trajectory_avg_score'" in typo.stderr
+    missing = serve_exit("--eval-sets", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "not a directory" in missing.stderr
+    (tmp_path / "bad.json").write_text("{")
+    bad = serve_exit("--eval-sets", str(tmp_path))
+    assert bad.returncode == 2 and "bad.json" in bad.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        busy = serve_exit("--otlp-grpc-port", port)
+        assert busy.returncode == 2 and f"127.0.0.1:{port}" in busy.stderr
+    for result in (typo, missing, bad, busy):
+        assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr

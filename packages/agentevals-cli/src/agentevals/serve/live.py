@@ -23,7 +23,7 @@ from typing import Optional
 from ..consumers import RunConsumer
 from ..errors import ConfigError, InputFileError, first_line
 from ..evalsets import EvalSet, load_eval_set, match_case
-from ..results import CaseResult
+from ..results import CaseResult, InputError
 from ..traces.model import ConvertedTrace
 from .sessions import ReadySession, SessionAssembler
 from .store import SessionRecord, SessionStore
@@ -166,6 +166,10 @@ class LiveEvaluator:
         for session in batch:
             try:
                 converted, errors = load_traces(session.traces, keep_spans=self._needs_spans)
+            except Exception as exc:  # a converter bug: this session is marked, the batch goes on
+                log.debug("converting session %s failed", session.session_id, exc_info=True)
+                converted, errors = [], [InputError(source=session.session_id,
+                                                    error=f"{type(exc).__name__}: {first_line(exc)}")]
             finally:
                 self.assembler.release(session.units)
             if session.conversation:

@@ -15,6 +15,7 @@ import grpc
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
+from ..errors import ConfigError
 from ._limits import check_token
 from .otlp import OtlpDecodeError, decode_logs, decode_spans, message_to_document
 from .sessions import SessionAssembler
@@ -64,6 +65,11 @@ async def start_otlp_grpc(assembler: SessionAssembler, address: str, *, token: O
                              maximum_concurrent_rpcs=64)
     trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_TraceService(assembler, token), server)
     logs_service_pb2_grpc.add_LogsServiceServicer_to_server(_LogsService(assembler, token), server)
-    port = server.add_insecure_port(address)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError:  # grpc raises (newer) or returns 0 (older) when the port is taken
+        port = 0
+    if not port:
+        raise ConfigError(f"cannot listen on {address} (OTLP/gRPC): is another server using it? pick another port")
     await server.start()
     return server, port

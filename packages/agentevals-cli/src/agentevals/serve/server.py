@@ -113,11 +113,11 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
     api_sock = _bind(options.host, options.port)
     otlp_sock = _bind(options.host, options.otlp_http_port)
     mcp_sock = _bind(options.host, options.mcp_port) if options.mcp_port is not None else None
+    if options.otlp_grpc_port:  # say which port is taken in one line, before gRPC logs its own complaint
+        _bind(options.host, options.otlp_grpc_port).close()
     grpc_host = f"[{options.host}]" if ":" in options.host else options.host
     grpc_server, grpc_port = await start_otlp_grpc(assembler, f"{grpc_host}:{options.otlp_grpc_port}",
                                                    token=options.token, max_message=options.max_upload)
-    if not grpc_port:
-        raise ConfigError(f"cannot listen on {options.host}:{options.otlp_grpc_port} (OTLP/gRPC): is it in use?")
     addresses = {"host": options.host, "api_port": _port(api_sock), "otlp_http_port": _port(otlp_sock),
                  "otlp_grpc_port": grpc_port, "mcp_port": _port(mcp_sock) if mcp_sock else None}
     ctx = ApiContext(assembler=assembler, store=store, token=options.token, max_upload=options.max_upload,
