@@ -38,24 +38,24 @@ async def _export(request: Any, context: grpc.aio.ServicerContext, token: Option
         await context.abort(grpc.StatusCode.UNAVAILABLE, "agentevals is busy evaluating: retry later")
 
 
-class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
-    def __init__(self, assembler: SessionAssembler, token: Optional[str]) -> None:
-        self.assembler, self.token = assembler, token
+def _service(base: type, response_type: type, accept: Callable[[SessionAssembler, dict], bool]) -> Callable:
+    """A servicer of one OTLP collector service (same shape for traces and logs)."""
 
-    async def Export(self, request, context):
-        await _export(request, context, self.token, self.assembler,
-                      lambda doc: self.assembler.add_spans(decode_spans(doc)))
-        return trace_service_pb2.ExportTraceServiceResponse()
+    class Service(base):  # type: ignore[misc,valid-type]
+        def __init__(self, assembler: SessionAssembler, token: Optional[str]) -> None:
+            self.assembler, self.token = assembler, token
+
+        async def Export(self, request, context):  # the generated service's method name
+            await _export(request, context, self.token, self.assembler, lambda doc: accept(self.assembler, doc))
+            return response_type()
+
+    return Service
 
 
-class _LogsService(logs_service_pb2_grpc.LogsServiceServicer):
-    def __init__(self, assembler: SessionAssembler, token: Optional[str]) -> None:
-        self.assembler, self.token = assembler, token
-
-    async def Export(self, request, context):
-        await _export(request, context, self.token, self.assembler,
-                      lambda doc: self.assembler.add_logs(decode_logs(doc)))
-        return logs_service_pb2.ExportLogsServiceResponse()
+_TraceService = _service(trace_service_pb2_grpc.TraceServiceServicer, trace_service_pb2.ExportTraceServiceResponse,
+                         lambda assembler, doc: assembler.add_spans(decode_spans(doc)))
+_LogsService = _service(logs_service_pb2_grpc.LogsServiceServicer, logs_service_pb2.ExportLogsServiceResponse,
+                        lambda assembler, doc: assembler.add_logs(decode_logs(doc)))
 
 
 async def start_otlp_grpc(assembler: SessionAssembler, address: str, *, token: Optional[str] = None,
