@@ -130,3 +130,19 @@ def test_startup_errors_are_one_line_usage_errors(tmp_path):
         assert busy.returncode == 2 and f"127.0.0.1:{port}" in busy.stderr
     for result in (typo, missing, bad, busy):
         assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_evaluate_with_evaluator_entries_in_camel_case_config(serve):
+    server = serve()
+    config = {"evaluators": [{"name": "tool_trajectory_avg_score", "type": "builtin", "threshold": 0.5}],
+              "trajectoryMatchType": "any_order"}
+    with open(HELM, "rb") as traces, open(HELM_SET, "rb") as golden:
+        body = requests.post(f"{server.api}/evaluate", timeout=60, data={"config": json.dumps(config)},
+                             files=[("trace_files", traces), ("eval_set_file", golden)]).json()
+    assert body["error"] is None, body
+    assert {m["name"] for c in body["data"]["cases"] for m in c["metrics"]} == {"tool_trajectory_avg_score"}
+    assert {s for c in body["data"]["cases"] for s in c["sources"]} == {"helm.json"}  # no server paths
+    bad = requests.post(f"{server.api}/evaluate", timeout=60, files={"trace_files": HELM.open("rb")},
+                        data={"config": json.dumps({"evaluators": [{"name": "x", "type": "builtin", "treshold": 1}]})})
+    assert bad.status_code == 400 and bad.json()["error"].startswith("config.json:1:")
+    assert "treshold" in bad.json()["error"]

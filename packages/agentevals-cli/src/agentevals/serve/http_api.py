@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import AsyncIterator
@@ -46,8 +47,22 @@ class ApiContext:
         self.ui = ui
 
 
+_UPLOAD_PATH = re.compile(re.escape(tempfile.gettempdir()) + r"/agentevals-upload-[^/\s]+/(?:\d{3}/)?")
+
+
+def _public(value: Any) -> Any:
+    """``value`` with the server's temporary upload paths cut to the uploaded file names."""
+    if isinstance(value, str):
+        return _UPLOAD_PATH.sub("", value)
+    if isinstance(value, list):
+        return [_public(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _public(v) for k, v in value.items()}
+    return value
+
+
 def _ok(data: Any) -> dict[str, Any]:
-    return {"data": data, "error": None}
+    return {"data": _public(data), "error": None}
 
 
 def api_app(ctx: ApiContext) -> FastAPI:
@@ -82,7 +97,7 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
     @app.exception_handler(AgentevalsError)
     async def agentevals_error(request: Request, exc: AgentevalsError):
-        return JSONResponse({"data": None, "error": str(exc)}, status_code=400)
+        return JSONResponse({"data": None, "error": _public(str(exc))}, status_code=400)
 
     @app.get("/api/health", summary="Liveness, version and receiver counters")
     async def health() -> dict[str, Any]:
@@ -190,7 +205,7 @@ async def _stream(up: _Uploads, kwargs: dict[str, Any]) -> AsyncIterator[bytes]:
     try:
         while True:
             name, data = await events.get()
-            yield b"event: " + name.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+            yield b"event: " + name.encode() + b"\ndata: " + orjson.dumps(_public(data)) + b"\n\n"
             if name in ("done", "error"):
                 break
     finally:
@@ -216,7 +231,8 @@ class _Uploads:
         """Write an upload under a safe name (its base name, after an index), counting its size."""
         self.count += 1
         name = os.path.basename((upload.filename or "upload.json").replace("\\", "/")) or "upload.json"
-        path = self.dir / f"{self.count:03d}_{name}"
+        path = self.dir / f"{self.count:03d}" / name
+        path.parent.mkdir()
         size = 0
         with open(path, "wb") as out:
             while chunk := await upload.read(1 << 16):
@@ -237,11 +253,19 @@ class _Uploads:
                 raise HTTPException(400, f"config: not JSON: {exc}") from None
             if not isinstance(options, dict):
                 raise HTTPException(400, "config: expected a JSON object")
-            allowed = {"metrics", "threshold", "trajectory_match_type", "judge_model", "group_by", "strict",
-                       "repeat_key", "pass_at_k", "trace_format"}
+            options = {re.sub(r"(?<=[a-z])([A-Z])", r"_\1", k).lower(): v for k, v in options.items()}  # 0.11: camelCase
+            allowed = {"metrics", "evaluators", "threshold", "trajectory_match_type", "judge_model", "group_by",
+                       "strict", "repeat_key", "pass_at_k", "trace_format"}
             unknown = sorted(set(options) - allowed)
             if unknown:
                 raise HTTPException(400, f"config: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(allowed))}")
+        evaluators = options.pop("evaluators", None)
+        if evaluators is not None:  # eval_config.yaml entries, checked by the same loader as `run -c`
+            if config_file is not None and config_file.filename:
+                raise HTTPException(400, "config: give evaluators either in 'config' or as 'config_file', not both")
+            path = self.dir / "config.json"
+            path.write_bytes(orjson.dumps({"evaluators": evaluators}))
+            options["config"] = path
         kwargs: dict[str, Any] = {"paths": [await self.save(f) for f in trace_files], **options}
         if eval_set_file is not None and eval_set_file.filename:
             kwargs["eval_set"] = await self.save(eval_set_file)
