@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import requests
 from support.live_server import EXAMPLES, REPO
 
@@ -146,3 +147,16 @@ def test_evaluate_with_evaluator_entries_in_camel_case_config(serve):
                         data={"config": json.dumps({"evaluators": [{"name": "x", "type": "builtin", "treshold": 1}]})})
     assert bad.status_code == 400 and bad.json()["error"].startswith("config.json:1:")
     assert "treshold" in bad.json()["error"]
+
+
+@pytest.mark.parametrize(("argv", "blocked", "extra"), [
+    (["serve"], "fastapi", "serve"), (["mcp"], "mcp", "serve"),
+    (["run", "examples/traces/helm.json", "--emit-otel"], "opentelemetry", "otel")])
+def test_missing_extra_names_the_pip_command(argv, blocked, extra):
+    import subprocess
+    import sys
+
+    code = (f"import sys\nsys.modules[{blocked!r}] = None\nfrom agentevals.cli import main\nmain({argv!r})")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert result.returncode == 1
+    assert result.stderr.strip().endswith(f'pip install "agentevals-cli[{extra}]"'), result.stderr

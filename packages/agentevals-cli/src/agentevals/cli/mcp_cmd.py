@@ -16,11 +16,11 @@ __all__ = ["mcp_command"]
 @click.option("--api-token", envvar="AGENTEVALS_API_TOKEN", show_envvar=True, help="That server's API token.")
 def mcp_command(server_url: Optional[str], api_token: Optional[str]) -> None:
     """Serve the tools list_metrics, evaluate_traces, list_sessions, summarize_session, evaluate_sessions on stdio."""
-    import anyio
-
     from ..serve import require_serve_extra
 
-    require_serve_extra("agentevals mcp")
+    require_serve_extra("agentevals mcp", also=("mcp", "anyio"))
+    import anyio
+
     from ..serve.mcp_tools import RemoteSessions, build_mcp
 
     server = build_mcp(RemoteSessions(server_url or "http://localhost:8001", token=api_token))

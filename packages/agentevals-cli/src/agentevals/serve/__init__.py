@@ -14,11 +14,11 @@ from ..errors import MissingDependencyError
 __all__ = ["require_serve_extra"]
 
 
-def require_serve_extra(what: str) -> None:
+def require_serve_extra(what: str, *, also: tuple[str, ...] = ()) -> None:
     """Raise ``MissingDependencyError`` (with the pip command) when the ``serve`` extra is missing."""
     import importlib.util
 
-    for module in ("fastapi", "uvicorn", "grpc", "opentelemetry.proto", "google.protobuf"):
+    for module in ("fastapi", "uvicorn", "grpc", "opentelemetry.proto", "google.protobuf", *also):
         try:
             found = importlib.util.find_spec(module) is not None
         except ModuleNotFoundError:
