@@ -75,3 +75,48 @@ def test_serve_emit_otel_parents_results_to_the_received_spans(serve, tmp_path, 
     assert (event["trace_id"], event["span_id"]) == (trace_id, detail["invocations"][0]["span_id"])
     assert event["attributes"]["gen_ai.evaluation.score.label"] == "pass"
     assert event["attributes"]["gen_ai.evaluation.score.value"] == 1.0
+
+
+def test_run_emit_otel_over_grpc(tmp_path):
+    """OTEL_EXPORTER_OTLP_PROTOCOL=grpc: the events reach a gRPC LogsService, parented the same way."""
+    from concurrent import futures
+
+    import grpc
+    from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
+
+    received: list[ExportLogsServiceRequest] = []
+
+    class Logs(logs_service_pb2_grpc.LogsServiceServicer):
+        def Export(self, request, context):  # the generated service's method name
+            received.append(request)
+            return logs_service_pb2.ExportLogsServiceResponse()
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Logs(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "agentevals", "run", str(EXAMPLES / "traces/helm.json"),
+             "-e", str(EXAMPLES / "evalsets/eval_set_helm.json"), "-o", "json", "--emit-otel"],
+            capture_output=True, text=True, timeout=120, cwd=REPO,
+            env={"PATH": "", "HOME": str(tmp_path), "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+                 "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}", "OTEL_EXPORTER_OTLP_INSECURE": "true"})
+    finally:
+        server.stop(grace=1)
+    assert result.returncode in (0, 1), result.stderr
+    (case,) = json.loads(result.stdout)["cases"]
+    converted, _ = load_traces([EXAMPLES / "traces/helm.json"], keep_spans=False)
+    records = [r for req in received for rl in req.resource_logs for sl in rl.scope_logs for r in sl.log_records]
+    assert [(r.trace_id.hex(), r.span_id.hex(), r.event_name) for r in records] == [
+        (converted[0].trace_id, converted[0].invocations[-1].span_id, "gen_ai.evaluation.result")] * len(case["metrics"])
+
+
+def test_emit_otel_is_off_with_the_standard_switch(otlp_recorder, tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "agentevals", "run", str(EXAMPLES / "traces/helm.json"), "--emit-otel", "-o", "json"],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+        env={"PATH": "", "HOME": str(tmp_path), "OTEL_EXPORTER_OTLP_ENDPOINT": otlp_recorder.url,
+             "OTEL_SDK_DISABLED": "true"})
+    assert result.returncode in (0, 1), result.stderr
+    assert otlp_recorder.requests == []
