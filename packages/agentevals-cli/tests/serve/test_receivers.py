@@ -96,3 +96,51 @@ def test_token_is_required_when_set(serve):
     assert requests.get(f"{server.api}/sessions", timeout=10).status_code == 401
     assert server.get("/sessions").status_code == 200
     assert requests.get(f"{server.api}/health", timeout=10).status_code == 200
+
+
+def _protobuf(document: dict, message_type):
+    """An OTLP JSON file (hex ids) as the protobuf request it stands for (the JSON mapping wants base64 ids)."""
+    import base64
+
+    from google.protobuf.json_format import ParseDict
+
+    def walk(value):
+        if isinstance(value, dict):
+            return {k: base64.b64encode(bytes.fromhex(v)).decode() if k in ("traceId", "spanId", "parentSpanId") and v
+                    else walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    return ParseDict(walk(document), message_type(), ignore_unknown_fields=True)
+
+
+@pytest.mark.parametrize("transport", ["grpc", "http-protobuf"])
+def test_protobuf_spans_and_logs_convert_as_run_does(serve, transport):
+    import json
+
+    import grpc
+    from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+    traces = DATA / "traces/genai/openai_otel_genai_v2_latest.otlp.json"
+    logs = DATA / "traces/genai/openai_otel_genai_v2_latest.otlp-logs.json"
+    span_request = _protobuf(json.loads(traces.read_text()), trace_service_pb2.ExportTraceServiceRequest)
+    log_request = _protobuf(json.loads(logs.read_text()), logs_service_pb2.ExportLogsServiceRequest)
+    assert span_request.resource_spans and log_request.resource_logs
+    server = serve("--session-idle", "0.5", "-m", "tool_call_count_v1")
+    if transport == "grpc":
+        with grpc.insecure_channel(server.otlp_grpc) as channel:
+            logs_service_pb2_grpc.LogsServiceStub(channel).Export(log_request, timeout=10)
+            trace_service_pb2_grpc.TraceServiceStub(channel).Export(span_request, timeout=10)
+    else:
+        for route, message in (("/v1/logs", log_request), ("/v1/traces", span_request)):
+            response = requests.post(f"{server.otlp_http}{route}", data=message.SerializeToString(), timeout=10,
+                                     headers={"Content-Type": "application/x-protobuf"})
+            assert response.status_code == 200 and response.headers["content-type"] == "application/x-protobuf"
+    for trace in convert_files([traces, logs])["traces"]:
+        key = trace["session_id"] or trace["trace_id"]
+        server.wait_for_session(lambda s, key=key: s["session_id"] == key)
+        record = server.get(f"/sessions/{key}").json()["data"]["record"]
+        assert record["invocations"] == trace["invocations"]
+        assert any(i["user_content"] for i in record["invocations"])  # the content came from the log records

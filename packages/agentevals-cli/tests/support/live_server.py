@@ -4,9 +4,12 @@ loopback OTLP receiver that records what it is sent."""
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,13 +55,23 @@ def start_server(*args: str, env: dict[str, str] | None = None, token: str | Non
     """Start ``agentevals serve`` with ephemeral ports; waits (30 s at most) for its announced addresses."""
     command = [sys.executable, "-m", "agentevals", "serve", "-p", "0", "--otlp-http-port", "0",
                "--otlp-grpc-port", "0", *args]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    errors = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a chatty server can never block on it
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True, cwd=REPO,
                                env={**os.environ, **(env or {})}, start_new_session=True)
     lines: list[str] = []
     deadline = time.monotonic() + 30
     addresses: dict[str, str] = {}
+    printed: queue.Queue[str] = queue.Queue()  # read on a thread: the deadline holds even if nothing is printed
+    reader = threading.Thread(target=lambda: [printed.put(line) for line in iter(process.stdout.readline, "")],
+                              daemon=True)
+    reader.start()
+    process.reader = reader  # joined by stop_server once the process has exited
+    process.errors = errors
     while time.monotonic() < deadline and process.poll() is None:
-        line = process.stdout.readline()
+        try:
+            line = printed.get(timeout=max(0.01, deadline - time.monotonic()))
+        except queue.Empty:
+            break
         lines.append(line)
         for key, label in (("api", "agentevals API:"), ("otlp_http", "OTLP HTTP:"), ("otlp_grpc", "OTLP gRPC:"),
                            ("mcp", "MCP:")):
@@ -67,8 +80,10 @@ def start_server(*args: str, env: dict[str, str] | None = None, token: str | Non
         if line.strip() == "" and "otlp_grpc" in addresses:
             break
     if "otlp_grpc" not in addresses:
+        errors.seek(0)
+        lines.append(errors.read() if process.poll() is not None else "(no output within 30 s)")
         stop_server(process)
-        raise AssertionError(f"serve did not start: {''.join(lines)} {process.stderr.read()}")
+        raise AssertionError(f"serve did not start: {''.join(lines)}")
     return Server(process, addresses["api"], addresses["otlp_http"], addresses["otlp_grpc"], addresses.get("mcp"),
                   token)
 
@@ -82,7 +97,10 @@ def stop_server(process: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(5)
-    for stream in (process.stdout, process.stderr):
+    reader = getattr(process, "reader", None)
+    if reader is not None:
+        reader.join(5)  # it ends at the pipe's end of file, now that the process has exited
+    for stream in (process.stdout, getattr(process, "errors", None)):
         if stream:
             stream.close()
 
