@@ -97,6 +97,11 @@ def test_pages_render_escaped_and_without_console_messages(serve, tmp_path):
     assert console == []
     assert "-1.000" in dom  # tool_trajectory_avg_score 1.0 → 0.0
 
+    dom, console = browse(f"{ui}/trend?metric=tool_trajectory_avg_score", profile)
+    assert console == []
+    points = re.findall(r'<circle cx="[\d.]+" cy="([\d.]+)"', dom)
+    assert len(points) == 3 and points[0] == "12.0" and points[1] == "188.0"  # 1.0 at the top, 0.0 at the bottom
+
 
 def test_ui_needs_the_token_when_one_is_set(serve, tmp_path):
     server = serve("--api-token", "s3cret", token="s3cret")

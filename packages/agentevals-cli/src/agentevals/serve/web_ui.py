@@ -3,6 +3,7 @@
     /                     sessions as they arrive (refreshes itself), filters by text, status and result
     /sessions/{id}        results with reasons, expected vs actual trajectory, the conversation
     /compare?a=…&b=…      two sessions' results side by side
+    /trend?metric=…       a metric's score over the sessions, oldest first (an SVG chart, no script)
 
 Everything from a trace is untrusted: templates autoescape, and pages are served with a
 Content-Security-Policy that allows no script at all. The pages read only the ``SessionStore``
@@ -73,6 +74,20 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
         choices = [r.session_id for r in ctx.store.list(limit=500) if r.result is not None]
         return page("compare.html", request, choices=choices, a=a, b=b, rows=_compare(ctx.store, a, b), refresh=0)
 
+
+    @app.get("/trend", include_in_schema=False)
+    async def trend(request: Request, metric: str = "") -> HTMLResponse:
+        records = [r for r in ctx.store.list(limit=500) if r.result is not None][::-1]  # oldest first
+        metrics = sorted({m.name for r in records for m in r.result.metrics if m.score is not None})
+        metric = metric or (metrics[0] if metrics else "")
+        scored = [(r, m) for r in records for m in r.result.metrics if m.name == metric and m.score is not None]
+        width, height, pad = 720, 200, 12
+        step = (width - 2 * pad) / max(1, len(scored) - 1)
+        points = [{"x": round(pad + i * step, 1), "y": round(height - pad - m.score * (height - 2 * pad), 1),
+                   "score": m.score, "status": m.status.value, "session_id": r.session_id,
+                   "received_at": r.received_at} for i, (r, m) in enumerate(scored)]
+        return page("trend.html", request, metrics=metrics, metric=metric, points=points, width=width,
+                    height=height, pad=pad, refresh=0)
 
 
 _SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
