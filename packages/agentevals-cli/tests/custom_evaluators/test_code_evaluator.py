@@ -329,17 +329,21 @@ def test_terminating_the_cli_kills_the_evaluators_it_started(tmp_path, signame):
     """A CI job cancelled (SIGTERM) or a closed terminal (SIGHUP): no evaluator may outlive agentevals."""
     import signal
 
+    signum = getattr(signal, signame)
     pidfile = tmp_path / "pids"
     write(tmp_path / "e.py", tree_spawner(pidfile))
+    # The child starts with the signal's default action even when this suite runs with it ignored (under
+    # `nohup`, SIGHUP is SIG_IGN and inherited; agentevals then rightly keeps ignoring it).
     proc = subprocess.Popen([sys.executable, "-m", "agentevals", "evaluator", "run", str(tmp_path / "e.py"),
                              "--timeout", "60", "-i", str(REPO / "examples" / "evalinput_helm_v1.1.json")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signum, signal.SIG_DFL))
     deadline = time.monotonic() + 20
     while (not pidfile.exists() or len(pidfile.read_text().split()) < 2) and time.monotonic() < deadline:
         time.sleep(0.05)
-    proc.send_signal(getattr(signal, signame))
+    proc.send_signal(signum)
     proc.communicate(timeout=20)
-    assert proc.returncode == -getattr(signal, signame)  # it still dies by the signal
+    assert proc.returncode == -signum  # it still dies by the signal
     assert wait_until_gone(pidfile) == []
 
 
