@@ -29,7 +29,7 @@ def config_json_schema() -> dict[str, Any]:
         "description": "The evaluator entries, in output order.",
         "items": {
             "type": "object",
-            "required": ["name", "type"],
+            "required": ["type"],  # `name` is required per type: AgentV assertions derive it
             "properties": {"type": {"enum": EVALUATOR_TYPES.names()}},
             "allOf": branches,
         },
