@@ -1,7 +1,5 @@
-"""Example evaluator: scores each turn by whether the agent answered at length (seed 000's example)."""
-
-from agentevals_evaluator_sdk import EvalInput, EvalResult, evaluator
-
+# examples/evaluators/response_quality.py
+from agentevals_evaluator_sdk import evaluator, EvalInput, EvalResult
 
 @evaluator
 def response_quality(input: EvalInput) -> EvalResult:
@@ -13,11 +11,7 @@ def response_quality(input: EvalInput) -> EvalResult:
             scores.append(0.5)
         else:
             scores.append(1.0)
-    return EvalResult(
-        score=sum(scores) / len(scores) if scores else 0.0,
-        per_invocation_scores=scores,
-    )
-
+    return EvalResult(score=sum(scores) / len(scores) if scores else 0.0, per_invocation_scores=scores)
 
 if __name__ == "__main__":
     response_quality.run()

@@ -16,7 +16,7 @@ By the fence's language:
 - ``yaml``/``yml``, ``json``: must parse. A YAML block with a top-level ``evaluators:`` is an
   eval_config.yaml: ``agentevals config validate`` must accept it and it must validate against
   ``agentevals config schema``; its relative paths resolve from the copy's root unless a ``file``
-  marker places it elsewhere.
+  marker places it elsewhere. (A registry's ``index.yaml``, first line ``# index.yaml …``, is not a config.)
 - no language, ``text``: prose, not run. Any other language fails until this module learns it.
 
 Markers: HTML comments on the lines right above the opening fence, one directive each.
@@ -26,7 +26,7 @@ Markers: HTML comments on the lines right above the opening fence, one directive
 - ``<!-- docs-test: exit N -->``: the block (every command of a console block) must exit N.
 - ``<!-- docs-test: file PATH -->``: the block is the content of PATH (relative to the repository root):
   it is written there for the blocks below it instead of being run (a YAML config is also validated
-  there).
+  there). When PATH is a shipped file, the block must be identical to it.
 
 The commands readers type are shimmed, documented and checked rather than executed for real:
 ``hatch run CMD ARGS`` runs ``CMD ARGS`` in this environment (the one the test suite runs in, where both
@@ -331,15 +331,23 @@ def _config_checks(block: Block, path: Path, run: PageRun, env: dict) -> None:
     assert not errors, "agentevals config schema rejects this config: " + "; ".join(e.message for e in errors)
 
 
+def _is_index(text: str) -> bool:
+    """An evaluator registry's ``index.yaml`` (its first line says so) also has ``evaluators:``."""
+    return bool(re.match(r"#.*\bindex\.yaml\b", text))
+
+
 def execute(block: Block, run: PageRun, env: dict) -> None:
     """Run one block in its page's sandbox (assertions say what went wrong)."""
     if block.file:
+        shipped = REPO / block.file
+        if shipped.is_file():  # the docs show a shipped file: they must show it as it is
+            assert block.text == shipped.read_text("utf-8"), f"the block differs from the shipped {block.file}"
         target = run.root / block.file
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(block.text, "utf-8")
     if block.lang in ("yaml", "yml"):
         document = yaml.safe_load(block.text)
-        if isinstance(document, dict) and "evaluators" in document:
+        if isinstance(document, dict) and "evaluators" in document and not _is_index(block.text):
             path = run.root / (block.file or f"docs-block-{block.line}.yaml")
             if not block.file:
                 path.write_text(block.text, "utf-8")
