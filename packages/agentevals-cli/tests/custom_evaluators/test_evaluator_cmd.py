@@ -31,15 +31,18 @@ def test_init_python_output_and_files(tmp_path, ctx, monkeypatch):
     out = CliRunner().invoke(cli, ["evaluator", "init", "my_evaluator", "-o", "evals"])
     assert out.exit_code == 0, out.output
     assert out.output == (
-        "Created evals/my_evaluator/\n  my_evaluator.py\n  evaluator.yaml\n  sample_input.json\n\n"
+        "Created evals/my_evaluator/\n  my_evaluator.py\n  evaluator.yaml\n  sample_input.json\n"
+        "  test_my_evaluator.py\n\n"
         "Try it: agentevals evaluator run evals/my_evaluator/my_evaluator.py --input "
-        "evals/my_evaluator/sample_input.json\n\n"
+        "evals/my_evaluator/sample_input.json\n"
+        "Test it: cd evals/my_evaluator && python -m pytest\n\n"
         "Add it to eval_config.yaml (path relative to the config file; this one is for a config in the "
         "current directory):\n\n  evaluators:\n    - name: my_evaluator\n      type: code\n"
         "      path: ./evals/my_evaluator/my_evaluator.py\n      threshold: 0.5\n"
     )
     folder = tmp_path / "evals" / "my_evaluator"
-    assert sorted(p.name for p in folder.iterdir()) == ["evaluator.yaml", "my_evaluator.py", "sample_input.json"]
+    assert sorted(p.name for p in folder.iterdir()) == ["evaluator.yaml", "my_evaluator.py", "sample_input.json",
+                                                        "test_my_evaluator.py"]
     manifest = yaml.safe_load((folder / "evaluator.yaml").read_text())
     assert manifest == {"name": "my_evaluator", "description": "TODO: describe what my_evaluator evaluates",
                         "language": "python", "entrypoint": "my_evaluator.py", "tags": [], "author": ""}
@@ -58,6 +61,52 @@ def test_the_printed_next_step_runs_as_is(tmp_path, monkeypatch):
 
     sample = EvalInput.model_validate_json((tmp_path / "my_evaluator" / "sample_input.json").read_text())
     assert (sample.metric_name, len(sample.invocations), len(sample.expected_invocations)) == ("my_evaluator", 1, 1)
+
+
+def _run_scaffolded_tests(folder: Path, command: list[str], env: dict[str, str] | None = None) -> str:
+    import os
+    import subprocess
+
+    proc = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_the_scaffolded_python_test_passes_and_can_fail(tmp_path):
+    import sys
+
+    assert init(tmp_path, "py_eval").exit_code == 0
+    folder = tmp_path / "py_eval"
+    out = _run_scaffolded_tests(folder, [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"])
+    assert "2 passed" in out
+    # The test is real: an evaluator that scores everything 0 fails it.
+    code = folder / "py_eval.py"
+    code.write_text(code.read_text().replace("score = 1.0\n", "score = 0.0\n"))
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=folder,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "1 failed, 1 passed" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("name", ["js_eval.js", "ts_eval.ts"])
+def test_the_scaffolded_node_test_passes(tmp_path, node, name, monkeypatch):
+    from agentevals.execution.runtimes import NodeRuntime
+
+    env = {}
+    if name.endswith(".ts") and NodeRuntime().node_version() < NodeRuntime.STRIP_TYPES_SINCE:
+        from conftest import REPO_TSX
+
+        if not REPO_TSX.exists():
+            pytest.skip("tsx is not installed: run `npm ci` in tests/node")
+        env["AGENTEVALS_TSX"] = str(REPO_TSX)
+        monkeypatch.setenv("AGENTEVALS_TSX", str(REPO_TSX))
+    assert init(tmp_path, name).exit_code == 0
+    stem = name.split(".")[0]
+    assert (tmp_path / stem / f"{stem}.test.mjs").is_file()
+    out = _run_scaffolded_tests(tmp_path / stem, [node, "--test"], env)
+    assert "# pass 2" in out and "# skipped 0" in out, out
 
 
 def test_init_javascript_runs_as_is(tmp_path, ctx, node):

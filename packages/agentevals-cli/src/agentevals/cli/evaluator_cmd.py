@@ -21,7 +21,7 @@ def evaluator_command() -> None:
               show_default=True, help="Directory in which the NAME/ folder is created.")
 @click.option("--force", is_flag=True, help="Overwrite the files of an existing NAME/ folder.")
 def init_command(name: str, runtime: str | None, output_dir: Path, force: bool) -> None:
-    """Create NAME/NAME.<ext>, NAME/evaluator.yaml and NAME/sample_input.json, ready to run.
+    """Create NAME/NAME.<ext>, its test, NAME/evaluator.yaml and NAME/sample_input.json, ready to run.
 
     \b
     Examples:
@@ -33,6 +33,7 @@ def init_command(name: str, runtime: str | None, output_dir: Path, force: bool) 
     import shlex
 
     from ..evaluator import scaffold_evaluator
+    from ..evaluator._scaffold import LANGUAGES
 
     written = scaffold_evaluator(name, output_dir=output_dir, runtime=runtime, force=force)
     code, folder = written[0], written[0].parent
@@ -49,6 +50,8 @@ def init_command(name: str, runtime: str | None, output_dir: Path, force: bool) 
         click.echo(f"  {path.name}{why}")
     sample = folder / "sample_input.json"
     click.echo(f"\nTry it: agentevals evaluator run {shlex.quote(shown(code))} --input {shlex.quote(shown(sample))}")
+    language = next(lang for lang in LANGUAGES if lang.extension == code.suffix)
+    click.echo(f"Test it: cd {shlex.quote(shown(folder))} && {language.test_command}")
     config_path = shown(code)
     config_path = config_path if Path(config_path).is_absolute() else f"./{config_path}"
     click.echo("\nAdd it to eval_config.yaml (path relative to the config file; this one is for a config in the "

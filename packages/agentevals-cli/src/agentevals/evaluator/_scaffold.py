@@ -1,4 +1,7 @@
-"""``agentevals evaluator init``: write a runnable evaluator skeleton, its ``evaluator.yaml`` and a sample input.
+"""``agentevals evaluator init``: write a runnable evaluator skeleton, its test, ``evaluator.yaml`` and a sample input.
+
+The test passes as written: ``test_<name>.py`` (pytest, through the SDK's ``run_evaluator``) for Python,
+``<name>.test.mjs`` (``node --test``, running the program on its sample input) for JavaScript and TypeScript.
 
 A TypeScript skeleton also gets a ``package.json`` that brings ``tsx`` when this machine's Node cannot
 run TypeScript by itself (Node < 22.6 and no tsx found), so that it runs as written.
@@ -27,12 +30,20 @@ class Language:
     extension: str
     template: str
     aliases: tuple[str, ...]
+    test_template: str
+    test_name: str
+    """File name of the scaffolded test; ``{name}`` is the evaluator's name."""
+    test_command: str
+    """How to run that test from the evaluator's folder."""
 
 
 LANGUAGES: tuple[Language, ...] = (
-    Language("python", ".py", "python.py.tmpl", ("py", "python")),
-    Language("javascript", ".js", "javascript.js.tmpl", ("js", "javascript", "node")),
-    Language("typescript", ".ts", "typescript.ts.tmpl", ("ts", "typescript")),
+    Language("python", ".py", "python.py.tmpl", ("py", "python"),
+             "python_test.py.tmpl", "test_{name}.py", "python -m pytest"),
+    Language("javascript", ".js", "javascript.js.tmpl", ("js", "javascript", "node"),
+             "node_test.mjs.tmpl", "{name}.test.mjs", "node --test"),
+    Language("typescript", ".ts", "typescript.ts.tmpl", ("ts", "typescript"),
+             "node_test.mjs.tmpl", "{name}.test.mjs", "node --test"),
 )
 
 SAMPLE_INPUT = "sample_input.json"
@@ -112,7 +123,7 @@ def _check_name(name: str, raw: str) -> None:
 def scaffold_evaluator(
     name: str, output_dir: Path | None = None, runtime: str | None = None, *, force: bool = False
 ) -> list[Path]:
-    """Create ``<output_dir>/<name>/<name>.<ext>``, ``evaluator.yaml`` and ``sample_input.json``.
+    """Create ``<output_dir>/<name>/<name>.<ext>``, its test, ``evaluator.yaml`` and ``sample_input.json``.
 
     ``name`` may end in ``.py``/``.js``/``.ts`` to pick the language; otherwise ``runtime`` does
     (default Python). Returns the files written (the code file first). Raises ``ConfigError`` when the
@@ -137,7 +148,8 @@ def scaffold_evaluator(
 
     import yaml
 
-    text = resources.files(__package__).joinpath("templates", language.template).read_text("utf-8")
+    templates = resources.files(__package__).joinpath("templates")
+    text = templates.joinpath(language.template).read_text("utf-8")
     meta = {
         "name": stem,
         "description": f"TODO: describe what {stem} evaluates",
@@ -148,11 +160,15 @@ def scaffold_evaluator(
     }
     # The generated evaluator imports the SDK; the CLI itself never does, so the module name is a
     # template variable rather than an import line in this package's files.
-    code_text = Template(text).substitute(name=stem, sdk="agentevals_evaluator_sdk")
+    variables = {"name": stem, "sdk": "agentevals_evaluator_sdk", "file": code.name}
+    code_text = Template(text).substitute(variables)
     files = [(code, code_text), (manifest, yaml.safe_dump(meta, sort_keys=False))]
+    test = directory / language.test_name.format(name=stem)
     sample = directory / SAMPLE_INPUT
     if force or not sample.exists():  # a sample of one's own is kept
         files.append((sample, _sample_input(stem)))
+    if force or not test.exists():  # and so is a test of one's own
+        files.append((test, Template(templates.joinpath(language.test_template).read_text("utf-8")).substitute(variables)))
     package = directory / "package.json"
     if language.extension == ".ts" and not package.exists() and _needs_tsx(directory):
         package_json = {"name": stem, "private": True, "devDependencies": {"tsx": TSX_VERSION}}
