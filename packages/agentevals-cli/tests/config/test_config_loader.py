@@ -183,3 +183,53 @@ def test_run_settings_values_are_validated(tmp_path):
 def test_config_that_is_a_list_says_so_in_plain_words(tmp_path):
     assert error_lines(tmp_path, "- name: a\n- name: b\n") == [
         "CFG: the config must be a mapping with an 'evaluators' list, got a list"]
+
+
+def _shipped_configs() -> list:
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[4]
+    found = []
+    for path in sorted([*(repo / "examples").rglob("*.yaml"), *(repo / "packages").rglob("tests/**/*.yaml")]):
+        text = path.read_text("utf-8")
+        try:
+            document = yaml.safe_load(text)
+        except yaml.YAMLError:
+            continue  # the loader's own error tests
+        if isinstance(document, dict) and isinstance(document.get("evaluators"), list) and "index.yaml" not in text[:80]:
+            found.append(path)
+    return found
+
+
+def test_config_schema_and_config_validate_agree_on_every_shipped_config():
+    """What `agentevals config validate` accepts, `agentevals config schema` accepts (docs configs: tests/docs)."""
+    validator = jsonschema.Draft202012Validator(config_json_schema())
+    checked = []
+    for path in _shipped_configs():
+        try:
+            load_config(path)
+        except ConfigError:
+            continue  # written to be rejected (or needs files the test creates)
+        errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(
+            yaml.safe_load(path.read_text("utf-8")))]
+        assert not errors, f"{path}: the schema rejects what the loader accepts: {errors}"
+        checked.append(path.name)
+    assert {"eval_config.yaml", "eval_config_agentv.yaml", "eval_config_python.yaml", "helm_mixed.yaml"} <= set(checked)
+
+
+def test_unnamed_agentv_assertions_are_valid_in_the_schema_too():
+    validator = jsonschema.Draft202012Validator(config_json_schema())
+    document = {"evaluators": [{"type": "contains", "value": "DENIED"}]}
+    assert validator.is_valid(document)
+    assert load_config_text(document).evaluators[0].evaluator.config.name == "contains-DENIED"
+    assert not validator.is_valid({"evaluators": [{"type": "code", "path": "x.py"}]})  # code entries need a name
+
+
+def load_config_text(document):
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "eval_config.yaml"
+        path.write_text(yaml.safe_dump(document))
+        return load_config(path)

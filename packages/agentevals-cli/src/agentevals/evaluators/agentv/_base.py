@@ -115,10 +115,16 @@ class Outcome:
                        reasoning=reasoning, verdict=verdict)
 
 
+def _name_is_optional(schema: dict[str, Any], _model: Any = None) -> None:
+    """The published schema says what the loader does: an unnamed entry gets AgentV's name."""
+    if "name" in schema.get("required", []):
+        schema["required"] = [key for key in schema["required"] if key != "name"]
+
+
 class AgentVConfig(EvaluatorConfig):
     """Fields every AgentV-family entry accepts on top of name/type/weight/required."""
 
-    model_config = ConfigDict(coerce_numbers_to_str=True)
+    model_config = ConfigDict(coerce_numbers_to_str=True, json_schema_extra=_name_is_optional)
     auto_name: ClassVar[str | None] = None
     """``str.format`` pattern of the name AgentV gives an unnamed assertion (e.g. ``contains-{value}``);
     ``{<key>_count}`` is the length of a list field (``contains-any-{value_count}``)."""
