@@ -24,6 +24,8 @@ Markers: HTML comments on the lines right above the opening fence, one directive
 - ``<!-- docs-test: skip (reason) -->``: not run (needs credentials, a remote service, runs forever,
   or is the test command itself). The reason is required.
 - ``<!-- docs-test: exit N -->``: the block (every command of a console block) must exit N.
+- ``<!-- docs-test: cwd DIR -->``: run the block's commands in DIR (relative to the repository root), for
+  pages that say "from `examples/agentv`: …".
 - ``<!-- docs-test: file PATH -->``: the block is the content of PATH (relative to the repository root):
   it is written there for the blocks below it instead of being run (a YAML config is also validated
   there). When PATH is a shipped file, the block must be identical to it.
@@ -80,6 +82,7 @@ class Block:
     skip: str | None = None
     exit_code: int = 0
     file: str | None = None
+    cwd: str = "."
 
     @property
     def id(self) -> str:
@@ -122,10 +125,10 @@ def _apply_marker(block: Block, what: str, arg: str, line: int) -> None:
         block.skip = reason
     elif what == "exit" and arg.strip().isdigit():
         block.exit_code = int(arg)
-    elif what == "file" and arg.strip() and not Path(arg.strip()).is_absolute() and ".." not in Path(arg).parts:
-        block.file = arg.strip()
+    elif what in ("file", "cwd") and arg.strip() and not Path(arg.strip()).is_absolute() and ".." not in Path(arg).parts:
+        setattr(block, what, arg.strip())
     else:
-        raise ValueError(f"{where}: unknown docs-test marker {what!r} {arg!r} (skip (reason), exit N, file PATH)")
+        raise ValueError(f"{where}: unknown docs-test marker {what!r} {arg!r} (skip (reason), exit N, file PATH, cwd DIR)")
 
 
 ALL_BLOCKS = [block for page in PAGES for block in parse_blocks(page)]
@@ -357,16 +360,16 @@ def execute(block: Block, run: PageRun, env: dict) -> None:
     elif block.file:
         return  # a file's content, used by later blocks
     elif block.lang in ("bash", "sh", "shell"):
-        code, out = _run(["bash", "-eo", "pipefail", "-c", block.text], cwd=run.root, env=env)
+        code, out = _run(["bash", "-eo", "pipefail", "-c", block.text], cwd=run.root / block.cwd, env=env)
         _check_exit(block, code, out, "block")
     elif block.lang == "python":
         script = run.root / f".docs-block-{block.line}.py"
         script.write_text(block.text, "utf-8")
-        code, out = _run([sys.executable, str(script)], cwd=run.root, env=env)
+        code, out = _run([sys.executable, str(script)], cwd=run.root / block.cwd, env=env)
         _check_exit(block, code, out, "block")
     elif block.lang == "console":
         for command, expected in parse_console(block.text):
-            code, out = _run(["bash", "-o", "pipefail", "-c", command], cwd=run.root, env=env)
+            code, out = _run(["bash", "-o", "pipefail", "-c", command], cwd=run.root / block.cwd, env=env)
             _check_exit(block, code, out, f"$ {command}")
             while expected and not expected[-1].strip():
                 expected.pop()
