@@ -6,7 +6,6 @@ import asyncio
 import importlib.util
 from typing import Any, ClassVar
 
-from ...errors import ConfigError
 from ...execution.deadline import Deadline
 from ...llm import LLMSettings
 from ...results import MetricResult
@@ -20,7 +19,6 @@ from ._text_similarity import meteor_unavailable, preload
 __all__ = ["OpenAIEvalEvaluator"]
 
 _INSTALL = 'pip install "agentevals-cli[openai]"'
-
 
 class OpenAIEvalEvaluator(BaseEvaluator):
     """OpenAI grader configs graded locally (default) or on the Evals API, per turn, averaged."""
@@ -45,19 +43,20 @@ class OpenAIEvalEvaluator(BaseEvaluator):
             return "evaluation_metric cosine"
         return None
 
-    def check(self) -> None:
-        """Refuse entries that call an API when the ``openai`` extra is missing."""
+    def missing_dependency(self) -> str | None:
+        """Why this entry cannot call its API here (the ``openai`` extra is missing or too old), or None.
+
+        One rule for every optional extra: the entry is NOT_EVALUATED with the install command and the
+        run goes on (as for ``llm_judge`` and ADK's metrics); local text metrics need no extra.
+        """
         use = self.api_use()
         if use is None:
-            return
+            return None
         if importlib.util.find_spec("openai") is None:
-            raise ConfigError(
-                f"{use} calls an OpenAI-compatible API and needs the 'openai' extra: {_INSTALL}"
-            )
+            return f"{use} calls an OpenAI-compatible API and needs the 'openai' extra: {_INSTALL}"
         if self.config.mode == "evals_api" and importlib.util.find_spec("openai.resources.evals") is None:
-            raise ConfigError(
-                'mode evals_api needs an openai package with the Evals API: pip install -U "openai"'
-            )
+            return 'mode evals_api needs an openai package with the Evals API: pip install -U "openai"'
+        return None
 
     def settings(self) -> LLMSettings:
         grader = self.config.grader
@@ -74,6 +73,9 @@ class OpenAIEvalEvaluator(BaseEvaluator):
         use = self.api_use()
         settings = self.settings()
         if use is not None:
+            missing = self.missing_dependency()
+            if missing:
+                return self._not_evaluated(missing)
             reason = settings.unavailable_reason(need_model=False)
             if reason:
                 return self._not_evaluated(f"{use}: {reason}")
