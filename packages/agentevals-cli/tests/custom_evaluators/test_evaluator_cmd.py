@@ -231,3 +231,24 @@ def test_runtimes_reports_versions_and_only_what_runs(tmp_path, monkeypatch, nod
     not_available = out.output.split("Not available:\n")[1].splitlines()[0]
     assert not_available.split()[:2] == ["node", ".ts"]
     assert "Node 20.0.0 cannot strip TypeScript types" in not_available
+
+
+def test_runtimes_reports_typescript_through_npm_provisioned_tsx(tmp_path, monkeypatch, node):
+    """Node < 22.6 without tsx but with npm: `.ts` evaluators run (their package.json brings tsx), so say so."""
+    import shutil
+
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("AGENTEVALS_TSX", raising=False)
+    monkeypatch.setattr("agentevals.execution.runtimes.NodeRuntime.node_version", lambda self: (20, 0, 0))
+    monkeypatch.setattr("agentevals.execution.runtimes.shutil.which",
+                        lambda name: {"node": node, "npm": npm}.get(name))
+    out = CliRunner().invoke(cli, ["evaluator", "runtimes"])
+    assert "Not available" not in out.output
+    ts = next(line for line in out.output.splitlines() if line.split()[:2] == ["node", ".ts"])
+    import re
+
+    assert re.search(r"tsx from the evaluator's package\.json, installed by npm \d+\.\d+\.\d+ on first use "
+                     r"\(`evaluator init` writes one", ts), ts

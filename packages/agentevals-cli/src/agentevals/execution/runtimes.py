@@ -280,6 +280,14 @@ class NodeRuntime(Runtime):
         try:
             command = self.build_command(where / "__probe__.ts")
         except RuntimeError:
+            npm = shutil.which("npm")
+            if npm:  # what really runs: a package.json with tsx is installed by npm before the first run
+                npm_version = _first_line(npm, "--version")
+                by = f"npm {npm_version}" if npm_version else "npm"
+                return [*rows, RuntimeSupport((".ts",), True, (
+                    f"tsx from the evaluator's package.json, installed by {by} on first use "
+                    "(`evaluator init` writes one; else `npm install --save-dev tsx` next to it)"
+                ))]
             return [*rows, RuntimeSupport((".ts",), False, self._no_typescript(self.node_version() or (0, 0, 0)))]
         if Path(command[0]).name.startswith("tsx"):
             tsx_version = _first_line(command[0], "--version") or "tsx"
