@@ -2,4 +2,4 @@
 
 from agentevals.cli import main
 
-main()
+raise SystemExit(main())  # main() returns the exit code of `raise click.exceptions.Exit(n)` paths

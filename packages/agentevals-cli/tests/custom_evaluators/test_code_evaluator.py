@@ -413,3 +413,70 @@ console.log(JSON.stringify({ score: 0.5, details: { tools: input.invocations[0].
     result = evaluate(evaluator, ctx)
     assert (result.status, result.details) == (Status.PASSED, {"tools": ["helm_list_releases"]})
     assert json.dumps(result.details)
+
+
+@pytest.mark.parametrize(("source", "name", "cause"), [
+    ('console.error("loading");\nconst x = undefined;\nx.foo();\n', "e.js",
+     "TypeError: Cannot read properties of undefined (reading 'foo')"),
+    ('import missing from "no-such-package";\n', "e.mjs",
+     "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'no-such-package' imported from"),
+    ('throw "a string";\n', "e.js", "a string"),
+])
+def test_a_javascript_crash_names_the_thrown_error_not_the_node_banner(tmp_path, ctx, node, source, name, cause):
+    write(tmp_path / name, source)
+    result = evaluate(build(tmp_path, path=name), ctx)
+    assert result.status is Status.ERROR
+    assert result.error.startswith(f"exited with code 1: {cause}"), result.error
+    assert "Node.js v" in result.details["stderr"]  # the whole tail is still kept
+
+
+def test_a_python_crash_names_the_exception_line(tmp_path, ctx):
+    result = run_py(tmp_path, ctx, 'import sys\nprint("debug", file=sys.stderr)\nraise KeyError("answer")\n')
+    assert result.error == "exited with code 1: KeyError: 'answer'"
+
+
+def test_cause_line_of_plain_stderr_is_its_last_line():
+    from agentevals.execution.program import cause_line
+
+    assert cause_line(b"first\n\nlast  \n\n") == "last"
+    assert cause_line("") == ""
+    assert cause_line("x" * 400) == "x" * 299 + "…"
+    assert cause_line("Node.js v20.1.0\n") == "Node.js v20.1.0"  # nothing better to show
+
+
+RAISING_SDK_EVALUATOR = """\
+import sys
+from agentevals_evaluator_sdk import EvalInput, EvalResult, evaluator
+
+@evaluator
+def e(input: EvalInput) -> EvalResult:
+    print("debug: about to fail", file=sys.stderr)
+    raise ValueError("boom")
+
+if __name__ == "__main__":
+    e.run()
+"""
+
+
+def test_evaluator_run_shows_a_python_traceback_once_with_the_authors_frames(tmp_path):
+    write(tmp_path / "e.py", RAISING_SDK_EVALUATOR)
+    proc = subprocess.run([sys.executable, "-m", "agentevals", "evaluator", "run", str(tmp_path / "e.py"), "-i",
+                           str(REPO / "examples" / "evalinput_helm_v1.1.json")], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.count("Traceback (most recent call last)") == 1, proc.stderr
+    assert proc.stderr.startswith("Error: exited with code 1: error: evaluator 'e' raised ValueError: boom\n")
+    assert f'File "{tmp_path / "e.py"}", line 7, in e' in proc.stderr
+    assert "agentevals_evaluator_sdk" not in proc.stderr  # the SDK's own frames are not the author's problem
+
+
+def test_verbose_shows_a_passing_evaluators_stderr(tmp_path):
+    write(tmp_path / "e.py", 'import sys\nprint("debug: scored it", file=sys.stderr)\nprint(\'{"score": 1}\')\n')
+    (tmp_path / "cfg.yaml").write_text("evaluators:\n  - {name: e, type: code, path: ./e.py}\n")
+    command = [sys.executable, "-m", "agentevals", "run", str(REPO / "examples" / "traces" / "helm_3.json"),
+               "-c", str(tmp_path / "cfg.yaml")]
+    quiet = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert quiet.returncode == 0 and "debug: scored it" not in quiet.stderr
+    verbose = subprocess.run([*command[:3], "-v", *command[3:]], capture_output=True, text=True, timeout=60)
+    assert verbose.returncode == 0
+    assert "evaluator 'e' wrote on stderr:\n  | debug: scored it\n" in verbose.stderr

@@ -142,8 +142,11 @@ class Evaluator:
                     result = self.evaluate(eval_input, version=version)
                 except EvaluatorError:
                     raise
-                except Exception as exc:  # the author's code failed: show where
-                    traceback.print_exc(file=sys.stderr)
+                except Exception as exc:  # the author's code failed: show where (its frames, not ours)
+                    frames = exc.__traceback__
+                    while frames is not None and frames.tb_frame.f_code.co_filename == __file__:
+                        frames = frames.tb_next
+                    traceback.print_exception(type(exc), exc, frames or exc.__traceback__, file=sys.stderr)
                     message = " | ".join(line.strip() for line in str(exc).splitlines() if line.strip())
                     raise _Raised(f"evaluator '{self.name}' raised {type(exc).__name__}: {message}") from None
         except (EvaluatorError, _Raised) as exc:

@@ -6,6 +6,9 @@ host sends fields added later. Fields added after 1.0 carry ``x-protocol-since``
 
 from __future__ import annotations
 
+import difflib
+import sys
+import warnings
 from enum import Enum
 from typing import Annotated, Any, Optional
 
@@ -178,6 +181,17 @@ class EvalResult(BaseModel):
     protocol_version: Optional[str] = None
     """Version the result was produced under; a result without one is read as 1.0."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _warn_unknown_fields(cls, data: Any) -> Any:
+        # Ignored like every wire model's unknown fields, but an evaluator author who writes
+        # EvalResult(reason=…, detials=…) is told, instead of losing the data silently.
+        if isinstance(data, dict):
+            unknown = [key for key in data if isinstance(key, str) and key not in cls.model_fields]
+            if unknown:
+                warnings.warn(_unknown_fields_message(unknown, list(cls.model_fields)), stacklevel=_caller_level())
+        return data
+
     @field_validator("score", "per_invocation_scores", mode="before")
     @classmethod
     def _reject_bool(cls, value: Any) -> Any:
@@ -191,3 +205,23 @@ class EvalResult(BaseModel):
         if self.score is None and self.status != EvalStatus.NOT_EVALUATED:
             raise ValueError("score is required unless status is NOT_EVALUATED")
         return self
+
+
+def _unknown_fields_message(unknown: list[str], known: list[str]) -> str:
+    hints = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, known, n=1)
+        hints.append(f"'{key}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+    return (f"EvalResult: unknown field(s) {', '.join(hints)} ignored; an EvalResult has {', '.join(known)} "
+            "(put anything else in details)")
+
+
+def _caller_level() -> int:
+    """``stacklevel`` of the first frame outside pydantic and this SDK: the line that built the result."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in (
+        "pydantic", "pydantic_core", __name__.partition(".")[0]
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
+

@@ -89,6 +89,7 @@ def evaluate_file(
     except ValidationError as exc:
         raise ConfigError(format_validation_error(exc)) from None
     evaluator = CodeEvaluator(config, base_dir=Path.cwd())
+    evaluator.log_stderr = False  # `evaluator run` prints the stderr of a failure itself, once
     evaluator.check()
     ctx = EvalContext(
         case_id=Path(input_file).name,

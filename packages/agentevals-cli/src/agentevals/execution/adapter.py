@@ -81,6 +81,8 @@ class BackendEvaluator(BaseEvaluator):
 
     Config = ProgramConfig
     config: ProgramConfig
+    log_stderr: bool = True
+    """Log a failure's stderr (once per evaluator); off where the caller prints it (``evaluator run``)."""
 
     def __init__(self, config: EvaluatorConfig, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
@@ -173,7 +175,7 @@ class BackendEvaluator(BaseEvaluator):
     def _errored(self, exc: AgentevalsError) -> MetricResult:
         stderr = getattr(exc, "stderr", "")
         details = {"stderr": stderr} if stderr else {}
-        if stderr:
+        if stderr and self.log_stderr:
             level = logging.DEBUG if self._stderr_logged else logging.WARNING
             self._stderr_logged = True
             logger.log(level, "evaluator '%s' failed: %s; its stderr ends with:\n%s",

@@ -11,14 +11,19 @@ See ``agentevals.custom_evaluators`` (the public face) for a ``DockerBackend`` e
 from __future__ import annotations
 
 import abc
+import logging
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 from .._registry import Registry
 from ..protocol import EvalInput, EvalResult, encode_input
 from .deadline import current_deadline
+from .process import tail
 from .program import ProgramFailure, read_result, run_program
 from .runtimes import Runtime, runtime_for
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "EXECUTORS",
@@ -68,13 +73,17 @@ class SubprocessBackend(EvaluatorBackend):
         result = await run_program(
             self._path, payload, deadline=current_deadline(self._timeout), runtime=self._runtime
         )
-        return read_result(
+        checked = read_result(
             result,
             name=metric_name,
             threshold=eval_input.threshold,
             n_invocations=len(eval_input.invocations),
             sent_version=version,
         )
+        if result.stderr.strip():  # an evaluator's debug output, shown with -v (a failure's is a warning)
+            logger.info("evaluator '%s' wrote on stderr:\n%s", metric_name,
+                        textwrap.indent(tail(result.stderr), "  | "))
+        return checked
 
 
 EXECUTORS: Registry[ExecutorFactory] = Registry(

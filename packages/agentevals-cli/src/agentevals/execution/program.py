@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from .deadline import Deadline
 from .process import ProcessResult, ProcessTimeout, run_process, tail
 from .runtimes import Runtime, runtime_for
 
-__all__ = ["ProgramFailure", "extract_result", "read_result", "run_command", "run_program"]
+__all__ = ["ProgramFailure", "cause_line", "extract_result", "read_result", "run_command", "run_program"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,17 +42,34 @@ class ProgramFailure(EvaluatorFailure):
         self.stderr = tail(stderr)
 
 
-def _last_line(stderr: bytes | str, limit: int = 300) -> str:
+_NODE_BANNER = re.compile(r"^Node\.js v\d+")
+"""The last line Node prints after an uncaught exception: its version, not the cause."""
+_JS_ERROR = re.compile(r"^(?:Uncaught )?(?:[A-Za-z_$][\w$.]*)?(?:Error|Exception)(?: \[[\w-]+\])?: ")
+"""``TypeError: …``, ``Error [ERR_MODULE_NOT_FOUND]: …``: the line that says what was thrown."""
+_NOT_A_CAUSE = re.compile(r"^(?:at |\^+$|\(Use `node --trace|[{}]$|Node\.js v\d+)")
+
+
+def cause_line(stderr: bytes | str, limit: int = 300) -> str:
+    """The line of an evaluator's stderr that says why it failed (one line, at most ``limit`` characters).
+
+    Usually the last line (a Python traceback ends with the exception; the SDK's ``error: …`` line
+    comes last). Node ends an uncaught exception with a ``Node.js v20…`` banner after the stack, so
+    there the thrown error's own line is taken (``TypeError: Cannot read properties of undefined``).
+    """
     text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         return ""
     line = lines[-1]
+    if _NODE_BANNER.match(line):
+        thrown = [candidate for candidate in lines if _JS_ERROR.match(candidate)]
+        rest = [candidate for candidate in lines if not _NOT_A_CAUSE.match(candidate)]
+        line = thrown[-1] if thrown else rest[-1] if rest else line
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _with_cause(message: str, stderr: bytes | str) -> str:
-    last = _last_line(stderr)
+    last = cause_line(stderr)
     return f"{message}: {last}" if last else message
 
 

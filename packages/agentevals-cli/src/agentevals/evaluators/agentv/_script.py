@@ -17,7 +17,7 @@ from typing import Any
 from ...errors import EvaluatorFailure, ProtocolError
 from ...execution.deadline import Deadline
 from ...execution.process import ProcessResult
-from ...execution.program import ProgramFailure, extract_result, run_command, run_program
+from ...execution.program import ProgramFailure, cause_line, extract_result, run_command, run_program
 from ...execution.runtimes import Runtime, supported_extensions
 
 __all__ = [
@@ -84,11 +84,6 @@ async def run_file(script: Path, payload: dict[str, Any], *, cwd: Path, deadline
     return await run_program(script, encode_payload(payload), deadline=deadline, cwd=cwd, runtime=runtime)
 
 
-def _last_line(data: bytes) -> str:
-    lines = [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
-
-
 async def _run(argv: list[str], payload: dict[str, Any], *, cwd: Path, timeout: float | None, what: str,
                base_dir: Path | None = None) -> bytes:
     """Run ``argv`` with ``payload`` as pretty JSON on stdin; return stdout of a successful run."""
@@ -104,7 +99,7 @@ async def _run(argv: list[str], payload: dict[str, Any], *, cwd: Path, timeout: 
         raise EvaluatorFailure(f"{what} `{shown}` failed: {exc}") from None
     if result.returncode != 0:
         how = f"was killed by signal {-result.returncode}" if result.returncode < 0 else f"exited with code {result.returncode}"
-        cause = _last_line(result.stderr)
+        cause = cause_line(result.stderr)
         raise EvaluatorFailure(f"{what} `{shown}` {how}" + (f": {cause}" if cause else ""))
     return result.stdout.replace(b"\r\n", b"\n")
 
