@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal, Optional
 
 __all__ = ["GroupBy", "RunOptions", "TrajectoryMatchType"]
@@ -30,3 +31,6 @@ class RunOptions:
     """k values for pass@k / pass^k; empty = k = n."""
     concurrency: int = 8
     """How many evaluations run at once."""
+    dump_inputs: Optional[Path] = None
+    """Directory to write each EvalInput sent to an evaluator program into (``--dump-inputs``), as
+    ``<evaluator>/<case id>.json``: replay one with ``agentevals evaluator run PATH --input FILE``."""

@@ -152,3 +152,53 @@ evaluators:
         "(got '../x.py')",
         f"{config}:15:5: unknown key 'timeot' in evaluator 'd' (did you mean 'timeout'?)",
     ]
+
+
+RECORDER = """\
+import json, sys
+from pathlib import Path
+raw = sys.stdin.buffer.read()
+data = json.loads(raw)
+out = Path(__file__).parent / "received"
+out.mkdir(exist_ok=True)
+(out / (data["invocations"][0]["trace_id"] or "x")).write_bytes(raw)
+length = len(data["invocations"][-1]["final_response"] or "")
+print(json.dumps({"score": round(min(1.0, length / 1000), 3), "details": {"min": data["config"]["min"]}}))
+"""
+
+
+def test_dumped_inputs_are_what_evaluators_received_and_replay_to_the_same_result(tmp_path):
+    write(tmp_path / "evaluators" / "recorder.py", RECORDER)
+    write(tmp_path / "evaluators" / "response_quality.py",
+          (REPO / "examples" / "evaluators" / "response_quality.py").read_text())
+    config = write(tmp_path / "eval_config.yaml", """\
+evaluators:
+  - {name: recorder, type: code, path: ./evaluators/recorder.py, threshold: 0.3, config: {min: 3}}
+  - {name: quality, type: code, path: ./evaluators/response_quality.py, threshold: 0.7, config: {min_length: 200}}
+""")
+    dump = tmp_path / "dump"
+    out = CliRunner().invoke(cli, ["run", HELM, str(ADK / "k8s.json"), "-e", ES_HELM, "-c", str(config), "-o", "json",
+                                   "--dump-inputs", str(dump)])
+    cases = json.loads(out.stdout)["cases"]
+    files = sorted(dump.rglob("*.json"))
+    assert len(files) == 4 and {f.parent.name for f in files} == {"recorder", "quality"}
+    # Byte for byte what the evaluator read on stdin.
+    received = sorted(p.read_bytes() for p in (tmp_path / "evaluators" / "received").iterdir())
+    assert received == sorted(f.read_bytes() for f in files if f.parent.name == "recorder")
+    # Replayed with `evaluator run`: the same status, score and threshold as in the run.
+    rows = {(case["case_id"], m["name"]): m for case in cases for m in case["metrics"]}
+    programs = {"recorder": "recorder.py", "quality": "response_quality.py"}
+    for dumped in files:
+        name = dumped.parent.name
+        row = rows[(dumped.stem, name)]
+        replay = CliRunner().invoke(cli, ["evaluator", "run", str(tmp_path / "evaluators" / programs[name]),
+                                          "--input", str(dumped)])
+        assert replay.stdout.splitlines()[0] == f"{name}: {row['status']}  score {row['score']:.3f}  threshold {row['threshold']:g}"
+        assert replay.exit_code == (0 if row["status"] == "PASSED" else 1)
+
+
+def test_dump_inputs_into_a_file_is_a_usage_error(tmp_path):
+    (tmp_path / "taken").write_text("")
+    out = CliRunner().invoke(cli, ["run", HELM, "--dump-inputs", str(tmp_path / "taken")])
+    assert out.exit_code == 2
+    assert "--dump-inputs" in out.output and "taken" in out.output

@@ -38,6 +38,15 @@ def _prepare_output_file(path: Path) -> None:
         raise ConfigError(f"--output-file {path}: cannot create its directory: {exc.strerror or exc}") from None
 
 
+def _prepare_dump_dir(path: Path) -> None:
+    from ..errors import ConfigError
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--dump-inputs {path}: cannot create the directory: {exc.strerror or exc}") from None
+
+
 @click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("trace_files", nargs=-1, required=True, metavar="TRACE_FILES...")
 @click.option("-e", "--eval-set", type=click.Path(dir_okay=False), help="ADK EvalSet JSON with the golden cases.")
@@ -66,6 +75,9 @@ def _prepare_output_file(path: Path) -> None:
 @click.option("--emit-otel", is_flag=True,
               help="Also send each result as an OpenTelemetry gen_ai.evaluation.result event, parented to the "
                    "evaluated span; the exporter is set by the standard OTEL_EXPORTER_OTLP_* variables.")
+@click.option("--dump-inputs", type=click.Path(file_okay=False, path_type=Path),
+              help="Write the EvalInput each evaluator program receives to DIR/<evaluator>/<case>.json "
+              "(replay one: agentevals evaluator run PATH --input FILE).")
 def run_command(
     trace_files: tuple[str, ...],
     eval_set: Optional[str],
@@ -83,6 +95,7 @@ def run_command(
     fail_on_evaluation_error: Optional[bool],
     output_file: Optional[str],
     emit_otel: bool,
+    dump_inputs: Optional[Path],
 ) -> None:
     """Score TRACE_FILES (Jaeger JSON, OTLP JSON or Tempo exports; globs allowed) against an eval set."""
     from ..api import prepare_run
@@ -96,6 +109,9 @@ def run_command(
     )
     if output_file:
         _prepare_output_file(Path(output_file))
+    if dump_inputs is not None:
+        _prepare_dump_dir(dump_inputs)
+    options.dump_inputs = dump_inputs
     consumers = []
     if emit_otel:
         from ..otel_events import EvaluationEventEmitter

@@ -12,6 +12,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import logging
+import re
 import textwrap
 import time
 from pathlib import Path
@@ -21,7 +22,7 @@ from pydantic import Field
 
 from ..errors import AgentevalsError, ConfigError
 from ..evaluators.base import BaseEvaluator, EvalContext, EvaluatorConfig
-from ..protocol import EvalInput, EvalResult, EvalStatus, decode_result
+from ..protocol import EvalInput, EvalResult, EvalStatus, decode_result, encode_input
 from ..results import MetricResult
 from .backends import EXECUTORS, EvaluatorBackend, create_backend
 from .deadline import Deadline, deadline_scope
@@ -59,6 +60,19 @@ def build_eval_input(ctx: EvalContext, *, name: str, threshold: float, config: d
         invocations=list(ctx.invocations),
         expected_invocations=list(ctx.expected_invocations) if ctx.expected_invocations is not None else None,
     )
+
+
+def _file_name(text: str) -> str:
+    return re.sub(r"[^\w.-]", "_", text).strip(".") or "_"
+
+
+def dump_input(eval_input: EvalInput, path: Path) -> None:
+    """Write ``eval_input`` to ``path`` exactly as an evaluator program gets it on stdin (``--dump-inputs``)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(encode_input(eval_input, eval_input.protocol_version), "utf-8")
+    except OSError as exc:
+        raise ProgramFailure(f"cannot write the EvalInput to {path}: {exc.strerror or exc}") from None
 
 
 def to_metric_result(result: EvalResult, *, name: str, type_: str, threshold: float) -> MetricResult:
@@ -145,6 +159,8 @@ class BackendEvaluator(BaseEvaluator):
         backend, version = await self._backend_for(deadline)
         eval_input = build_eval_input(ctx, name=self.config.name, threshold=self.threshold,
                                       config=self.config.config, version=version)
+        if ctx.options.dump_inputs is not None:
+            dump_input(eval_input, ctx.options.dump_inputs / _file_name(self.config.name) / f"{_file_name(ctx.case_id)}.json")
         deadline.phase = "running"
         result: Any = await backend.run(eval_input, self.config.name)
         if isinstance(result, EvalResult):
