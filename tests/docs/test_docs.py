@@ -17,7 +17,7 @@ By the fence's language:
   eval_config.yaml: ``agentevals config validate`` must accept it and it must validate against
   ``agentevals config schema``; its relative paths resolve from the copy's root unless a ``file``
   marker places it elsewhere. (A registry's ``index.yaml``, first line ``# index.yaml …``, is not a config.)
-- no language, ``text``: prose, not run. Any other language fails until this module learns it.
+- no language, ``text``, ``markdown``: prose, not run. Any other language fails until this module learns it.
 
 Markers: HTML comments on the lines right above the opening fence, one directive each.
 
@@ -65,7 +65,7 @@ BLOCK_TIMEOUT = 180
 PAGES = sorted([REPO / "README.md", *(REPO / "docs").rglob("*.md"), *(REPO / "packages").glob("*/README.md")])
 RUN_LANGUAGES = {"bash", "sh", "shell", "console", "python"}
 DATA_LANGUAGES = {"yaml", "yml", "json"}
-PROSE_LANGUAGES = {"", "text"}
+PROSE_LANGUAGES = {"", "text", "markdown", "md"}
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
 _MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<what>[a-z]+)\s*(?P<arg>.*?)\s*-->\s*$")
 _CREDENTIALS = re.compile(r"^(OPENAI_|AGENTEVALS_|GITHUB_TOKEN$|ANTHROPIC_|GOOGLE_API_KEY$)")
