@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from agentevals.errors import ConfigError
 from agentevals.evaluators import EVALUATOR_TYPES
 from agentevals.evaluators.openai_eval import OpenAIEvalConfig, OpenAIEvalEvaluator
 from agentevals.evaluators.openai_eval._items import build_turns
