@@ -91,17 +91,12 @@ def test_the_scaffolded_python_test_passes_and_can_fail(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["js_eval.js", "ts_eval.ts"])
-def test_the_scaffolded_node_test_passes(tmp_path, node, name, monkeypatch):
+def test_the_scaffolded_node_test_passes(tmp_path, node, name, request):
     from agentevals.execution.runtimes import NodeRuntime
 
     env = {}
     if name.endswith(".ts") and NodeRuntime().node_version() < NodeRuntime.STRIP_TYPES_SINCE:
-        from conftest import REPO_TSX
-
-        if not REPO_TSX.exists():
-            pytest.skip("tsx is not installed: run `npm ci` in tests/node")
-        env["AGENTEVALS_TSX"] = str(REPO_TSX)
-        monkeypatch.setenv("AGENTEVALS_TSX", str(REPO_TSX))
+        env["AGENTEVALS_TSX"] = request.getfixturevalue("tsx")  # skips when tests/node has no tsx
     assert init(tmp_path, name).exit_code == 0
     stem = name.split(".")[0]
     assert (tmp_path / stem / f"{stem}.test.mjs").is_file()
