@@ -12,8 +12,10 @@ By the fence's language:
   ``$`` are its documented output, compared with what the command printed (stdout and stderr merged,
   trailing spaces ignored, ``...`` on a line of its own or inside a line matches any text). A command
   without output lines may print anything. Each command must exit 0.
-- ``python``: run with this interpreter from the copy's root; it must exit 0.
-- ``yaml``/``yml``, ``json``: must parse. A YAML block with a top-level ``evaluators:`` is an
+- ``python``: run with this interpreter from the copy's root; it must exit 0. ``js``/``javascript``: run
+  with ``node``; ``ts``/``typescript``: with the tsx agentevals would use (``$AGENTEVALS_TSX``) or Node's
+  type stripping (skipped when neither is here).
+- ``yaml``/``yml``, ``json``, ``jsonl`` (each line), ``toml``: must parse. A YAML block with a top-level ``evaluators:`` is an
   eval_config.yaml: ``agentevals config validate`` must accept it and it must validate against
   ``agentevals config schema``; its relative paths resolve from the copy's root unless a ``file``
   marker places it elsewhere. (A registry's ``index.yaml``, first line ``# index.yaml …``, is not a config.)
@@ -63,8 +65,8 @@ BLOCK_TIMEOUT = 180
 """Seconds one block may run (a first TypeScript run may install tsx)."""
 
 PAGES = sorted([REPO / "README.md", *(REPO / "docs").rglob("*.md"), *(REPO / "packages").glob("*/README.md")])
-RUN_LANGUAGES = {"bash", "sh", "shell", "console", "python"}
-DATA_LANGUAGES = {"yaml", "yml", "json"}
+RUN_LANGUAGES = {"bash", "sh", "shell", "console", "python", "js", "javascript", "ts", "typescript"}
+DATA_LANGUAGES = {"yaml", "yml", "json", "jsonl", "toml"}
 PROSE_LANGUAGES = {"", "text", "markdown", "md"}
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
 _MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<what>[a-z]+)\s*(?P<arg>.*?)\s*-->\s*$")
@@ -334,6 +336,24 @@ def _config_checks(block: Block, path: Path, run: PageRun, env: dict) -> None:
     assert not errors, "agentevals config schema rejects this config: " + "; ".join(e.message for e in errors)
 
 
+def _interpreter(suffix: str, env: dict) -> list[str]:
+    """The command that runs a block's file: this Python, node, or for TypeScript tsx / type stripping."""
+    if suffix == ".py":
+        return [sys.executable]
+    node = shutil.which("node", path=env["PATH"])
+    if node is None:
+        pytest.skip("node is not installed")
+    if suffix == ".js":
+        return [node]
+    if env.get("AGENTEVALS_TSX"):
+        return [env["AGENTEVALS_TSX"]]
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout
+    major, minor = (int(part) for part in re.findall(r"\d+", version)[:2])
+    if (major, minor) < (22, 6):
+        pytest.skip("TypeScript blocks need tsx (npm ci in tests/node) or Node >= 22.6")
+    return [node, "--experimental-strip-types", "--disable-warning=ExperimentalWarning"]
+
+
 def _is_index(text: str) -> bool:
     """An evaluator registry's ``index.yaml`` (its first line says so) also has ``evaluators:``."""
     return bool(re.match(r"#.*\bindex\.yaml\b", text))
@@ -357,15 +377,23 @@ def execute(block: Block, run: PageRun, env: dict) -> None:
             _config_checks(block, path, run, env)
     elif block.lang == "json":
         json.loads(block.text)
+    elif block.lang == "jsonl":
+        for line in block.text.splitlines():
+            if line.strip():
+                json.loads(line)
+    elif block.lang == "toml":
+        tomllib = pytest.importorskip("tomllib", reason="toml blocks are checked on Python >= 3.11")
+        tomllib.loads(block.text)
     elif block.file:
         return  # a file's content, used by later blocks
     elif block.lang in ("bash", "sh", "shell"):
         code, out = _run(["bash", "-eo", "pipefail", "-c", block.text], cwd=run.root / block.cwd, env=env)
         _check_exit(block, code, out, "block")
-    elif block.lang == "python":
-        script = run.root / f".docs-block-{block.line}.py"
+    elif block.lang in ("python", "js", "javascript", "ts", "typescript"):
+        suffix = {"python": ".py", "js": ".js", "javascript": ".js"}.get(block.lang, ".ts")
+        script = run.root / f".docs-block-{block.line}{suffix}"
         script.write_text(block.text, "utf-8")
-        code, out = _run([sys.executable, str(script)], cwd=run.root / block.cwd, env=env)
+        code, out = _run([*_interpreter(suffix, env), str(script)], cwd=run.root / block.cwd, env=env)
         _check_exit(block, code, out, "block")
     elif block.lang == "console":
         for command, expected in parse_console(block.text):
@@ -463,6 +491,32 @@ def test_shims_check_installs_and_refuse_hatch_scripts(docs_session, tmp_path):
     code, out = _run(["bash", "-c", "hatch run test"], cwd=tmp_path, env=env)
     assert code == 1 and "is a hatch script" in out
     assert _run(["bash", "-c", "hatch run python -c 'print(6 * 7)'"], cwd=tmp_path, env=env) == (0, "42\n")
+
+
+def test_javascript_and_data_blocks(docs_session, tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
+    page = tmp_path / "p.md"
+    page.write_text(textwrap.dedent("""\
+        ```js
+        if (1 + 1 !== 2) process.exit(3);
+        ```
+        <!-- docs-test: exit 3 -->
+        ```javascript
+        process.exit(3);
+        ```
+        ```jsonl
+        {"a": 1}
+        {"b": 2}
+        ```
+        """), "utf-8")
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    run = PageRun(tmp_path)
+    for block in parse_blocks(page):
+        execute(block, run, docs_session["env"])
+    broken = Block(page, 1, "jsonl", '{"a": 1}\n{oops}\n')
+    with pytest.raises(json.JSONDecodeError):
+        execute(broken, run, docs_session["env"])
 
 
 def test_pages_run_in_a_copy(docs_session):
