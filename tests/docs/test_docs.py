@@ -68,7 +68,7 @@ PAGES = sorted([REPO / "README.md", *(REPO / "docs").rglob("*.md"), *(REPO / "pa
 RUN_LANGUAGES = {"bash", "sh", "shell", "console", "python", "js", "javascript", "ts", "typescript"}
 DATA_LANGUAGES = {"yaml", "yml", "json", "jsonl", "toml"}
 PROSE_LANGUAGES = {"", "text", "markdown", "md"}
-_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
+_FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
 _MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<what>[a-z]+)\s*(?P<arg>.*?)\s*-->\s*$")
 _CREDENTIALS = re.compile(r"^(OPENAI_|AGENTEVALS_|GITHUB_TOKEN$|ANTHROPIC_|GOOGLE_API_KEY$)")
 
@@ -95,6 +95,7 @@ def parse_blocks(page: Path) -> list[Block]:
     """The fenced blocks of ``page`` with the markers right above each (``ValueError`` for a bad marker)."""
     lines = page.read_text("utf-8").splitlines()
     blocks: list[Block] = []
+    used: set[int] = set()
     index = 0
     while index < len(lines):
         match = _FENCE.match(lines[index])
@@ -107,14 +108,20 @@ def parse_blocks(page: Path) -> list[Block]:
         index += 1
         while index < len(lines) and not lines[index].strip().startswith(fence):
             body.append(lines[index][indent:] if lines[index][:indent].isspace() else lines[index])
+            used.add(index)  # inside a block: an example of a marker is not one
             index += 1
         index += 1
         block = Block(page, start + 1, match["lang"].lower(), "\n".join(body) + "\n")
         above = start - 1
         while above >= 0 and (marker := _MARKER.match(lines[above])):
             _apply_marker(block, marker["what"], marker["arg"], above + 1)
+            used.add(above)
             above -= 1
         blocks.append(block)
+    stray = [n + 1 for n, line in enumerate(lines) if "docs-test:" in line and line.lstrip().startswith("<!--")
+             and n not in used]
+    if stray:
+        raise ValueError(f"{page.relative_to(REPO)}:{stray[0]}: docs-test marker not on the line right above a fence")
     return blocks
 
 
@@ -471,6 +478,12 @@ def test_markers_and_console_parsing(tmp_path, monkeypatch):
     bad.write_text("<!-- docs-test: skip -->\n```bash\ntrue\n```\n", "utf-8")
     with pytest.raises(ValueError, match="needs a reason"):
         parse_blocks(bad)
+    bad.write_text("<!-- docs-test: skip (x) -->\n\n```bash\ntrue\n```\n", "utf-8")
+    with pytest.raises(ValueError, match=r"bad\.md:1: docs-test marker not on the line right above a fence"):
+        parse_blocks(bad)
+    nested = tmp_path / "nested.md"
+    nested.write_text("1. Step:\n\n    ```bash\n    echo in a list\n    ```\n", "utf-8")
+    assert [(b.lang, b.text) for b in parse_blocks(nested)] == [("bash", "echo in a list\n")]
 
 
 def test_output_matching():
