@@ -104,6 +104,28 @@ def test_the_scaffolded_node_test_passes(tmp_path, node, name, request):
     assert "# pass 2" in out and "# skipped 0" in out, out
 
 
+@pytest.mark.slow
+def test_the_scaffolded_typescript_test_passes_after_npm_install_on_node_without_type_stripping(
+        tmp_path, node, monkeypatch):
+    """What `Test it:` prints on Node 20 without tsx: `npm install && node --test` (tsx from the registry)."""
+    import shutil
+
+    from agentevals.execution.runtimes import NodeRuntime
+
+    if NodeRuntime().node_version() >= NodeRuntime.STRIP_TYPES_SINCE:
+        pytest.skip("this Node strips types itself")
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed")
+    monkeypatch.delenv("AGENTEVALS_TSX", raising=False)
+    monkeypatch.setenv("PATH", str(Path(node).parent))  # no tsx on PATH
+    assert init(tmp_path, "ts_eval.ts").exit_code == 0
+    folder = tmp_path / "ts_eval"
+    _run_scaffolded_tests(folder, [npm, "install", "--no-audit", "--no-fund"])
+    out = _run_scaffolded_tests(folder, [node, "--test"])
+    assert "# pass 2" in out and "# skipped 0" in out, out
+
+
 def test_init_javascript_runs_as_is(tmp_path, ctx, node):
     assert init(tmp_path, "js_eval", "--runtime", "js").exit_code == 0
     assert yaml.safe_load((tmp_path / "js_eval" / "evaluator.yaml").read_text())["language"] == "javascript"
@@ -175,6 +197,7 @@ def test_init_typescript_brings_tsx_where_node_cannot_strip_types(tmp_path, monk
     out = init(tmp_path, "ts_eval.ts")
     assert out.exit_code == 0, out.output
     assert "  package.json (tsx: this Node cannot run TypeScript by itself; npm installs it on the first run)\n" in out.output
+    assert f"Test it: cd {tmp_path / 'ts_eval'} && npm install && node --test\n" in out.output
     package = json.loads((tmp_path / "ts_eval" / "package.json").read_text())
     assert package == {"name": "ts_eval", "private": True, "devDependencies": {"tsx": "^4.7.0"}}
 

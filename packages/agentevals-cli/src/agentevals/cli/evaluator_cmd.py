@@ -51,7 +51,8 @@ def init_command(name: str, runtime: str | None, output_dir: Path, force: bool) 
     sample = folder / "sample_input.json"
     click.echo(f"\nTry it: agentevals evaluator run {shlex.quote(shown(code))} --input {shlex.quote(shown(sample))}")
     language = next(lang for lang in LANGUAGES if lang.extension == code.suffix)
-    click.echo(f"Test it: cd {shlex.quote(shown(folder))} && {language.test_command}")
+    install = "npm install && " if any(path.name == "package.json" for path in written) else ""  # tsx first
+    click.echo(f"Test it: cd {shlex.quote(shown(folder))} && {install}{language.test_command}")
     config_path = shown(code)
     config_path = config_path if Path(config_path).is_absolute() else f"./{config_path}"
     click.echo("\nAdd it to eval_config.yaml (path relative to the config file; this one is for a config in the "
