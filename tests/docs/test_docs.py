@@ -26,6 +26,7 @@ Markers: HTML comments on the lines right above the opening fence, one directive
 - ``<!-- docs-test: skip (reason) -->``: not run (needs credentials, a remote service, runs forever,
   or is the test command itself). The reason is required.
 - ``<!-- docs-test: exit N -->``: the block (every command of a console block) must exit N.
+- ``<!-- docs-test: needs PROGRAM -->``: skipped, with the reason, where PROGRAM (``node``) is not on PATH.
 - ``<!-- docs-test: cwd DIR -->``: run the block's commands in DIR (relative to the repository root), for
   pages that say "from `examples/agentv`: …".
 - ``<!-- docs-test: file PATH -->``: the block is the content of PATH (relative to the repository root):
@@ -85,6 +86,7 @@ class Block:
     exit_code: int = 0
     file: str | None = None
     cwd: str = "."
+    needs: list[str] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -134,10 +136,12 @@ def _apply_marker(block: Block, what: str, arg: str, line: int) -> None:
         block.skip = reason
     elif what == "exit" and arg.strip().isdigit():
         block.exit_code = int(arg)
+    elif what == "needs" and re.fullmatch(r"[\w.+-]+", arg.strip()):
+        block.needs.append(arg.strip())
     elif what in ("file", "cwd") and arg.strip() and not Path(arg.strip()).is_absolute() and ".." not in Path(arg).parts:
         setattr(block, what, arg.strip())
     else:
-        raise ValueError(f"{where}: unknown docs-test marker {what!r} {arg!r} (skip (reason), exit N, file PATH, cwd DIR)")
+        raise ValueError(f"{where}: unknown docs-test marker {what!r} {arg!r} (skip (reason), exit N, file PATH, cwd DIR, needs PROGRAM)")
 
 
 ALL_BLOCKS = [block for page in PAGES for block in parse_blocks(page)]
@@ -416,6 +420,11 @@ def execute(block: Block, run: PageRun, env: dict) -> None:
         raise AssertionError(f"unknown block language {block.lang!r}: teach tests/docs/test_docs.py or mark it skip")
 
 
+def _missing(block: Block, env: dict) -> list[str]:
+    """The programs a ``needs`` marker names that are not on the blocks' PATH."""
+    return [program for program in block.needs if shutil.which(program, path=env["PATH"]) is None]
+
+
 @pytest.mark.timeout(BLOCK_TIMEOUT * 4)
 @pytest.mark.parametrize("block", ALL_BLOCKS, ids=[b.id for b in ALL_BLOCKS])
 def test_docs_block(block: Block, docs_session) -> None:
@@ -423,12 +432,16 @@ def test_docs_block(block: Block, docs_session) -> None:
         pytest.skip("prose block (no language / text)")
     if block.skip:
         pytest.skip(block.skip)
+    missing = _missing(block, docs_session["env"])
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)}, which is not installed here")
     blocks = [b for b in ALL_BLOCKS if b.page == block.page]
     run = _page_run(docs_session, block.page)
     position = blocks.index(block)
     # Earlier blocks of the page first (also when this one is selected alone with -k).
     for earlier in blocks[run.done:position]:
-        if earlier.skip or (earlier.lang in PROSE_LANGUAGES and not earlier.file):
+        if earlier.skip or _missing(earlier, docs_session["env"]) or (
+                earlier.lang in PROSE_LANGUAGES and not earlier.file):
             continue
         try:
             execute(earlier, run, docs_session["env"])
