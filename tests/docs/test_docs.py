@@ -494,6 +494,10 @@ def test_markers_and_console_parsing(tmp_path, monkeypatch):
     bad.write_text("<!-- docs-test: skip (x) -->\n\n```bash\ntrue\n```\n", "utf-8")
     with pytest.raises(ValueError, match=r"bad\.md:1: docs-test marker not on the line right above a fence"):
         parse_blocks(bad)
+    needs = tmp_path / "needs.md"
+    needs.write_text("<!-- docs-test: needs bash -->\n<!-- docs-test: needs no-such-program-here -->\n```bash\ntrue\n```\n")
+    (block,) = parse_blocks(needs)
+    assert _missing(block, {"PATH": os.environ["PATH"]}) == ["no-such-program-here"]
     nested = tmp_path / "nested.md"
     nested.write_text("1. Step:\n\n    ```bash\n    echo in a list\n    ```\n", "utf-8")
     assert [(b.lang, b.text) for b in parse_blocks(nested)] == [("bash", "echo in a list\n")]
