@@ -1,3 +1,3 @@
 """Version of the agentevals-cli distribution (independent of the wire protocol version)."""
 
-__version__ = "0.2.0"
+__version__ = "0.12.0"

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional, Union, get_args
 
+from ._files import resolve_config_path
 from .config import EvalConfig, LoadedEvaluator, build_evaluators, load_config
 from .errors import ConfigError, InputFileError
 from .evalsets import EvalSet, load_eval_set
@@ -56,6 +57,8 @@ def prepare_run(
     Order of evaluators: config order, then ``metrics`` order, then ``evaluators``. With neither a
     config, metrics nor evaluators, ``tool_trajectory_avg_score`` runs. Raises ``ConfigError`` (exit 2).
     """
+    if isinstance(trajectory_match_type, str):
+        trajectory_match_type = trajectory_match_type.lower()
     _check_arguments(metrics=metrics, threshold=threshold, trajectory_match_type=trajectory_match_type,
                      group_by=group_by, pass_at_k=pass_at_k)
     loaded = load_config(config) if isinstance(config, (str, Path)) else config
@@ -70,7 +73,15 @@ def prepare_run(
                                       else settings.fail_on_evaluation_error if settings else False),
         repeat_key=repeat_key or (settings.repeat_key if settings else None),
         pass_at_k=list(pass_at_k or (settings.pass_at_k if settings else [])),
+        builtin_thresholds=settings.builtin_thresholds if settings else "uniform",
+        trace_format=settings.trace_format if settings else None,
+        output=(settings.output or settings.output_format) if settings else None,
+        notes=list(loaded.notes) if loaded else [],
     )
+    if eval_set is None and settings is not None and settings.eval_set:
+        eval_set, note = resolve_config_path(settings.eval_set, loaded.base_dir or Path.cwd())
+        if note:
+            options.notes.append(f"{loaded.source or 'config'}: eval_set {note}")
     chosen: list[LoadedEvaluator] = list(loaded.evaluators) if loaded else []
     names = [e.evaluator.config.name for e in chosen]
     wanted = list(metrics) or ([] if chosen or evaluators else [DEFAULT_METRIC])

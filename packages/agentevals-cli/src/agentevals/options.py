@@ -6,10 +6,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Optional
 
-__all__ = ["GroupBy", "RunOptions", "TrajectoryMatchType"]
+__all__ = ["BuiltinThresholds", "GroupBy", "RunOptions", "TrajectoryMatchType"]
 
 GroupBy = Literal["auto", "trace", "conversation"]
 TrajectoryMatchType = Literal["exact", "in_order", "any_order"]
+BuiltinThresholds = Literal["uniform", "adk"]
+"""Default pass threshold of builtin metrics given none: ``uniform`` = 0.5 for every metric (as
+agentevals-cli 0.11 had it), ``adk`` = each metric's ADK default (1.0 trajectory, 0.8 response match)."""
 
 
 @dataclass
@@ -21,6 +24,8 @@ class RunOptions:
     threshold: Optional[float] = None
     """Overrides every builtin metric's default threshold (``-t/--threshold``)."""
     trajectory_match_type: Optional[TrajectoryMatchType] = None
+    builtin_thresholds: BuiltinThresholds = "uniform"
+    """Where a builtin metric's threshold comes from when neither its entry nor ``-t`` sets one."""
     group_by: GroupBy = "auto"
     strict: bool = False
     """NOT_EVALUATED fails the run too."""
@@ -34,3 +39,9 @@ class RunOptions:
     dump_inputs: Optional[Path] = None
     """Directory to write each EvalInput sent to an evaluator program into (``--dump-inputs``), as
     ``<evaluator>/<case id>.json``: replay one with ``agentevals evaluator run PATH --input FILE``."""
+    trace_format: Optional[str] = None
+    """Trace file format from the config (``-f`` overrides it)."""
+    output: Optional[str] = None
+    """Report format from the config (``-o`` overrides it)."""
+    notes: list[str] = field(default_factory=list)
+    """Load-time notes for the run's report (e.g. a config path found relative to the working directory)."""

@@ -181,6 +181,7 @@ async def run_evaluation(
     if isinstance(traces, (str, Path, Trace, ConvertedTrace)):  # one input, not an iterable of characters
         traces = [traces]
     run = RunResult(agentevals_version=__version__)
+    run.notes.extend(options.notes)  # load-time notes (e.g. a config path found relative to the working directory)
     evs = [e.evaluator if isinstance(e, LoadedEvaluator) else e for e in evaluators]
     for ev in evs:
         ev.options = options
@@ -191,7 +192,7 @@ async def run_evaluation(
         traces, trace_format=trace_format, keep_spans=any(ev.needs_spans for ev in evs))
     cases = group_traces(converted, options.group_by)
     for case in cases:
-        _match(case, eval_set)
+        _match(case, eval_set, only_trace=len(cases) == 1)
     if not evs:
         run.notes.append("no evaluators configured (use -m METRIC or -c eval_config.yaml)")
     if not converted and not run.input_errors:
@@ -233,11 +234,12 @@ async def run_evaluation(
     return run
 
 
-def _match(case: Case, eval_set: Optional[EvalSet]) -> None:
+def _match(case: Case, eval_set: Optional[EvalSet], *, only_trace: bool) -> None:
     if eval_set is None:
         case.match_reason = "no eval set given (-e/--eval-set)"
         return
-    case.eval_case, case.match_reason = match_case(eval_set, case.invocations, eval_id=case.eval_id_hint)
+    case.eval_case, case.match_reason = match_case(eval_set, case.invocations, eval_id=case.eval_id_hint,
+                                                   only_trace=only_trace)
 
 
 async def _evaluate_case(

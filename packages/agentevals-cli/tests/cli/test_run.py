@@ -31,7 +31,7 @@ def test_helm_passes_trajectory():
     assert lines[0] == (f"{HELM} · 3e289017fe03ffd7c4145316d2eb3d0d · 1 turn · eval case helm_list_releases "
                         "(first user message)")
     assert lines[1].split() == ["EVALUATOR", "STATUS", "SCORE", "THRESHOLD", "PER", "TURN", "VERDICT"]
-    assert lines[2].split() == ["tool_trajectory_avg_score", "PASSED", "1", "1", "[1]", "pass"]
+    assert lines[2].split() == ["tool_trajectory_avg_score", "PASSED", "1", "0.5", "[1]", "pass"]
     assert lines[3] == ("  perf: 4168ms · 2 LLM calls (1799–2344ms) · 1 tool call (57ms median) · "
                         "3906 tokens (3776 in / 130 out) · gpt-4.1-mini")
     assert lines[-1] == "1 case: 1 passed, 0 failed"

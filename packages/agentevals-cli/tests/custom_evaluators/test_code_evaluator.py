@@ -114,7 +114,8 @@ def test_missing_file_is_refused_at_load(tmp_path):
     with pytest.raises(ConfigError) as info:
         build(tmp_path, path="nope/e.py").check()
     assert str(info.value) == (
-        f"file not found: {tmp_path / 'nope' / 'e.py'} (path 'nope/e.py' is relative to the config file's directory)"
+        f"file not found: {tmp_path / 'nope' / 'e.py'} (path 'nope/e.py' is relative to the config file's directory; "
+        "not under the working directory either)"
     )
 
 

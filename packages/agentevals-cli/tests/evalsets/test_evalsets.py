@@ -168,7 +168,15 @@ def test_no_match_with_several_cases():
     assert why.startswith("no eval case matches (first user message: 'something else'; 2 cases in s.json)")
 
 
-def test_only_case_matches_anything():
+def test_only_case_matches_the_only_trace():
     es = load_eval_set(DATA / "eval_set_helm.json")
     case, why = match_case(es, [turn("get me the releases")])
-    assert (case.eval_id, why) == ("helm_list_releases", "only case in the eval set")
+    assert (case.eval_id, why) == ("helm_list_releases", "only case in the eval set, only trace in the run")
+
+
+def test_only_case_does_not_take_one_of_several_traces():
+    """With several traces, one that matches by no rule stays unmatched (agentevals-cli 0.11's rule)."""
+    es = load_eval_set(DATA / "eval_set_helm.json")
+    case, why = match_case(es, [turn("get me the releases")], only_trace=False)
+    assert case is None
+    assert why.startswith("no eval case matches (first user message: 'get me the releases'; 1 cases in ")

@@ -70,9 +70,9 @@ def inv(text: str | None = "hello", tools=(), inv_id="i1", user="q") -> Invocati
                                                "latency": {"overall": {"max": 1200.0}}})
 
 
-def run_metric(name, actual, expected, **config):
+def run_metric(name, actual, expected, options=None, **config):
     cls = EVALUATOR_TYPES.get("builtin")
-    ev = cls(cls.Config(name=name, type="builtin", **config), base_dir=".", options=RunOptions())
+    ev = cls(cls.Config(name=name, type="builtin", **config), base_dir=".", options=options or RunOptions())
     ev.check()
     return asyncio.run(ev.evaluate(EvalContext(case_id="c", invocations=actual, expected_invocations=expected,
                                                match_reason="test")))
@@ -87,10 +87,18 @@ def test_trajectory_average_over_turns_with_diff():
                                              "actual": [{"name": "b", "args": {}}]}]
 
 
-def test_trajectory_default_threshold_is_adks():
+def test_default_threshold_is_uniform_half():
+    """Without a threshold every builtin metric passes at 0.5, as agentevals-cli 0.11 had it."""
     result = run_metric("tool_trajectory_avg_score", [inv(tools=["a"]), inv(tools=["b"])],
                         [inv(tools=["a"]), inv(tools=["c"])])
-    assert (result.status, result.threshold) == (Status.FAILED, 1.0)
+    assert (result.status, result.score, result.threshold) == (Status.PASSED, 0.5, 0.5)
+
+
+@pytest.mark.parametrize(("metric", "threshold"), [("tool_trajectory_avg_score", 1.0), ("response_match_score", 0.8)])
+def test_adk_thresholds_are_one_setting_away(metric, threshold):
+    result = run_metric(metric, [inv(tools=["a"]), inv(tools=["b"])], [inv(tools=["a"]), inv(tools=["c"])],
+                        options=RunOptions(builtin_thresholds="adk"))
+    assert result.threshold == threshold
 
 
 def test_turn_count_mismatch_is_not_evaluated_with_reason():

@@ -52,16 +52,17 @@ def _prepare_dump_dir(path: Path) -> None:
 @click.option("-e", "--eval-set", type=click.Path(dir_okay=False), help="ADK EvalSet JSON with the golden cases.")
 @click.option("-m", "--metric", "metrics", multiple=True,
               help="Builtin metric to run (repeatable). Default: tool_trajectory_avg_score (when no -c).")
-@click.option("-f", "--format", "trace_format", type=click.Choice(["jaeger-json", "otlp-json"]),
+@click.option("-f", "--format", "trace_format", type=click.Choice(["jaeger-json", "otlp-json"], case_sensitive=False),
               help="Trace file format (default: detected from content).")
 @click.option("-j", "--judge-model", help="Judge model for LLM-based metrics.")
 @click.option("-t", "--threshold", type=click.FloatRange(0.0, 1.0), help="Pass threshold for builtin metrics (0-1).")
-@click.option("--trajectory-match-type", type=click.Choice(["exact", "in_order", "any_order"]),
+@click.option("--trajectory-match-type", type=click.Choice(["exact", "in_order", "any_order"], case_sensitive=False),
               help="How tool_trajectory_avg_score matches tool calls (default: exact).")
-@click.option("-o", "--output", "output", type=click.Choice(["table", "json", "summary"]), default="table",
-              show_default=True, help="Report format on stdout.")
+@click.option("-o", "--output", "output", type=click.Choice(["table", "json", "summary"], case_sensitive=False),
+              help="Report format on stdout (default: the config's 'output', else table).")
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), help="eval_config.yaml.")
-@click.option("--group-by", type=click.Choice(["auto", "trace", "conversation"]), default="auto", show_default=True,
+@click.option("--group-by", type=click.Choice(["auto", "trace", "conversation"], case_sensitive=False), default="auto",
+              show_default=True,
               help="Evaluate each trace alone, or the traces of one conversation together.")
 @click.option("--strict", is_flag=True, help="Also fail (exit 1) on NOT_EVALUATED results.")
 @click.option("--repeat-key", help="What identifies a case across repetitions: eval_id (default), user_content, "
@@ -86,7 +87,7 @@ def run_command(
     judge_model: Optional[str],
     threshold: Optional[float],
     trajectory_match_type: Optional[str],
-    output: str,
+    output: Optional[str],
     config_path: Optional[str],
     group_by: str,
     strict: bool,
@@ -107,6 +108,7 @@ def run_command(
         trajectory_match_type=trajectory_match_type, group_by=group_by, strict=strict, repeat_key=repeat_key,
         pass_at_k=list(pass_at_k), fail_on_evaluation_error=fail_on_evaluation_error,
     )
+    output = output or options.output or "table"
     if output_file:
         _prepare_output_file(Path(output_file))
     if dump_inputs is not None:
@@ -119,7 +121,7 @@ def run_command(
         consumers.append(EvaluationEventEmitter.from_env())
     try:
         run = asyncio.run(run_evaluation(_expand(trace_files), evaluators, eval_set=eval_set_obj, options=options,
-                                         trace_format=trace_format, consumers=consumers))
+                                         trace_format=trace_format or options.trace_format, consumers=consumers))
     finally:
         for consumer in consumers:
             consumer.shutdown()

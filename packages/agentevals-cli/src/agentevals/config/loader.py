@@ -5,7 +5,7 @@
         type: builtin
       - name: response_quality
         type: code
-        path: ./evaluators/response_quality.py   # relative to this file
+        path: ./evaluators/response_quality.py   # relative to this file (else to the working directory)
         threshold: 0.7
 """
 
@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .._registry import did_you_mean
 from .._validation import loc_path
 from ..errors import ConfigError
 from ..evaluators import EVALUATOR_TYPES, BaseEvaluator
-from ..options import RunOptions, TrajectoryMatchType
+from ..options import BuiltinThresholds, RunOptions, TrajectoryMatchType
 
 __all__ = ["EvalConfig", "LoadedEvaluator", "RunSettings", "build_evaluators", "load_config", "parse_config"]
 
@@ -72,16 +72,34 @@ class RunSettings(BaseModel):
 
     evaluators: list[Any] = Field(default_factory=list)
     """The evaluator entries, in output order."""
+    eval_set: Optional[str] = None
+    """ADK EvalSet JSON (``-e/--eval-set`` overrides it); relative to this file, else to the working directory."""
     judge_model: Optional[str] = None
     """Default judge model for LLM-based metrics."""
     trajectory_match_type: Optional[TrajectoryMatchType] = None
-    """How tool_trajectory_avg_score matches tool calls: exact, in_order or any_order."""
+    """How tool_trajectory_avg_score matches tool calls: exact, in_order or any_order (any case)."""
+    builtin_thresholds: BuiltinThresholds = "uniform"
+    """Threshold of builtin metrics that set none: ``uniform`` (0.5 each, as agentevals-cli 0.11) or ``adk``
+    (ADK's defaults: 1.0 for tool_trajectory_avg_score, 0.8 for response_match_score)."""
+    trace_format: Optional[Literal["jaeger-json", "otlp-json"]] = None
+    """Trace file format (``-f/--format`` overrides it; default: detected from content)."""
+    output: Optional[Literal["table", "json", "summary"]] = None
+    """Report format (``-o/--output`` overrides it)."""
+    output_format: Optional[Literal["table", "json", "summary"]] = None
+    """Same as ``output`` (agentevals-cli 0.11's name)."""
     fail_on_evaluation_error: bool = False
     """Stop the run at the first evaluator exception (MASEval semantics)."""
     repeat_key: Optional[str] = None
     """What identifies a case across repetitions when traces carry no eval id."""
     pass_at_k: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list)
     """k values for pass@k / pass^k (default: k = number of repetitions)."""
+
+    @field_validator("trajectory_match_type", "builtin_thresholds", "trace_format", "output", "output_format",
+                     mode="before")
+    @classmethod
+    def _any_case(cls, value: Any) -> Any:
+        """Enum values in any case (0.11's README writes ``IN_ORDER``)."""
+        return value.strip().lower() if isinstance(value, str) else value
 
 
 @dataclass
@@ -100,6 +118,10 @@ class EvalConfig:
     evaluators: list[LoadedEvaluator] = field(default_factory=list)
     settings: RunSettings = field(default_factory=RunSettings)
     source: Optional[Path] = None
+    base_dir: Optional[Path] = None
+    """The config file's folder (relative paths resolve against it first)."""
+    notes: list[str] = field(default_factory=list)
+    """Load-time notes (``file:line: …``), e.g. a path found relative to the working directory."""
 
 
 def _where(source: str, mark: tuple[int, int] | None) -> str:
@@ -142,7 +164,8 @@ def parse_config(text: str, *, source: str = "<config>", base_dir: Path | None =
         settings = RunSettings()
     if not isinstance(data.get("evaluators", []), list):
         raise ConfigError(f"{_where(source, data.key_marks.get('evaluators'))}: 'evaluators' must be a list")
-    config = EvalConfig(settings=settings, source=Path(source) if source != "<config>" else None)
+    config = EvalConfig(settings=settings, source=Path(source) if source != "<config>" else None,
+                        base_dir=base_dir)
     entries = data.get("evaluators") or []
     errors += _build_entries(entries, source, base_dir or Path.cwd(), config)
     if errors:
@@ -188,6 +211,7 @@ def _build_entries(entries: list[Any], source: str, base_dir: Path, config: Eval
             errors.append(f"{where}: evaluator '{model.name}': {exc}")
             continue
         config.evaluators.append(LoadedEvaluator(evaluator, where))
+        config.notes += [f"{where}: evaluator '{model.name}': {note}" for note in evaluator.notes]
     return errors
 
 

@@ -6,7 +6,9 @@
    (eval sets generated from traces keep the span ids).
 3. **User input**: the first user message of the trace equals the first user message of exactly one case
    (whitespace-collapsed, case-insensitive). When several cases match, the first in file order is taken.
-4. **Only case**: the eval set has a single case.
+4. **Only case**: the eval set has a single case and the run has a single trace (or conversation) to
+   match: that pairing is explicit. With several traces, a trace that no rule above matched stays
+   unmatched rather than being scored against the one case (as agentevals-cli 0.11 did).
 
 Otherwise the trace is unmatched and its metrics that need a golden case are NOT_EVALUATED.
 """
@@ -28,9 +30,13 @@ def normalize_text(text: Optional[str]) -> str:
 
 
 def match_case(
-    eval_set: EvalSet, invocations: Sequence[InvocationData], *, eval_id: Optional[str] = None
+    eval_set: EvalSet, invocations: Sequence[InvocationData], *, eval_id: Optional[str] = None,
+    only_trace: bool = True,
 ) -> tuple[Optional[EvalCase], str]:
-    """Return the matched case (or None) and a one-line reason saying how."""
+    """Return the matched case (or None) and a one-line reason saying how.
+
+    ``only_trace``: this is the run's only case to match, so a single-case eval set pairs with it.
+    """
     cases = eval_set.eval_cases
     if eval_id:
         for case in cases:
@@ -48,8 +54,8 @@ def match_case(
         if same:
             note = f" ({len(same)} cases match; took the first)" if len(same) > 1 else ""
             return same[0], f"first user message{note}"
-    if len(cases) == 1:
-        return cases[0], "only case in the eval set"
+    if len(cases) == 1 and only_trace:
+        return cases[0], "only case in the eval set, only trace in the run"
     text = invocations[0].user_content if invocations else ""
     preview = text if len(text) <= 60 else text[:60] + "…"
     return None, f"no eval case matches (first user message: {preview!r}; {len(cases)} cases in {eval_set.source})" if invocations \

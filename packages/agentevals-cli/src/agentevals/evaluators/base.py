@@ -102,8 +102,10 @@ class BaseEvaluator(ABC):
     def __init__(self, config: EvaluatorConfig, *, base_dir: Path, options: Optional[RunOptions] = None) -> None:
         self.config = config
         self.base_dir = base_dir
-        """Directory of the config file: relative paths resolve against it."""
+        """Directory of the config file: relative paths resolve against it first."""
         self.options = options or RunOptions()
+        self.notes: list[str] = []
+        """Load-time notes for the user (e.g. a path found relative to the working directory)."""
 
     @property
     def display_name(self) -> str:
@@ -118,9 +120,14 @@ class BaseEvaluator(ABC):
         """Load-time checks (files exist, runtime available, extra installed); raise ``ConfigError``."""
 
     def resolve_path(self, path: str) -> Path:
-        """Resolve a path from the config against the config file's directory."""
-        candidate = Path(path).expanduser()
-        return candidate if candidate.is_absolute() else (self.base_dir / candidate).resolve()
+        """Resolve a path from the config: the config file's directory first, then the working directory
+        (as agentevals-cli 0.11 did); using the second adds a note saying so."""
+        from .._files import resolve_config_path
+
+        resolved, note = resolve_config_path(path, self.base_dir)
+        if note and note not in self.notes:
+            self.notes.append(note)
+        return resolved
 
     @abstractmethod
     async def evaluate(self, ctx: EvalContext) -> Union[MetricResult, list[MetricResult]]:

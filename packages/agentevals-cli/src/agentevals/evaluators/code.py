@@ -4,7 +4,7 @@
 evaluators:
   - name: response_quality
     type: code
-    path: ./evaluators/response_quality.py   # relative to this config file
+    path: ./evaluators/response_quality.py   # relative to this config file, else to the working directory
     threshold: 0.7
     timeout: 30
     config: {min_length: 20}
@@ -34,7 +34,7 @@ class CodeEvaluator(BackendEvaluator):
     class Config(ProgramConfig):
         type: Literal["code"] = "code"
         path: str = Field(min_length=1)
-        """The evaluator file, relative to the config file's directory."""
+        """The evaluator file, relative to the config file's directory (else to the working directory)."""
 
     config: Config
 
@@ -46,7 +46,8 @@ class CodeEvaluator(BackendEvaluator):
         path = self.path
         if not path.is_file():
             raise ConfigError(
-                f"file not found: {path} (path {self.config.path!r} is relative to the config file's directory)"
+                f"file not found: {path} (path {self.config.path!r} is relative to the config file's directory; "
+                "not under the working directory either)"
             )
         self.check_program(path)
 

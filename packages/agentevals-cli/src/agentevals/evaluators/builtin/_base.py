@@ -11,7 +11,10 @@ from ...errors import ConfigError
 from ...results import MetricResult
 from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
 
-__all__ = ["BuiltinConfig", "BuiltinEvaluator", "BuiltinMetric"]
+__all__ = ["UNIFORM_THRESHOLD", "BuiltinConfig", "BuiltinEvaluator", "BuiltinMetric"]
+
+UNIFORM_THRESHOLD = 0.5
+"""Every builtin metric's threshold when none is configured (agentevals-cli 0.11's default)."""
 
 
 class BuiltinConfig(EvaluatorConfig):
@@ -19,7 +22,7 @@ class BuiltinConfig(EvaluatorConfig):
 
     type: Literal["builtin"] = "builtin"
     threshold: Optional[float] = Field(default=None, ge=0.0, le=1.0)
-    """Pass threshold; default: the metric's own (ADK's: 1.0 for trajectories, 0.8 for response match)."""
+    """Pass threshold; default 0.5 (``builtin_thresholds: adk``: ADK's, 1.0 for trajectories, 0.8 for response match)."""
     judge_model: Optional[str] = None
     """Judge model for LLM-based metrics (default: ``-j/--judge-model``, then ADK's default)."""
     trajectory_match_type: Optional[Literal["exact", "in_order", "any_order"]] = None
@@ -41,6 +44,7 @@ class BuiltinMetric(ABC):
     name: ClassVar[str]
     description: ClassVar[str] = ""
     default_threshold: ClassVar[Optional[float]] = 0.5
+    """ADK's default for this metric, used with ``builtin_thresholds: adk`` (None: informational)."""
     informational: ClassVar[bool] = False
     """Reports a value and never passes or fails."""
     needs_expected: ClassVar[bool] = True
@@ -59,7 +63,9 @@ class BuiltinMetric(ABC):
             return self.config.threshold
         if self.evaluator.options.threshold is not None:
             return self.evaluator.options.threshold
-        return self.default_threshold if self.default_threshold is not None else 0.5
+        if self.evaluator.options.builtin_thresholds == "adk" and self.default_threshold is not None:
+            return self.default_threshold
+        return UNIFORM_THRESHOLD
 
     @abstractmethod
     async def evaluate(self, ctx: EvalContext) -> MetricResult: ...

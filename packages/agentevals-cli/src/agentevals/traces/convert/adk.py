@@ -91,6 +91,7 @@ class AdkConverter:
             out.start_ns = anchors[0].start_ns
             out.resource = dict(anchors[0].resource)
             out.attributes = public_attributes(anchors[0])
+            out.eval_id = out.eval_id or first(out.resource, "eval_id")  # set on the resource by some harnesses
         set_trace_metrics(out, measures)
         if not anchors:
             out.warnings.append(self.explain(trace))

@@ -26,7 +26,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
         "traceloop.association.properties.session_id",
         "traceloop.association.properties.thread_id",
     ),
-    "eval_id": ("agentevals.eval_id", "agentevals.eval_case_id", "eval.case.id"),
+    "eval_id": ("agentevals.eval.case.id", "agentevals.eval_id", "agentevals.eval_case_id", "eval.case.id"),
     "agent_name": ("gen_ai.agent.name", "agent.name", "openinference.agent.name", "graph.node.id"),
     # models and usage
     "request_model": ("gen_ai.request.model", "llm.model_name", "gen_ai.response.model"),

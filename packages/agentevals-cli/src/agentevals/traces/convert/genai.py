@@ -130,6 +130,7 @@ class GenAIConverter:
             out.start_ns = turns[0].start_ns
             out.resource = dict(turns[0].anchor.resource)
             out.attributes = public_attributes(turns[0].anchor)
+            out.eval_id = out.eval_id or first(out.resource, "eval_id")  # set on the resource by some harnesses
         else:
             out.warnings.append(self.explain(trace) if not self.detect(trace) else
                                 f"no turn found: none of the {len(trace.spans)} spans is an agent or workflow span "
