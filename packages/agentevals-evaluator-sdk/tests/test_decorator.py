@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 from agentevals_evaluator_sdk import EvalInput, EvalResult, EvaluatorDefinitionError, ResultError, evaluator
 from agentevals_evaluator_sdk.testing import make_input, run_evaluator
 
@@ -54,22 +55,36 @@ def test_wrong_signature_is_refused_when_applied(bad):
         evaluator(bad)
 
 
-def test_status_contradicting_threshold_is_a_result_error():
+def test_explicit_status_is_kept_even_against_the_threshold():
+    """Seed 000: status is derived from score vs threshold only when omitted; the host shows a warning."""
     @evaluator
-    def liar(input: EvalInput) -> EvalResult:
+    def lenient(input: EvalInput) -> EvalResult:
         return EvalResult(score=0.2, status="PASSED")
 
-    with pytest.raises(ResultError, match=r"status PASSED with score 0.2 but threshold 0.5 says FAILED"):
-        run_evaluator(liar, make_input())
+    result = run_evaluator(lenient, make_input())
+    assert (result.score, result.status) == (0.2, "PASSED")
 
 
-def test_per_invocation_length_mismatch_is_a_result_error():
+def test_per_invocation_length_mismatch_is_kept():
     @evaluator
     def two(input: EvalInput) -> EvalResult:
         return EvalResult(score=1.0, per_invocation_scores=[1.0, 1.0])
 
-    with pytest.raises(ResultError, match="2 per_invocation_scores for 1 invocations"):
-        run_evaluator(two, make_input())
+    assert run_evaluator(two, make_input()).per_invocation_scores == [1.0, 1.0]
+
+
+@pytest.mark.parametrize(("given", "score"), [("0.5", 0.5), (" 1 ", 1.0), (True, 1.0), (False, 0.0), (1, 1.0)])
+def test_scores_are_read_as_the_0_2_sdk_read_them(given, score):
+    result = EvalResult(score=given, per_invocation_scores=[given])
+    assert (result.score, result.per_invocation_scores) == (score, [score])
+    assert type(result.score) is float
+    assert result.model_dump_json().startswith(f'{{"score":{score!r}')
+
+
+@pytest.mark.parametrize("given", ["high", "", "nan", "1e9", None])
+def test_non_numeric_or_out_of_range_scores_still_fail(given):
+    with pytest.raises(ValidationError):
+        EvalResult(score=given)
 
 
 def test_empty_per_invocation_scores_mean_not_computed():

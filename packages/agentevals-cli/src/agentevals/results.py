@@ -66,6 +66,8 @@ class MetricResult(BaseModel):
     """One-line cause when status is ERROR."""
     reason: Optional[str] = None
     """Why the result is NOT_EVALUATED (or a note on how it was scored)."""
+    warnings: list[str] = Field(default_factory=list)
+    """What is odd but was kept (e.g. an explicit status that contradicts score vs threshold)."""
     hits: list[str] = Field(default_factory=list)
     misses: list[str] = Field(default_factory=list)
     reasoning: Optional[str] = None

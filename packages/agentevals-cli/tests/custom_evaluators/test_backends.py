@@ -216,10 +216,8 @@ def test_backend_results_are_validated_and_mapped(tmp_path, ctx):
 @pytest.mark.parametrize(
     ("returned", "error"),
     [
-        ({"score": 0.9, "status": "FAILED"}, "untrusted_evaluator returned status FAILED with score 0.9 but threshold "
-                                             "0.5 says PASSED"),
-        ({"score": 0.9, "per_invocation_scores": [1, 1, 1]}, "untrusted_evaluator returned 3 per_invocation_scores "
-                                                              "for 1 invocations"),
+        ({"score": "high"}, "untrusted_evaluator returned an invalid EvalResult: score: Input should be a valid number "
+                            "(got 'high')"),
         ("0.9", "executor 'rec' returned str, expected an EvalResult"),
     ],
 )
@@ -227,6 +225,13 @@ def test_backend_results_are_checked_strictly(tmp_path, ctx, returned, error):
     register_executor("rec", lambda path, timeout: RecordingBackend(path, timeout, returned))
     result = evaluate(build(tmp_path, executor="rec"), ctx)
     assert (result.status, result.error) == (Status.ERROR, error)
+
+
+def test_backend_explicit_status_is_honoured_with_a_warning(tmp_path, ctx):
+    register_executor("rec", lambda path, timeout: RecordingBackend(path, timeout, {"score": 0.9, "status": "FAILED"}))
+    result = evaluate(build(tmp_path, executor="rec"), ctx)
+    assert (result.status, result.score) == (Status.FAILED, 0.9)
+    assert result.warnings == ["status FAILED set by the evaluator overrides score 0.9 vs threshold 0.5 (which says PASSED)"]
 
 
 def test_a_backend_that_ignores_the_deadline_is_stopped(tmp_path, ctx):

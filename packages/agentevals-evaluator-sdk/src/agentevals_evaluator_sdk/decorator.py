@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from .errors import EvaluatorDefinitionError, EvaluatorError, InputError, ResultError
 from .protocol import negotiate
-from .types import EvalInput, EvalResult, EvalStatus
+from .types import EvalInput, EvalResult
 
 __all__ = ["Evaluator", "EvaluatorFunction", "check_result", "evaluator", "format_validation_error", "parse_input"]
 
@@ -73,7 +73,11 @@ def parse_input(text: str) -> tuple[EvalInput, str]:
 
 
 def check_result(value: Any, eval_input: EvalInput, version: str, *, name: str = "evaluator") -> EvalResult:
-    """Validate what an evaluator returned, as the host will, and stamp the protocol version."""
+    """Validate what an evaluator returned, as the host will, and stamp the protocol version.
+
+    Input is read as the 0.2 SDK read it (``score="0.5"`` and ``score=True`` are numbers); the JSON written
+    is strict (numbers only).
+    """
     if isinstance(value, EvalResult):
         data = value.model_dump()
     elif isinstance(value, dict):
@@ -84,18 +88,8 @@ def check_result(value: Any, eval_input: EvalInput, version: str, *, name: str =
         result = EvalResult.model_validate(data)
     except ValidationError as exc:
         raise ResultError(f"{name} returned an invalid EvalResult: {format_validation_error(exc)}") from None
-    if result.score is not None and result.status in (EvalStatus.PASSED, EvalStatus.FAILED):
-        passed = result.score >= eval_input.threshold
-        if passed != (result.status == EvalStatus.PASSED):
-            raise ResultError(
-                f"{name} returned status {result.status.value} with score {result.score} but threshold "
-                f"{eval_input.threshold} says {'PASSED' if passed else 'FAILED'}"
-            )
-    n = len(eval_input.invocations)
-    if result.per_invocation_scores and len(result.per_invocation_scores) != n:
-        raise ResultError(
-            f"{name} returned {len(result.per_invocation_scores)} per_invocation_scores for {n} invocations"
-        )
+    # An explicit status that contradicts score vs threshold, or per_invocation_scores of another length,
+    # are kept as returned: the host honours the status and shows a warning in the result's row.
     result.protocol_version = version
     return result
 

@@ -16,14 +16,14 @@ import re
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from pydantic import Field
 
 from ..errors import AgentevalsError, ConfigError
 from ..evaluators.base import BaseEvaluator, EvalContext, EvaluatorConfig
-from ..protocol import EvalInput, EvalResult, EvalStatus, decode_result, encode_input
-from ..results import MetricResult
+from ..protocol import EvalInput, EvalResult, EvalStatus, decode_result, encode_input, result_warnings
+from ..results import MetricResult, Status
 from .backends import EXECUTORS, EvaluatorBackend, create_backend
 from .deadline import Deadline, deadline_scope
 from .manifest import protocol_version_for
@@ -75,19 +75,31 @@ def dump_input(eval_input: EvalInput, path: Path) -> None:
         raise ProgramFailure(f"cannot write the EvalInput to {path}: {exc.strerror or exc}") from None
 
 
-def to_metric_result(result: EvalResult, *, name: str, type_: str, threshold: float) -> MetricResult:
-    """Map a validated ``EvalResult`` onto the run's result model."""
+def to_metric_result(
+    result: EvalResult, *, name: str, type_: str, threshold: float, n_invocations: Optional[int] = None
+) -> MetricResult:
+    """Map a validated ``EvalResult`` onto the run's result model.
+
+    An explicit PASSED/FAILED stands (the evaluator's decision), with a warning in the row when the score
+    says otherwise; see ``result_warnings``.
+    """
     details = dict(result.details or {})
     fields: dict[str, Any] = {
         "per_invocation_scores": list(result.per_invocation_scores),
         "details": details,
+        "warnings": result_warnings(result, threshold=threshold,
+                                    n_invocations=len(result.per_invocation_scores) if n_invocations is None
+                                    else n_invocations),
     }
     if result.status == EvalStatus.NOT_EVALUATED:
         reason = details.get("reason") or "the evaluator returned NOT_EVALUATED"
         return MetricResult.not_evaluated(name, str(reason), type=type_, score=result.score,
                                           threshold=threshold, **fields)
     assert result.score is not None  # decode_result guarantees a score unless NOT_EVALUATED
-    return MetricResult.scored(name, result.score, threshold, type=type_, **fields)
+    metric = MetricResult.scored(name, result.score, threshold, type=type_, **fields)
+    if result.status is not None:
+        metric.status = Status(result.status.value)
+    return metric
 
 
 class BackendEvaluator(BaseEvaluator):
@@ -171,7 +183,8 @@ class BackendEvaluator(BaseEvaluator):
             )
         checked = decode_result(result, threshold=self.threshold, n_invocations=len(eval_input.invocations),
                                 sent_version=version, name=self.config.name)
-        return to_metric_result(checked, name=self.config.name, type_=self.name, threshold=self.threshold)
+        return to_metric_result(checked, name=self.config.name, type_=self.name, threshold=self.threshold,
+                                n_invocations=len(eval_input.invocations))
 
     async def evaluate(self, ctx: EvalContext) -> MetricResult:
         start = time.monotonic()

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ._codec import decode_result as decode_result
     from ._codec import encode_input as encode_input
     from ._codec import negotiate as negotiate
+    from ._codec import result_warnings as result_warnings
     from ._codec import strip_to_version as strip_to_version
     from ._models import EvalInput as EvalInput
     from ._models import EvalResult as EvalResult
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from ._models import ToolResponseData as ToolResponseData
 
 _LAZY = {
-    **dict.fromkeys(("decode_result", "encode_input", "negotiate", "strip_to_version"), "_codec"),
+    **dict.fromkeys(("decode_result", "encode_input", "negotiate", "result_warnings", "strip_to_version"), "_codec"),
     **dict.fromkeys(("EvalInput", "EvalResult", "EvalStatus", "IntermediateStepData", "InvocationData",
                      "ToolCallData", "ToolResponseData"), "_models"),
 }
@@ -49,6 +50,7 @@ __all__ = [
     "load_schema",
     "negotiate",
     "parse_version",
+    "result_warnings",
     "strip_to_version",
 ]
 

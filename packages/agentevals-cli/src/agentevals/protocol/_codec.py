@@ -13,7 +13,7 @@ from ..errors import ProtocolError, ProtocolVersionError
 from ._models import EvalInput, EvalResult, EvalStatus
 from ._versions import PROTOCOL_VERSION, SUPPORTED_VERSIONS, load_schema, parse_version
 
-__all__ = ["decode_result", "encode_input", "negotiate", "strip_to_version"]
+__all__ = ["decode_result", "encode_input", "negotiate", "result_warnings", "strip_to_version"]
 
 def negotiate(theirs: object, ours: str = PROTOCOL_VERSION, *, peer: str = "the evaluator") -> str:
     """Return the version both sides speak (same MAJOR, lower MINOR), or raise ``ProtocolVersionError``.
@@ -79,10 +79,12 @@ def decode_result(
     sent_version: str = PROTOCOL_VERSION,
     name: str = "evaluator",
 ) -> EvalResult:
-    """Parse and validate an evaluator's EvalResult strictly.
+    """Parse and validate an evaluator's EvalResult.
 
     A result without ``protocol_version`` is read as 1.0; another MAJOR is refused; a newer MINOR is
     accepted with unknown fields ignored. Raises ``ProtocolError`` naming the offending field and value.
+    Scores are read as the 0.2 SDK read them (a numeric string or a boolean is a number); what is odd but
+    valid is reported by ``result_warnings``, not refused.
     """
     if isinstance(text, dict):
         data: Any = text
@@ -104,17 +106,28 @@ def decode_result(
         result = EvalResult.model_validate(data)
     except ValidationError as exc:
         raise ProtocolError(f"{name} returned an invalid EvalResult: {format_validation_error(exc)}") from None
+    result.protocol_version = version
+    return result
+
+
+def result_warnings(result: EvalResult, *, threshold: float, n_invocations: int) -> list[str]:
+    """What is odd but kept in a valid result, one line each (shown in the result's row).
+
+    An explicit PASSED/FAILED is the evaluator's decision (seed: derived from score vs threshold only when
+    omitted), so it stands even when the score says otherwise; a ``per_invocation_scores`` list of another
+    length than the invocations keeps the overall score.
+    """
+    warnings = []
     if result.score is not None and result.status in (EvalStatus.PASSED, EvalStatus.FAILED):
         passed = result.score >= threshold
         if passed != (result.status == EvalStatus.PASSED):
-            raise ProtocolError(
-                f"{name} returned status {result.status.value} with score {result.score} but threshold "
-                f"{threshold} says {'PASSED' if passed else 'FAILED'}"
+            warnings.append(
+                f"status {result.status.value} set by the evaluator overrides score {result.score:g} vs "
+                f"threshold {threshold:g} (which says {'PASSED' if passed else 'FAILED'})"
             )
     if result.per_invocation_scores and len(result.per_invocation_scores) != n_invocations:
-        raise ProtocolError(
-            f"{name} returned {len(result.per_invocation_scores)} per_invocation_scores for "
-            f"{n_invocations} invocations"
+        warnings.append(
+            f"{len(result.per_invocation_scores)} per_invocation_scores for {n_invocations} invocations "
+            "(kept as given; they do not line up with the turns)"
         )
-    result.protocol_version = version
-    return result
+    return warnings

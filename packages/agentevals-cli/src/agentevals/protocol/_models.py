@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
 __all__ = [
     "PERFORMANCE_METRICS_SCHEMA",
@@ -153,7 +153,23 @@ class EvalInput(BaseModel):
     """Golden reference turns from the eval set, or null."""
 
 
-UnitScore = Annotated[float, Field(strict=True, ge=0.0, le=1.0, allow_inf_nan=False)]
+def _lax_number(value: Any) -> Any:
+    """Accept on input what the 0.2 SDK accepted: a boolean (1.0/0.0) or a numeric string ("0.5").
+
+    Anything else is left to the strict check (a non-numeric string is an error naming the value);
+    what the SDK emits is always a JSON number.
+    """
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return value
+    return value
+
+
+UnitScore = Annotated[float, Field(strict=True, ge=0.0, le=1.0, allow_inf_nan=False), BeforeValidator(_lax_number)]
 
 
 class EvalResult(BaseModel):
@@ -177,14 +193,6 @@ class EvalResult(BaseModel):
     """Free-form metadata for debugging."""
     protocol_version: Optional[str] = None
     """Version the result was produced under; a result without one is read as 1.0."""
-
-    @field_validator("score", "per_invocation_scores", mode="before")
-    @classmethod
-    def _reject_bool(cls, value: Any) -> Any:
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, bool):
-                raise ValueError(f"scores must be numbers, not booleans (got {item!r})")
-        return value
 
     @model_validator(mode="after")
     def _check_score(self) -> EvalResult:

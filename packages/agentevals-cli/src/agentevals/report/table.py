@@ -28,6 +28,7 @@ def _notes(m: MetricResult) -> list[str]:
         lines.append(f"error: {m.error}")
     if m.reason and m.status != Status.PASSED:
         lines.append(f"reason: {m.reason}")
+    lines.extend(f"warning: {warning}" for warning in m.warnings)
     for mismatch in m.details.get("mismatches", ()):
         lines.append(f"trajectory mismatch (turn {mismatch['invocation'] + 1}, {m.details.get('match_type', 'exact')}):")
         lines.append(f"  expected: {fmt_calls(mismatch['expected'])}")
