@@ -89,6 +89,10 @@ RECORDINGS: dict[str, tuple[str, dict[str, str], str | None]] = {
          "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_and_event"}, None),
     "openai_otel_genai_v2_legacy": (
         "run_openai_v2", {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}, "openai-v2-legacy"),
+    # Strands Agents' own tracer, default (pre-1.37) conventions: per-message span events
+    # gen_ai.user.message / gen_ai.assistant.message / gen_ai.tool.message / gen_ai.choice whose
+    # content is Strands' Bedrock-style content blocks ([{"text"}], toolUse, toolResult).
+    "strands_legacy": ("run_strands", {}, "strands"),
 }
 
 # Environment variables that could make an SDK export somewhere else.
@@ -274,6 +278,28 @@ def run_agents(tel: Telemetry, base_url: str) -> None:
     with run_context():
         result = asyncio.run(Runner.run(agent, USER_MESSAGE, run_config=run_config))
     print(f"  final output: {result.final_output!r}")
+
+
+def run_strands(tel: Telemetry, base_url: str) -> None:
+    """Strands Agents agent (OpenAI model provider) with one @tool; Strands' built-in tracer."""
+    from strands import Agent, tool
+    from strands.models.openai import OpenAIModel
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Get the current weather for a city.
+
+        Args:
+            city: The city name.
+        """
+        return TOOL_RESULT if city.lower() == "paris" else "unknown"
+
+    model = OpenAIModel(client_args={"base_url": base_url, "api_key": DUMMY_API_KEY, "timeout": HTTP_TIMEOUT_S,
+                                     "max_retries": 0}, model_id=MODEL)
+    agent = Agent(model=model, tools=[get_weather], system_prompt=INSTRUCTIONS, name=AGENT_NAME,
+                  callback_handler=None, trace_attributes={"session.id": CONVERSATION_ID})
+    result = agent(USER_MESSAGE)
+    print(f"  final output: {str(result).strip()!r}")
 
 
 def run_langchain(tel: Telemetry, base_url: str) -> None:

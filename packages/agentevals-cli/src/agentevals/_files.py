@@ -41,6 +41,5 @@ def resolve_config_path(path: str, base_dir: Path) -> tuple[Path, Optional[str]]
     cwd = Path.cwd()
     here = (cwd / candidate).resolve()
     if here.exists() and base_dir.resolve() != cwd.resolve():
-        return here, (f"'{path}' is not in the config's folder ({base_dir}); "
-                      f"using {here} (relative to the working directory)")
+        return here, f"'{path}' is not in the config's folder; using it relative to the working directory ({here})"
     return beside, None

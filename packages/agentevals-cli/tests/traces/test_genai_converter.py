@@ -53,6 +53,8 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
     "openai_agents_otel_processor": ("", None, None, ("sunny, 21°C", None, "OK"), (0, 0), [], SESSION,
                                      ["has no input messages", "has no output messages"]),
     "openai_otel_genai_v2_latest": (USER, FINAL, CC, ("sunny, 21°C", CC, None), (149, 27), MODELS, SESSION, []),
+    # pre-1.37 per-message span events with Bedrock-style content blocks (Strands' default tracer)
+    "strands_legacy": (USER, FINAL, CC, ("sunny, 21°C", CC, "OK"), (149, 27), MODELS, SESSION, []),
 }
 RECORDINGS = sorted(p.name.removesuffix(".otlp.json") for p in DATA.glob("*.otlp.json"))
 
@@ -80,7 +82,7 @@ def comparable(converted: ConvertedTrace) -> dict[str, Any]:
 
 
 def test_every_recording_has_an_expectation():
-    assert len(RECORDINGS) == 14
+    assert len(RECORDINGS) == 15
     assert set(RECORDINGS) == set(EXPECTED) | {"openai_otel_genai_v2_legacy"}
 
 
@@ -398,3 +400,19 @@ def alias_table() -> str:
 def test_docs_list_every_alias():
     docs = (ROOT / "docs" / "traces.md").read_text(encoding="utf-8")
     assert alias_table() in docs, "docs/traces.md: the alias table is stale; replace it with:\n" + alias_table()
+
+
+# -- legacy-convention traces score like the others ---------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["otlp", "jaeger"])
+def test_strands_legacy_events_score_trajectory_and_answer(fmt):
+    """Pre-1.37 per-message events with Bedrock content (Strands' default): trajectory and answer match."""
+    from agentevals import evaluate
+
+    run = evaluate(str(DATA / f"strands_legacy.{fmt}.json"), eval_set=str(DATA / "weather_eval_set.json"),
+                   metrics=["tool_trajectory_avg_score", "response_match_score"])
+    (case,) = run.cases
+    assert case.eval_id == "paris_weather"
+    assert [(m.name, m.status.value, m.score) for m in case.metrics] == [
+        ("tool_trajectory_avg_score", "PASSED", 1.0), ("response_match_score", "PASSED", 1.0)]

@@ -73,18 +73,21 @@ class ToolTrajectoryMetric(BuiltinMetric):
         scores: list[Optional[float]] = []
         total = 0.0
         mismatches = []
+        comparisons = []  # every turn, as agentevals-cli 0.11 reported them
         for index, (actual, expected) in enumerate(pairs):
             actual_calls = actual.intermediate_steps.tool_calls
             expected_calls = expected.intermediate_steps.tool_calls
             score = 1.0 if trajectory_matches(actual_calls, expected_calls, match_type) else 0.0
             scores.append(score)
             total += score  # a running sum, as ADK computes it
+            comparisons.append({"invocation_id": actual.invocation_id, "expected": _calls(expected),
+                                "actual": _calls(actual), "matched": score == 1.0})
             if score < 1.0:
                 mismatches.append({"invocation": index, "invocation_id": actual.invocation_id,
                                    "expected": _calls(expected), "actual": _calls(actual)})
         score = total / len(pairs)
         result = MetricResult.scored(self.config.name, score, self.threshold, per_invocation_scores=scores,
-                                     details={"match_type": match_type})
+                                     details={"match_type": match_type, "comparisons": comparisons})
         if mismatches:
             result.details["mismatches"] = mismatches
         assert result.status in (Status.PASSED, Status.FAILED)

@@ -11,7 +11,9 @@ Shapes understood (as JSON text or as structured values):
   parts) and a whole Responses object (``{"output": [...]}``);
 * LangChain messages (``{"lc": 1, "kwargs": …}`` constructors, ``{"type": "ai", "data": …}`` dicts,
   ``{"messages": …}`` / ``{"generations": …}`` payloads);
-* semconv event bodies (``{"content", "tool_calls", "id"}``, choices ``{"index", "message", …}``);
+* semconv event bodies (``{"content", "tool_calls", "id"}``, choices ``{"index", "message", …}``), also
+  with Bedrock Converse content blocks (``[{"text"}, {"toolUse"}, {"toolResult"}]``, as Strands records
+  them) and a choice whose ``message`` is the content list or the answer's text;
 * a Python repr of any of these (``ResponseFunctionToolCall(arguments='…', …)``, ``{'role': …}``), read
   with ``ast`` (never evaluated) and flagged in ``Message.notes``.
 """
@@ -27,7 +29,7 @@ from typing import Any
 from ...protocol import ToolCallData, ToolResponseData
 from ..model import SpanEvent
 from ._common import as_json, as_text
-from .aliases import INPUT_MESSAGE_EVENTS, OUTPUT_MESSAGE_EVENTS, first, indexed
+from .aliases import CONTENT_BLOCKS, INPUT_MESSAGE_EVENTS, OUTPUT_MESSAGE_EVENTS, first, indexed
 
 __all__ = ["Message", "final_text", "messages", "read_messages", "tool_args", "tool_output", "user_key", "user_text"]
 
@@ -163,6 +165,9 @@ def _message(item: Any, role: str) -> list[Message]:
     if not isinstance(item, dict):
         return []
     inner = as_json(item.get("message"))
+    if isinstance(inner, (list, str)) and inner and "role" not in item and "content" not in item:
+        # a choice event whose message is a content list (Bedrock blocks) or the answer's text (Strands)
+        return _message({"role": "assistant", "content": inner if isinstance(inner, list) else [inner]}, role)
     if isinstance(inner, dict) and "role" not in item and "parts" not in item:
         # OpenInference {"message": {...}}, choices {"index", "message"}, LangChain generations {"text", "message"}
         tool_calls = as_json(item.get("tool_calls"))
@@ -214,6 +219,9 @@ def _add_part(message: Message, part: Any, texts: list[str]) -> None:
     if not isinstance(part, dict):
         return
     part = part.get("message_content", part) if isinstance(part.get("message_content"), dict) else part
+    block = next(((key, part[key]) for key in CONTENT_BLOCKS if isinstance(part.get(key), dict)), None)
+    if block is not None:
+        part = _from_block(*block)
     kind = _str(part.get("type"))
     if kind in _TEXT_PARTS or (kind is None and ("content" in part or "text" in part)):
         _add_part(message, part.get("content", part.get("text")), texts)
@@ -221,6 +229,17 @@ def _add_part(message: Message, part: Any, texts: list[str]) -> None:
         _with_call(message, part)
     elif kind == "tool_call_response":
         message.tool_results.append(_result(part.get("response", part.get("result")), part.get("id"), ""))
+
+
+def _from_block(key: str, block: dict[str, Any]) -> dict[str, Any]:
+    """A Bedrock ``toolUse`` / ``toolResult`` block as the GenAI part it stands for."""
+    if CONTENT_BLOCKS[key] == "tool_call":
+        return {"type": "tool_call", "id": block.get("toolUseId"), "name": block.get("name"),
+                "arguments": block.get("input")}
+    content = block.get("content")
+    texts = [c.get("text") if isinstance(c.get("text"), str) else as_text(c.get("json"))
+             for c in content if isinstance(c, dict)] if isinstance(content, list) else [as_text(content)]
+    return {"type": "tool_call_response", "id": block.get("toolUseId"), "response": "\n".join(t for t in texts if t)}
 
 
 def _with_call(message: Message, call: Any) -> Message:

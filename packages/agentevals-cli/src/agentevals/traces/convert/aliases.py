@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["ALIASES", "INPUT_MESSAGE_EVENTS", "OUTPUT_MESSAGE_EVENTS", "first", "first_key", "indexed"]
+__all__ = ["ALIASES", "CONTENT_BLOCKS", "INPUT_MESSAGE_EVENTS", "OUTPUT_MESSAGE_EVENTS", "first", "first_key",
+           "indexed"]
 
 ALIASES: dict[str, tuple[str, ...]] = {
     # grouping
@@ -100,6 +101,11 @@ INPUT_MESSAGE_EVENTS: dict[str, str] = {
 
 OUTPUT_MESSAGE_EVENTS: tuple[str, ...] = ("gen_ai.choice",)
 """Events holding one model output choice (``{index, finish_reason, message}``)."""
+
+CONTENT_BLOCKS: dict[str, str] = {"toolUse": "tool_call", "toolResult": "tool_call_response"}
+"""Bedrock Converse content blocks → the GenAI part type they are read as. Instrumentations on the pre-1.37
+events (Strands by default) put content lists like ``[{"text": …}, {"toolUse": {"toolUseId", "name",
+"input"}}]`` and ``[{"toolResult": {"toolUseId", "content": [{"text": …}], "status"}}]`` in the events."""
 
 
 def first_key(attributes: Mapping[str, Any], field: str) -> str | None:

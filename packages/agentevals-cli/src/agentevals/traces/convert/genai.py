@@ -47,7 +47,7 @@ from ._common import (
     set_trace_metrics,
 )
 from ._messages import Message, final_text, read_messages, tool_args, tool_output, user_key, user_text
-from .aliases import ALIASES, first
+from .aliases import ALIASES, INPUT_MESSAGE_EVENTS, OUTPUT_MESSAGE_EVENTS, first
 
 __all__ = ["GenAIConverter"]
 
@@ -218,9 +218,13 @@ class _TraceView:
         return sorted(merged, key=lambda s: (s.start_ns, s.end_ns))
 
     def _events(self, span: Span) -> list[SpanEvent]:
-        """The span's events, plus its parent's when the parent is not an LLM span and has only this LLM child."""
+        """The span's events, plus its parent's when the parent is not an LLM span and has only this LLM child
+        (log events linked to a wrapper span), unless the span has message events of its own (Strands repeats
+        a model call's messages on its event-loop-cycle parent)."""
         parent = self.by_id.get(span.parent_span_id or "")
         if parent is None or self.roles[span.span_id] != "llm" or self.roles[parent.span_id] == "llm":
+            return span.events
+        if any(e.name in INPUT_MESSAGE_EVENTS or e.name in OUTPUT_MESSAGE_EVENTS for e in span.events):
             return span.events
         siblings = [s for s in self.children.get(parent.span_id, ()) if self.roles[s.span_id] == "llm"]
         return span.events + parent.events if len(siblings) == 1 else span.events

@@ -1,0 +1,166 @@
+"""The keys of agentevals-cli 0.11's ``-o json`` document, built from a run, beside ours in one document.
+
+Scripts written for 0.11 read ``traces[].metrics[].eval_status`` and friends; ``render_json`` adds these
+keys to our document so they keep working. Each key keeps its 0.11 meaning:
+
+    {
+      "traces": [{"trace_id", "num_invocations", "conversion_warnings",
+                  "metrics": [{"metric_name", "score", "eval_status", "per_invocation_scores",
+                               "duration_ms", "error", "details"?}],
+                  "performance_metrics"?}],
+      "errors": ["…"],
+      "performance_metrics"?: {"tokens", "latency", "counts", "models", "trace_count"}
+    }
+
+``eval_status`` is PASSED, FAILED or NOT_EVALUATED, as in 0.11: an evaluator that could not produce a
+score (our ERROR) is NOT_EVALUATED with ``error`` set, and an informational metric (our INFORMATIONAL) is
+NOT_EVALUATED with its value as ``score`` when it is a number. A NOT_EVALUATED row carries its reason in
+``details.reason``. One ``traces`` entry per case (a trace, or the traces of one conversation), whose
+``trace_id`` is the case's earliest trace.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..results import CaseResult, MetricResult, RunResult, Status
+
+__all__ = ["LegacyDocument", "legacy_keys"]
+
+
+class LegacyMetric(BaseModel):
+    """One evaluator's result on one trace, as 0.11 wrote it."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    metric_name: str
+    """The evaluator's name (builtin metrics: the metric name)."""
+    score: Optional[float] = None
+    eval_status: str = Field(json_schema_extra={"enum": ["PASSED", "FAILED", "NOT_EVALUATED"]})
+    """PASSED, FAILED or NOT_EVALUATED (an evaluator error is NOT_EVALUATED with ``error`` set)."""
+    per_invocation_scores: list[Optional[float]] = Field(default_factory=list)
+    duration_ms: Optional[float] = None
+    error: Optional[str] = None
+    details: Optional[dict[str, Any]] = None
+    """Present only when there are details (a NOT_EVALUATED row's reason is ``details.reason``)."""
+
+
+class LegacyTrace(BaseModel):
+    """One trace (or conversation) with its metrics, as 0.11 wrote it."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    trace_id: str
+    num_invocations: int
+    conversion_warnings: list[str] = Field(default_factory=list)
+    metrics: list[LegacyMetric] = Field(default_factory=list)
+    performance_metrics: Optional[dict[str, Any]] = None
+    """Present only when the trace has figures."""
+
+
+class LegacyDocument(BaseModel):
+    """The 0.11 keys of the document (for the published schema)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    traces: list[LegacyTrace] = Field(default_factory=list)
+    """agentevals-cli 0.11's view of ``cases``."""
+    errors: list[str] = Field(default_factory=list)
+    """Run-level errors: unreadable inputs, an aborted run."""
+    performance_metrics: Optional[dict[str, Any]] = None
+    """Totals over the traces (present only when some trace has figures)."""
+
+
+def _metric(m: MetricResult) -> dict[str, Any]:
+    score = m.score
+    if m.status == Status.INFORMATIONAL and score is None and isinstance(m.value, (int, float)) \
+            and not isinstance(m.value, bool):
+        score = float(m.value)
+    status = m.status.value if m.status in (Status.PASSED, Status.FAILED) else Status.NOT_EVALUATED.value
+    out: dict[str, Any] = {
+        "metric_name": m.name,
+        "score": score,
+        "eval_status": status,
+        "per_invocation_scores": list(m.per_invocation_scores),
+        "duration_ms": m.duration_ms,
+        "error": m.error,
+    }
+    details = dict(m.details)
+    if m.status == Status.NOT_EVALUATED and m.reason:
+        details.setdefault("reason", m.reason)
+    if details:
+        out["details"] = details
+    return out
+
+
+def _trace(case: CaseResult) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "trace_id": case.trace_ids[0] if case.trace_ids else case.case_id,
+        "num_invocations": case.invocation_count,
+        "conversion_warnings": list(case.warnings),
+        "metrics": [_metric(m) for m in case.metrics],
+    }
+    if case.performance_metrics:
+        out["performance_metrics"] = case.performance_metrics
+    return out
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+
+    def at(p: float) -> float:
+        return ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))]
+
+    return {"p50": at(0.5), "p95": at(0.95), "p99": at(0.99)}
+
+
+def _run_performance(cases: list[CaseResult]) -> Optional[dict[str, Any]]:
+    """0.11's run totals: token sums and per-trace averages, per-trace latency percentiles, call counts."""
+    perfs = [c.performance_metrics for c in cases if c.performance_metrics]
+    if not perfs:
+        return None
+
+    def tokens(p: dict[str, Any], key: str) -> float:
+        return (p.get("tokens") or {}).get(key) or 0
+
+    prompt = [tokens(p, "total_prompt") for p in perfs]
+    output = [tokens(p, "total_output") for p in perfs]
+    latencies = [((p.get("latency") or {}).get("overall") or {}).get("median") for p in perfs]
+    latencies = [v for v in latencies if isinstance(v, (int, float))]
+    llm_calls = sum((p.get("counts") or {}).get("llm_calls") or 0 for p in perfs)
+    tool_calls = sum((p.get("counts") or {}).get("tool_calls") or 0 for p in perfs)
+    count = len(cases)
+    return {
+        "tokens": {
+            "total_prompt": sum(prompt),
+            "total_output": sum(output),
+            "total": sum(tokens(p, "total") for p in perfs),
+            "avg_per_trace": {"prompt": sum(prompt) / len(perfs), "output": sum(output) / len(perfs)},
+            "cache_creation_tokens": sum(tokens(p, "cache_creation_tokens") for p in perfs),
+            "cache_read_tokens": sum(tokens(p, "cache_read_tokens") for p in perfs),
+        },
+        "latency": {"overall_per_trace": _percentiles(latencies)} if latencies else {},
+        "counts": {
+            "traces": count,
+            "total_llm_calls": llm_calls,
+            "total_tool_calls": tool_calls,
+            "avg_llm_calls_per_trace": llm_calls / count,
+            "avg_tool_calls_per_trace": tool_calls / count,
+        },
+        "models": sorted({m for p in perfs for m in p.get("models") or []}),
+        "trace_count": count,
+    }
+
+
+def legacy_keys(run: RunResult) -> dict[str, Any]:
+    """The 0.11 keys (``traces``, ``errors``, ``performance_metrics``) for ``run``."""
+    out: dict[str, Any] = {
+        "traces": [_trace(case) for case in run.cases],
+        "errors": [e.error for e in run.input_errors] + ([run.aborted] if run.aborted else []),
+    }
+    performance = _run_performance(run.cases)
+    if performance is not None:
+        out["performance_metrics"] = performance
+    return out
