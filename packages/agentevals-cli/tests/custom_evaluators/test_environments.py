@@ -18,6 +18,8 @@ from agentevals.execution.program import ProgramFailure
 from agentevals.results import Status
 from custom_eval_helpers import evaluate, write
 
+REPO = Path(__file__).resolve().parents[4]
+
 USES_SIX = """\
 import json, six
 from agentevals_evaluator_sdk import EvalInput, EvalResult, evaluator
@@ -165,3 +167,93 @@ def test_author_managed_node_modules_is_left_alone(tmp_path, ctx, node):
     result = evaluate(build(tmp_path, path="e/e.js"), ctx)
     assert (result.status, result.score) == (Status.PASSED, 0.9), result.error
     assert not (tmp_path / "e" / "node_modules").is_symlink()
+
+
+# -- .ts without a package.json on a Node that cannot strip types: tsx installed by npm once ----------
+
+TS_EVALUATOR = """\
+const input: { invocations: unknown[] } = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const score: number = input.invocations.length > 0 ? 0.75 : 0.0;
+console.log(JSON.stringify({ score }));
+"""
+
+
+@pytest.fixture
+def old_node(node, monkeypatch, tmp_path):
+    """Node behaves as 20.1 (no type stripping); no tsx anywhere but what npm installs for us."""
+    from agentevals.execution.runtimes import NodeRuntime
+
+    monkeypatch.setattr(NodeRuntime, "node_version", lambda self: (20, 1, 0))
+    bin_dir = tmp_path / "bin"  # node and npm only: a tsx on PATH would be used before installing one
+    bin_dir.mkdir()
+    for tool in ("node", "npm"):
+        found = shutil.which(tool)
+        if found:
+            (bin_dir / tool).symlink_to(found)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    return node
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_ts_without_package_json_runs_through_tsx_npm_installs_once(tmp_path, ctx, old_node, caplog):
+    if not shutil.which("npm"):
+        pytest.skip("npm is not installed")
+    write(tmp_path / "e.ts", TS_EVALUATOR)
+    evaluator = build(tmp_path, path="e.ts", timeout=240)
+    evaluator.check()  # not a config error: npm can bring tsx
+    with caplog.at_level(logging.WARNING, logger="agentevals.execution.environments"):
+        result = evaluate(evaluator, ctx)
+    if result.status == Status.ERROR and "npm install tsx" in (result.error or ""):
+        pytest.skip(f"npm could not install tsx from the registry: {result.error}")
+    assert (result.status, result.score) == (Status.PASSED, 0.75), result.error
+    assert any("Installing tsx" in r.getMessage() for r in caplog.records)
+    installed = sorted((cache_root() / "node").glob("tsx-*/node_modules/.bin/tsx"))
+    assert len(installed) == 1
+    caplog.clear()
+    write(tmp_path / "other" / "f.ts", TS_EVALUATOR)
+    with caplog.at_level(logging.WARNING, logger="agentevals.execution.environments"):
+        assert evaluate(build(tmp_path, path="other/f.ts"), ctx).score == 0.75
+    assert not caplog.records  # once per machine: the second evaluator reuses it
+    assert sorted((cache_root() / "node").glob("tsx-*/node_modules/.bin/tsx")) == installed
+
+
+@pytest.mark.timeout(120)
+def test_ts_tsx_install_offline_is_that_evaluators_error_only(tmp_path, old_node, monkeypatch):
+    if not shutil.which("npm"):
+        pytest.skip("npm is not installed")
+    import socket
+
+    from agentevals import evaluate as run_eval
+
+    with socket.socket() as sock:  # a loopback port nobody listens on: the registry is unreachable
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("npm_config_registry", f"http://127.0.0.1:{port}/")
+    monkeypatch.setenv("npm_config_fetch_retries", "0")
+    monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm-cache"))
+    write(tmp_path / "e.ts", TS_EVALUATOR)
+    write(tmp_path / "eval_config.yaml", "evaluators:\n  - name: ts_eval\n    type: code\n    path: e.ts\n"
+                                         "    timeout: 90\n  - name: tool_call_count_v1\n    type: builtin\n")
+    traces = REPO / "examples" / "traces"
+    run = run_eval([str(traces / "helm.json"), str(traces / "k8s.json")], config=str(tmp_path / "eval_config.yaml"))
+    rows = [(m.name, m.status) for c in run.cases for m in c.metrics]
+    assert rows == [("ts_eval", Status.ERROR), ("tool_call_count_v1", Status.INFORMATIONAL)] * 2
+    errors = {m.error for c in run.cases for m in c.metrics if m.status == Status.ERROR}
+    (error,) = errors  # the failed install is not retried for the second case
+    assert error.startswith("cannot run e.ts: Node 20.1.0 cannot strip TypeScript types and tsx was not found; ")
+    assert "npm install tsx ^4.7.0 failed (exit code " in error
+    assert "\n" not in error
+
+
+def test_ts_without_npm_is_a_clear_error_row(tmp_path, ctx, old_node, monkeypatch):
+    import agentevals.execution.environments as environments
+
+    real_which = environments.shutil.which
+    monkeypatch.setattr(environments.shutil, "which", lambda name, *a, **k: None if name == "npm" else real_which(name))
+    write(tmp_path / "e.ts", TS_EVALUATOR)
+    result = evaluate(build(tmp_path, path="e.ts"), ctx)
+    assert result.status == Status.ERROR
+    assert result.error == ("cannot run e.ts: Node 20.1.0 cannot strip TypeScript types and tsx was not found; upgrade "
+                            "to Node >= 22.6, or run `npm install --save-dev tsx` in the evaluator's directory (or put "
+                            "tsx on PATH / set AGENTEVALS_TSX); npm not found on PATH to install tsx ^4.7.0")

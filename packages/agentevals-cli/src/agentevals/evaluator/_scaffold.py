@@ -18,6 +18,7 @@ from pathlib import Path
 from string import Template
 
 from ..errors import ConfigError
+from ..execution.runtimes import TSX_VERSION  # one pin for the scaffold and the runtime
 
 __all__ = ["LANGUAGES", "SAMPLE_INPUT", "TSX_VERSION", "Language", "scaffold_evaluator"]
 
@@ -47,7 +48,6 @@ LANGUAGES: tuple[Language, ...] = (
 )
 
 SAMPLE_INPUT = "sample_input.json"
-TSX_VERSION = "^4.7.0"
 
 
 def _sample_input(name: str) -> str:

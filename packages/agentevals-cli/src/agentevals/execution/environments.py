@@ -13,6 +13,8 @@ Node: a ``package.json`` beside a ``.js``/``.ts`` evaluator → ``npm ci`` (with
 ``npm install`` into ``<cache>/node/<hash>`` (keyed by package.json and package-lock.json, ``file:``
 dependencies made absolute), once; the evaluator's ``node_modules`` becomes a link to it, so Node's
 resolution (CommonJS and ESM) finds the packages. A ``node_modules`` the author installed is used as is.
+A ``.ts`` evaluator that Node cannot run by itself (Node < 22.6) and that brings no tsx gets the tsx
+that npm installs once per machine under ``<cache>/node/tsx-<hash>`` (offline: that evaluator's ERROR).
 
 Both run under a file lock (concurrent runs build once) and within the evaluation's deadline.
 """
@@ -29,7 +31,7 @@ from .cache import cache_root, content_hash, locked
 from .deadline import Deadline
 from .program import ProgramFailure, run_command
 
-__all__ = ["check_requirements", "ensure_node_modules", "ensure_python_env", "venv_python"]
+__all__ = ["check_requirements", "ensure_node_modules", "ensure_python_env", "ensure_tsx", "venv_python"]
 
 logger = logging.getLogger(__name__)
 
@@ -158,6 +160,51 @@ async def ensure_node_modules(directory: Path, *, deadline: Deadline) -> None:
     elif link.is_dir():  # an in-place install made by an older agentevals
         shutil.rmtree(link)
     link.symlink_to(target, target_is_directory=True)
+
+
+_TSX_FAILURES: dict[Path, ProgramFailure] = {}
+"""tsx installs that failed in this process (offline), by environment: not retried for every case."""
+
+
+async def ensure_tsx(*, deadline: Deadline, why: str = "") -> Path:
+    """The ``tsx`` executable npm installed into the cache (installing it on first use, under a lock).
+
+    Raises ``ProgramFailure`` saying why tsx was needed and why the install failed (npm missing, offline).
+    """
+    import json
+
+    from .runtimes import TSX_VERSION
+
+    manifest = json.dumps({"private": True, "description": "tsx for agentevals' .ts evaluators",
+                           "dependencies": {"tsx": TSX_VERSION}}, indent=2).encode()
+    env = cache_root() / "node" / f"tsx-{content_hash(manifest)}"
+    tsx = env / "node_modules" / ".bin" / ("tsx.cmd" if sys.platform == "win32" else "tsx")
+    marker = env / "node_modules" / _NPM_MARKER
+    if marker.is_file() and tsx.is_file():
+        return tsx
+    if env in _TSX_FAILURES:
+        raise _TSX_FAILURES[env]
+    prefix = f"{why.rstrip('.')}; " if why else ""
+    npm = shutil.which("npm")
+    if not npm:
+        raise ProgramFailure(f"{prefix}npm not found on PATH to install tsx {TSX_VERSION}")
+    async with locked(f"npm-{env.name}", deadline):
+        if marker.is_file() and tsx.is_file():
+            return tsx
+        shutil.rmtree(env, ignore_errors=True)  # a half-built one from a timeout or crash
+        env.mkdir(parents=True)
+        (env / "package.json").write_bytes(manifest)
+        logger.warning("Installing tsx %s with npm into %s (once per machine: Node cannot run .ts by itself)",
+                       TSX_VERSION, env)
+        try:
+            await _step([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"],
+                        what=f"npm install tsx {TSX_VERSION}", cwd=env, deadline=deadline)
+        except ProgramFailure as exc:
+            failure = ProgramFailure(f"{prefix}{exc}", stderr=exc.stderr)
+            _TSX_FAILURES[env] = failure
+            raise failure from None
+        marker.write_text(TSX_VERSION + "\n", "utf-8")
+    return tsx
 
 
 _VCS_PREFIXES = ("git+", "hg+", "svn+", "bzr+")

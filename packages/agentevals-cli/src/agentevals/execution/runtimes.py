@@ -52,6 +52,8 @@ __all__ = [
 ]
 
 TSX_ENV = "AGENTEVALS_TSX"
+TSX_VERSION = "^4.7.0"
+"""The tsx npm installs for ``.ts`` evaluators that Node cannot run by itself (and the scaffold pins)."""
 """Path of a ``tsx`` executable to run ``.ts`` evaluators with (overrides every other choice)."""
 
 
@@ -254,8 +256,9 @@ class NodeRuntime(Runtime):
         try:
             self.build_command(path)
         except RuntimeError:
-            # A package.json that brings tsx is installed before the first run.
-            if not (path.suffix.lower() == ".ts" and self.node() and _declares_tsx(path.parent)):
+            # A package.json that brings tsx is installed before the first run; otherwise npm installs
+            # tsx once per machine at the first run (and a machine without npm gets that row's ERROR).
+            if not (path.suffix.lower() == ".ts" and self.node()):
                 raise
 
     async def prepare(self, path: Path, *, deadline: Deadline) -> list[str]:
@@ -264,7 +267,14 @@ class NodeRuntime(Runtime):
             from .environments import ensure_node_modules
 
             await ensure_node_modules(path.parent, deadline=deadline)
-        return self.build_command(path)
+        try:
+            return self.build_command(path)
+        except RuntimeError as exc:
+            if path.suffix.lower() != ".ts":
+                raise
+            from .environments import ensure_tsx
+
+            return [str(await ensure_tsx(deadline=deadline, why=str(exc))), str(path)]
 
     def version(self) -> str | None:
         node = self.node()
@@ -281,12 +291,12 @@ class NodeRuntime(Runtime):
             command = self.build_command(where / "__probe__.ts")
         except RuntimeError:
             npm = shutil.which("npm")
-            if npm:  # what really runs: a package.json with tsx is installed by npm before the first run
+            if npm:  # what really runs: the evaluator's package.json brings tsx, else npm installs one for us
                 npm_version = _first_line(npm, "--version")
                 by = f"npm {npm_version}" if npm_version else "npm"
                 return [*rows, RuntimeSupport((".ts",), True, (
-                    f"tsx from the evaluator's package.json, installed by {by} on first use "
-                    "(`evaluator init` writes one; else `npm install --save-dev tsx` next to it)"
+                    f"tsx from the evaluator's package.json, else tsx {TSX_VERSION} installed by {by} once per "
+                    "machine, on first use"
                 ))]
             return [*rows, RuntimeSupport((".ts",), False, self._no_typescript(self.node_version() or (0, 0, 0)))]
         if Path(command[0]).name.startswith("tsx"):
