@@ -84,6 +84,14 @@ def test_payload_is_agentv_snake_case(av: Any) -> None:
     assert payload["guideline_files"] == [] and payload["input_files"] == []
 
 
+def test_unknown_llm_call_count_is_left_out_not_null(av: Any) -> None:
+    """AgentV's defineCodeJudge validates trace.llmCallCount as an optional number: null would fail the judge."""
+    ctx = av.case("Paris.", tools=(("search", {"q": "capital"}),))
+    payload = judge(av, {"command": ["python", "judges/payload_echo.py"]}, ctx).details["payload"]
+    assert payload["trace"] == {"event_count": 1, "tool_names": ["search"], "tool_calls_by_name": {"search": 1},
+                                "error_count": 0}
+
+
 def test_large_output_goes_to_output_path(av: Any) -> None:
     ctx = av.case("x" * 60_000)
     payload = judge(av, {"command": ["python", "judges/payload_echo.py"]}, ctx).details["payload"]

@@ -117,7 +117,11 @@ class CaseView:
         )
 
     def trace_summary(self) -> dict[str, Any] | None:
-        """AgentV's ``TraceSummary`` in snake_case (``None`` when there are no turns or no trace)."""
+        """AgentV's ``TraceSummary`` in snake_case (``None`` when there are no turns or no trace).
+
+        A count the trace does not record is omitted, never ``null``: AgentV's ``defineCodeJudge`` validates
+        ``trace.llmCallCount`` as an optional number and rejects a null.
+        """
         if not self.has_output or not self.has_trace:
             return None
         by_name: dict[str, int] = {}
@@ -131,8 +135,9 @@ class CaseView:
             "tool_names": sorted(by_name),
             "tool_calls_by_name": by_name,
             "error_count": self.error_count,
-            "llm_call_count": self.llm_call_count,
         }
+        if self.llm_call_count is not None:  # unknown counts are left out: defineCodeJudge refuses null
+            summary["llm_call_count"] = self.llm_call_count
         if durations:
             summary["tool_durations"] = durations
         return summary

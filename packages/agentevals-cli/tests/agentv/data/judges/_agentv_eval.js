@@ -27,6 +27,12 @@ function defineCodeJudge(handler) {
       const ok = kind === 'array' ? Array.isArray(input[key]) : typeof input[key] === kind;
       if (!ok) throw new Error(`invalid payload: '${key}' must be a ${kind}`);
     }
+    // The SDK's trace schema: counts are optional numbers (absent is fine, null is not).
+    for (const [key, value] of Object.entries(input.trace ?? {})) {
+      if (key.endsWith('Count') && typeof value !== 'number') {
+        throw new Error(`invalid payload: 'trace.${key}' must be a number when present, got ${value}`);
+      }
+    }
     const result = handler(input);
     const score = Math.min(1, Math.max(0, Number(result.score) || 0));
     console.log(JSON.stringify({ score, hits: result.hits ?? [], misses: result.misses ?? [],
