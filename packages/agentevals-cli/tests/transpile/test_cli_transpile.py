@@ -21,6 +21,8 @@ SUITES = [
     "jsonl/dataset.jsonl",
     "external-tests/suite.eval.yaml",
     "field-accuracy/invoice.eval.yaml",
+    "agentv-4/dataset.eval.yaml",  # code-grader / llm-grader (AgentV 4)
+    "agentv-5/csv-analyzer.EVAL.yaml",  # assert / script / llm-rubric / skill-used / vars / file:// (AgentV 5)
 ]
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from agentevals.cli import cli
+from agentevals.transpile._prompt import load_prompt_suite
 from click.testing import CliRunner
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "transpile"
@@ -212,4 +213,21 @@ def test_grading_brief_of_the_eval_assert_demo_names_its_code_judges():
         "  - [code-judge] keyword-check: Checks that the answer mentions Paris and France",
         "  - [code-judge] length-check: Ensures answer is between 5 and 50 words",
         "  - Output contains 'Paris'",
+    ]
+
+
+def test_agentv_5_suite_grading_brief_with_included_tests():
+    path = Path(__file__).resolve().parent.parent / "data" / "transpile" / "agentv-5" / "csv-analyzer.EVAL.yaml"
+    suite = load_prompt_suite(path)
+    assert suite.warnings == []
+    assert [t.id for t in suite.tests] == ["csv-top-months", "irrelevant-query", "quarterly-totals", "json-export",
+                                           "no-skill-greeting"]
+    assert suite.grading_brief("csv-top-months").splitlines() == [
+        'Input: "I have a CSV of monthly sales data. Find the top 3 months by revenue."',
+        'Expected: "The top 3 months by revenue are November ($22,500), September ($20,100), and December ($19,400)."',
+        "Criteria:",
+        "  - [skill-trigger] should_trigger: true for csv-analyzer",
+        "  - [llm-judge] Output identifies November as the highest revenue month",
+        "  - Output contains '$22,500'",
+        "  - [code-judge] format-checker: Validates output CSV format",
     ]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from agentevals.errors import InputFileError
 from agentevals.transpile import NO_SKILL, transpile_file, transpile_suite
+from agentevals.transpile._render import code_judge_instruction
 
 CSV_SUITE = {
     "tests": [
@@ -348,3 +350,66 @@ def test_yaml_1_2_scalars_render_like_agentv(tmp_path):
 def test_result_round_trips_through_json():
     doc = only(transpile_suite(CSV_SUITE))
     assert json.loads(doc.dumps()) == doc.to_json()
+
+
+# -- AgentV's later formats -----------------------------------------------------------------------------
+
+AGENTV_5 = Path(__file__).resolve().parent.parent / "data" / "transpile" / "agentv-5" / "csv-analyzer.EVAL.yaml"
+
+
+def test_agentv_5_suite_reads_assert_without_deprecation_warnings():
+    result = transpile_file(AGENTV_5)
+    assert result.warnings == []
+    (doc,) = result.files.values()
+    assert [(case.id, case.should_trigger) for case in doc.evals] == [
+        (1, True), (2, False), (3, True), (4, None), (5, None)]
+
+
+def test_v2_19_assert_key_still_warns():
+    suite = {"tests": [{"id": "t", "input": "hi", "assert": [{"type": "contains", "value": "x"}]}]}
+    assert transpile_suite(suite).warnings == ["EVAL.yaml: Test 't': 'assert' is deprecated. Use 'assertions' instead."]
+
+
+@pytest.mark.parametrize(
+    ("entry", "texts", "trigger"),
+    [
+        ({"type": "llm-rubric", "value": "Is polite"}, ["Is polite"], None),
+        ({"type": "agent-rubric", "value": ["A", {"outcome": "B"}, {"id": "c"}]}, ["A", "B", "c"], None),
+        ({"type": "llm-grader", "prompt": "Clear"}, ["Clear"], None),
+        ({"type": "script", "metric": "fmt", "value": "bun run graders/fmt.ts"},
+         [code_judge_instruction("fmt")], None),
+        ({"type": "code-grader", "command": ["bun", "run", "g/len.ts"]}, [code_judge_instruction("len")], None),
+        ({"type": "skill-used", "value": "pdf"}, [], ("pdf", True)),
+        ({"type": "not-skill-used", "value": {"name": "pdf"}}, [], ("pdf", False)),
+        ({"type": "latency", "value": 300}, ["Response time under 300ms"], None),
+        ({"type": "cost", "value": 0.5}, ["Cost under $0.5"], None),
+        ({"type": "assert-set", "assert": []}, ["composite assertion"], None),
+    ],
+)
+def test_later_assertion_types_render_as_their_v2_19_equivalents(entry, texts, trigger):
+    suite = {"tests": [{"id": "t", "input": "hi", "assert": [entry]}]}
+    result = transpile_suite(suite)
+    ((skill, doc),) = result.files.items()
+    assert doc.evals[0].assertions == texts
+    assert (skill, doc.evals[0].should_trigger) == (trigger or (NO_SKILL, None))
+
+
+def test_file_includes_expand_in_place_and_sorted(tmp_path):
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "b.yaml").write_text("- {id: b, input: B}\n")
+    (tmp_path / "t" / "a.yaml").write_text("- {id: a1, input: A1}\n- {id: a2, input: A2}\n")
+    (tmp_path / "t" / "c.jsonl").write_text('{"id": "c", "input": "C"}\n')
+    (tmp_path / "suite.yaml").write_text("tests:\n  - {id: first, input: F}\n  - file://t/*.yaml\n"
+                                          "  - file://t/c.jsonl\n  - file://none/*.yaml\n")
+    result = transpile_file(tmp_path / "suite.yaml")
+    assert [c.prompt for c in result.files[NO_SKILL].evals] == ["F", "A1", "A2", "B", "C"]
+    assert [c.id for c in result.files[NO_SKILL].evals] == [1, 2, 3, 4, 5]
+    assert result.warnings == [f"{tmp_path / 'suite.yaml'}:5:5: 'file://none/*.yaml' matches no files"]
+
+
+def test_missing_file_include_names_file_and_line(tmp_path):
+    (tmp_path / "suite.yaml").write_text("tests:\n  - {id: first, input: F}\n  - file://gone.yaml\n")
+    with pytest.raises(InputFileError) as info:
+        transpile_file(tmp_path / "suite.yaml")
+    assert str(info.value) == (f"{tmp_path / 'suite.yaml'}:3:5: tests file 'gone.yaml' not found "
+                               f"(looked for {tmp_path / 'gone.yaml'})")

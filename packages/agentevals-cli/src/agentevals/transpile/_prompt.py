@@ -16,6 +16,7 @@ from ..errors import ConfigError, InputFileError
 from ..judges import repo_root
 from ._js import UNDEFINED, js_str, js_stringify, nullish
 from ._render import assertion_to_natural_language, judge_name_from_command
+from ._formats import normalize_assertion, test_fields
 from ._suite import describe, load_suite
 from ._yaml import where
 
@@ -158,7 +159,7 @@ def _parse_assertions(entries: list[Any]) -> list[dict[str, Any]]:
     """Normalise entries as AgentV's parser does: kebab-case types, names, string shorthand → rubrics."""
     parsed: list[dict[str, Any]] = []
     shorthand: dict[str, Any] | None = None
-    for entry in entries:
+    for entry in [item for raw in entries for item in normalize_assertion(raw)]:  # later vocabularies too
         if isinstance(entry, str):
             if not entry.strip():
                 continue
@@ -257,11 +258,11 @@ def load_prompt_suite(path: Path | str) -> PromptSuite:
     """Load the eval file's complete tests; skipped tests and unresolved files become warnings."""
     path = Path(path)
     source = str(path)
-    suite = load_suite(path, source=source)
+    warnings: list[str] = []
+    suite = load_suite(path, source=source, warnings=warnings)
     if not isinstance(suite, dict) or not isinstance(suite.get("tests"), list):
         raise InputFileError(f"{where(source, suite)}: invalid EVAL.yaml: missing 'tests' array")
     resolver = _Resolver(path)
-    warnings: list[str] = []
     guideline_paths: list[str] = []
     suite_input = _resolve(_messages(suite.get("input")), resolver, guideline_paths)
     suite_entries = _entries(suite, ("assertions", "assert"))
@@ -271,6 +272,7 @@ def load_prompt_suite(path: Path | str) -> PromptSuite:
         at = where(source, suite["tests"], index)
         if not isinstance(raw, dict):
             raise InputFileError(f"{at}: test {index + 1}: a test must be a mapping, got {describe(raw)}")
+        raw = test_fields(raw)
         test_id = raw.get("id")
         test_id = (
             js_str(test_id)

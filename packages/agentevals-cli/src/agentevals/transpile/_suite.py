@@ -1,10 +1,12 @@
-"""Find an eval file's tests: inline ``tests:``, ``tests: ./file.(yaml|jsonl)``, or a ``.jsonl`` with sidecar."""
+"""Find an eval file's tests: inline ``tests:`` (with ``file://`` includes), ``tests: ./file.(yaml|jsonl)``,
+or a ``.jsonl`` with sidecar."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..errors import InputFileError
+from ._formats import expand_test_includes
 from ._yaml import YamlMap, YamlSeq, load_jsonl, load_yaml, where
 
 __all__ = ["describe", "load_suite"]
@@ -37,13 +39,14 @@ def _load_tests(path: Path, source: str) -> YamlSeq:
     return tests
 
 
-def load_suite(path: Path, *, source: str | None = None) -> object:
+def load_suite(path: Path, *, source: str | None = None, warnings: list[str] | None = None) -> object:
     """Parse ``path`` into a suite mapping whose ``tests`` is the resolved list of tests.
 
     * ``*.jsonl``: one test per line; ``<base>.yaml`` next to it, if present, is the suite header
       (``description``, suite-level ``assertions``…).
     * ``*.yaml`` / ``*.yml``: an EVAL.yaml; ``tests`` may be a list or a path (relative to the file)
-      to a YAML list or a JSONL file.
+      to a YAML list or a JSONL file; ``file://PATH`` entries of the list (globs too) are replaced by
+      the tests of those files, as AgentV expands them (a glob matching nothing adds to ``warnings``).
 
     Anything that is not a mapping is returned as parsed; the transpiler reports it.
     """
@@ -72,4 +75,8 @@ def load_suite(path: Path, *, source: str | None = None) -> object:
                 f"{where(source, suite, 'tests')}: tests file '{ref}' not found (looked for {ref_source})"
             )
         suite["tests"] = _load_tests(ref_path, ref_source)
+    if isinstance(suite, YamlMap) and isinstance(suite.get("tests"), YamlSeq):
+        suite["tests"], notes = expand_test_includes(suite["tests"], path.parent, source)
+        if warnings is not None:
+            warnings.extend(notes)
     return suite

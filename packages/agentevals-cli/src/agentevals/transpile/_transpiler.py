@@ -4,6 +4,8 @@ Field mapping: the user text of ``input`` → ``prompt``; file blocks and ``inpu
 ``expected_output`` flattened to a string; ``skill-trigger`` → ``should_trigger`` and the file the
 case lands in; ``criteria``, every other assertion and the suite-level assertions → ``assertions``.
 Cases without a skill-trigger join the skill with most cases, or ``_no-skill`` when there is none.
+Suites in AgentV's later formats (``assert:``, ``script``, ``llm-rubric``, ``skill-used``, ``vars:``) are
+read through ``_formats`` into the same vocabulary.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, InputFileError
+from ._formats import is_current_format, normalize_assertion, test_fields
 from ._js import js_str, js_stringify, js_trim
 from ._render import assertion_to_natural_language, lossy_notes
 from ._suite import describe, load_suite
@@ -100,12 +103,12 @@ def _safe_name(skill: str) -> str:
     return re.sub(r"[^a-zA-Z0-9_-]", lambda m: "__" if ord(m.group()) > 0xFFFF else "_", skill)
 
 
-def _assertion_list(owner: dict[str, Any], source: str, label: str, warnings: list[str]) -> list[Any]:
-    """``assertions``, else the deprecated ``assert``; the list AgentV would iterate."""
+def _assertion_list(owner: dict[str, Any], source: str, label: str | None, warnings: list[str]) -> list[Any]:
+    """``assertions``, else ``assert`` (deprecated in v2.19: ``label`` is its warning; canonical later)."""
     for key in ("assertions", "assert"):
         value = owner.get(key)
         if isinstance(value, list):
-            if key == "assert" and "assertions" not in owner:
+            if key == "assert" and "assertions" not in owner and label:
                 warnings.append(f"{where(source, owner, 'assert')}: {label}")
             return value
         if value is not None:
@@ -135,12 +138,14 @@ def _render_entries(
             raise InputFileError(
                 f"{at}: {context}: an assertion must be a mapping with a 'type', got {describe(entry)}"
             )
-        elif entry.get("type") == "skill-trigger":
-            triggers.append(entry)
         else:
-            rendered = assertion_to_natural_language(entry)
-            warnings.extend(f"{at}: {context}: {note}" for note in lossy_notes(entry, rendered))
-            texts.extend(rendered)
+            for item in normalize_assertion(entry):  # later AgentV vocabularies read as v2.19's
+                if item.get("type") == "skill-trigger":
+                    triggers.append(item)
+                    continue
+                rendered = assertion_to_natural_language(item)
+                warnings.extend(f"{at}: {context}: {note}" for note in lossy_notes(item, rendered))
+                texts.extend(rendered)
     return texts, triggers
 
 
@@ -204,8 +209,10 @@ def transpile_suite(suite: Any, *, source: str = "EVAL.yaml") -> TranspileResult
         )
 
     warnings: list[str] = []
+    current = is_current_format(suite)  # AgentV 5: ``assert`` is the canonical key, not a deprecated alias
     suite_raw = _assertion_list(
-        suite, source, "'assert' is deprecated at the suite level. Use 'assertions' instead.", warnings
+        suite, source, None if current else "'assert' is deprecated at the suite level. Use 'assertions' instead.",
+        warnings,
     )
     suite_texts, suite_triggers = _render_entries(suite_raw, source, "suite", warnings)
     if suite_triggers:
@@ -219,10 +226,12 @@ def transpile_suite(suite: Any, *, source: str = "EVAL.yaml") -> TranspileResult
             raise InputFileError(
                 f"{where(source, tests, index)}: test {index + 1}: a test must be a mapping with 'id' and 'input', got {describe(test)}"
             )
+        test = test_fields(test)
         test_id = js_str(test["id"]) if test.get("id") is not None else str(index + 1)
         label = f"test '{test_id}'"
         raw = _assertion_list(
-            test, source, f"Test '{test_id}': 'assert' is deprecated. Use 'assertions' instead.", warnings
+            test, source, None if current else f"Test '{test_id}': 'assert' is deprecated. Use 'assertions' instead.",
+            warnings,
         )
         case_texts, triggers = _render_entries(raw, source, label, warnings)
         if test.get("input") is None and not test.get("input_files"):
@@ -263,7 +272,9 @@ def transpile_file(path: Path | str, *, source: str | None = None) -> TranspileR
     """Read and transpile one EVAL.yaml (or ``.jsonl`` test file); errors name the file and line."""
     path = Path(path)
     source = source or str(path)
-    result = transpile_suite(load_suite(path, source=source), source=source)
+    notes: list[str] = []
+    result = transpile_suite(load_suite(path, source=source, warnings=notes), source=source)
+    result.warnings[:0] = notes
     result.path = path
     return result
 
