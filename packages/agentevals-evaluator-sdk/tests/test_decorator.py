@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
-from agentevals_evaluator_sdk import EvalInput, EvalResult, EvaluatorDefinitionError, ResultError, evaluator
+from agentevals_evaluator_sdk import EvalInput, EvalResult, EvaluatorDefinitionError, evaluator
 from agentevals_evaluator_sdk.testing import make_input, run_evaluator
+from pydantic import ValidationError
 
 
 @evaluator

@@ -118,3 +118,31 @@ evaluators:
     evaluators:
       - {name: j, type: code_judge, command: [python, judges/nope.py]}
 """)
+
+
+def test_agentv_4_and_5_types_load_from_eval_config(tmp_path):
+    """AgentV's later spellings run from eval_config.yaml as the v2.19 types they stand for."""
+    from agentevals.config import parse_config
+
+    (tmp_path / "judges").mkdir()
+    (tmp_path / "judges" / "fmt.py").write_text("")
+    text = """
+evaluators:
+  - {type: skill-used, value: csv-analyzer}
+  - {type: not-skill-used, value: {name: pdf}}
+  - {type: llm-rubric, metric: polite, value: Is polite}
+  - {type: llm-rubric, metric: checklist, value: [Names Paris, {outcome: One sentence}]}
+  - {type: script, metric: fmt, value: python judges/fmt.py}
+  - {type: code-grader, name: fmt2, command: [python, judges/fmt.py]}
+  - {type: contains, metric: has-paris, value: Paris}
+"""
+    config = parse_config(text, source="eval_config.yaml", base_dir=tmp_path)
+    got = [(type(e.evaluator).__name__, e.evaluator.config.name) for e in config.evaluators]
+    assert got == [("SkillTriggerEvaluator", "skill-trigger-csv-analyzer"), ("SkillTriggerEvaluator", "skill-trigger-pdf"),
+                   ("LlmJudgeEvaluator", "polite"), ("LlmJudgeEvaluator", "checklist"),
+                   ("CodeJudgeEvaluator", "fmt"), ("CodeJudgeEvaluator", "fmt2"), ("ContainsEvaluator", "has-paris")]
+    skills = [e.evaluator.config for e in config.evaluators[:2]]
+    assert [(c.skill, c.should_trigger) for c in skills] == [("csv-analyzer", True), ("pdf", False)]
+    assert config.evaluators[2].evaluator.config.prompt == "Is polite"
+    assert [r.outcome for r in config.evaluators[3].evaluator.config.rubrics] == ["Names Paris", "One sentence"]
+    assert config.evaluators[4].evaluator.config.command == ["python", "judges/fmt.py"]

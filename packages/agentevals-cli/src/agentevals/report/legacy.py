@@ -26,6 +26,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..results import CaseResult, MetricResult, RunResult, Status
+from ..traces.convert._common import stats
 
 __all__ = ["LegacyDocument", "legacy_keys"]
 
@@ -107,15 +108,6 @@ def _trace(case: CaseResult) -> dict[str, Any]:
     return out
 
 
-def _percentiles(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-
-    def at(p: float) -> float:
-        return ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))]
-
-    return {"p50": at(0.5), "p95": at(0.95), "p99": at(0.99)}
-
-
 def _run_performance(cases: list[CaseResult]) -> Optional[dict[str, Any]]:
     """0.11's run totals: token sums and per-trace averages, per-trace latency percentiles, call counts."""
     perfs = [c.performance_metrics for c in cases if c.performance_metrics]
@@ -141,7 +133,8 @@ def _run_performance(cases: list[CaseResult]) -> Optional[dict[str, Any]]:
             "cache_creation_tokens": sum(tokens(p, "cache_creation_tokens") for p in perfs),
             "cache_read_tokens": sum(tokens(p, "cache_read_tokens") for p in perfs),
         },
-        "latency": {"overall_per_trace": _percentiles(latencies)} if latencies else {},
+        "latency": {"overall_per_trace": {k: v for k, v in (stats(latencies) or {}).items() if k in ("p50", "p95", "p99")}}
+        if latencies else {},
         "counts": {
             "traces": count,
             "total_llm_calls": llm_calls,

@@ -10,8 +10,8 @@ AgentV renamed its assertion types twice after v2.19:
   ``not-skill-used`` (a skill trigger), ``assert-set`` (a composite); tests may take ``input`` and
   ``expected_output`` from ``vars:``.
 
-``normalize_assertion`` maps each of these onto the v2.19 entry with the same meaning, so one renderer
-serves all three; ``is_current_format`` says whether a suite is written in a later format (then its
+``normalize_assertion`` (``evaluators.agentv._vocabulary``) maps each of these onto the v2.19 entry with the
+same meaning, so one renderer serves all three; ``is_current_format`` says whether a suite is written in a later format (then its
 ``assert:`` key is not the deprecated alias). ``expand_test_includes`` expands ``file://`` entries of
 ``tests:`` as AgentV does (YAML/JSONL files, globs in sorted order).
 """
@@ -19,80 +19,16 @@ serves all three; ``is_current_format`` says whether a suite is written in a lat
 from __future__ import annotations
 
 import glob
-import shlex
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputFileError
-from ._yaml import YamlMap, YamlSeq, load_jsonl, load_yaml, where
+from ..evaluators.agentv._vocabulary import CURRENT_TYPES, normalize_assertion
+from ._yaml import YamlSeq, load_jsonl, load_yaml, where
 
-__all__ = ["CURRENT_TYPES", "expand_test_includes", "is_current_format", "normalize_assertion", "test_fields"]
+__all__ = ["expand_test_includes", "is_current_format", "normalize_assertion", "test_fields"]
 
 FILE_PREFIX = "file://"
-
-_RENAMED = {
-    "code-grader": "code-judge", "code_grader": "code-judge", "script": "code-judge",
-    "llm-grader": "llm-judge", "llm_grader": "llm-judge",
-    "assert-set": "composite", "assert_set": "composite",
-}
-_RUBRIC = ("llm-rubric", "agent-rubric")
-_SKILL = {"skill-used": True, "not-skill-used": False}
-
-CURRENT_TYPES = frozenset({*_RENAMED, *_RUBRIC, *_SKILL})
-"""Assertion types that exist only in AgentV's formats after v2.19."""
-
-
-def _command(value: Any) -> Any:
-    """A script's command as an argv list (a string is split like a shell would)."""
-    if isinstance(value, str):
-        try:
-            return shlex.split(value)
-        except ValueError:
-            return value.split()
-    return value
-
-
-def normalize_assertion(entry: Any) -> list[Any]:
-    """The v2.19 entries ``entry`` stands for (usually one; a ``skill-used`` list gives one per skill).
-
-    Entries already in the v2.19 vocabulary, and anything that is not a mapping, are returned unchanged.
-    """
-    if not isinstance(entry, dict):
-        return [entry]
-    kind = entry.get("type")
-    out: dict[str, Any] = {k: v for k, v in entry.items() if k != "metric"}
-    if "metric" in entry and "name" not in entry:
-        out["name"] = entry["metric"]
-    value = entry.get("value")
-    if kind in _RENAMED:
-        out["type"] = _RENAMED[kind]
-        if out["type"] == "code-judge" and "command" not in out:
-            script = entry.get("script", value)
-            if script is not None:
-                out["command"] = _command(script)
-        out.pop("script", None) if out["type"] == "code-judge" else None
-    elif kind in _RUBRIC:
-        out["type"] = "llm-judge"
-        out.pop("value", None)
-        if isinstance(value, str):
-            out.setdefault("prompt", value)
-        elif isinstance(value, list):
-            out["rubrics"] = [{"outcome": item} if isinstance(item, str) else item for item in value]
-        elif isinstance(value, dict):
-            out["rubrics"] = [value]
-    elif kind in _SKILL:
-        skills = value if isinstance(value, list) else [value]
-        entries = []
-        for skill in skills:
-            name = skill.get("name", skill.get("pattern")) if isinstance(skill, dict) else skill
-            entries.append({**{k: v for k, v in out.items() if k != "value"}, "type": "skill-trigger",
-                            "skill": name, "should_trigger": _SKILL[kind]})
-        return entries
-    elif kind == "latency" and "threshold" not in entry and value is not None:
-        out["threshold"] = value
-    elif kind == "cost" and "budget" not in entry and value is not None:
-        out["budget"] = value
-    return [out]
 
 
 def is_current_format(suite: Any) -> bool:

@@ -14,9 +14,9 @@ from typing import Any, Final
 
 from ..errors import ConfigError, InputFileError
 from ..judges import repo_root
+from ._formats import normalize_assertion, test_fields
 from ._js import UNDEFINED, js_str, js_stringify, nullish
 from ._render import assertion_to_natural_language, judge_name_from_command
-from ._formats import normalize_assertion, test_fields
 from ._suite import describe, load_suite
 from ._yaml import where
 

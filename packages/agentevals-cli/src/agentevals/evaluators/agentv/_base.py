@@ -15,6 +15,7 @@ from ...results import MetricResult, Status, Verdict, verdict_for
 from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
 from ._checks import loads_strict
 from ._view import CaseView
+from ._vocabulary import CURRENT_TYPES, normalize_assertion
 
 __all__ = [
     "PASS_THRESHOLD",
@@ -137,6 +138,7 @@ class AgentVConfig(EvaluatorConfig):
     @model_validator(mode="before")
     @classmethod
     def _default_name(cls, data: Any) -> Any:
+        data = _later_vocabulary(data)
         if isinstance(data, dict) and not data.get("name"):
             type_name = data.get("type") or cls.model_fields["type"].default
             name = type_name
@@ -149,6 +151,16 @@ class AgentVConfig(EvaluatorConfig):
                     name = type_name
             data = {**data, "name": name}
         return data
+
+
+def _later_vocabulary(data: Any) -> Any:
+    """AgentV 4/5 spellings (``metric``, ``value``, ``script``, ``llm-rubric``, ``skill-used``…) as v2.19's."""
+    if not isinstance(data, dict) or not (data.get("type") in CURRENT_TYPES or "metric" in data):
+        return data
+    entries = normalize_assertion(data)
+    if len(entries) != 1:
+        raise ValueError(f"'{data.get('type')}' with {len(entries)} skills: write one entry per skill")
+    return entries[0]
 
 
 class _Defaulting(dict):
