@@ -369,7 +369,7 @@ def test_config_for_a_builtin_metric():
         "evaluators:\n"
         "  - name: tool_trajectory_avg_score\n"
         "    type: builtin\n"
-        "    threshold: 1.0\n"
+        "    threshold: 0.5\n"
     )
     assert "threshold: 0.8\n" in config_snippet("tool_trajectory_avg_score", "-t", "0.8").output
 

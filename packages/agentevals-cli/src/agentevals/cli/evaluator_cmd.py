@@ -167,7 +167,7 @@ def list_command(sources: tuple[str, ...], refresh: bool, timeout: float) -> Non
 @click.option("-p", "--path", "path", default=None,
               help="The evaluator file, relative to eval_config.yaml (a `type: code` entry).")
 @click.option("-t", "--threshold", type=click.FloatRange(0, 1), default=None,
-              help="Threshold (default: the metric's, else 0.5).")
+              help="Threshold (default: 0.5).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=20.0, show_default=True,
               help="Seconds to wait for each source when looking NAME up.")
 def config_command(name: str, path: str | None, threshold: float | None, timeout: float) -> None:
@@ -182,12 +182,14 @@ def config_command(name: str, path: str | None, threshold: float | None, timeout
     import yaml
 
     from ..evaluators.builtin import METRICS
+    from ..evaluators.builtin._base import UNIFORM_THRESHOLD
 
     entry: dict[str, object] = {"name": name}
     note = ""
     if path is None and name in METRICS.names():
         metric = METRICS.get(name)
-        entry.update(type="builtin", threshold=metric.default_threshold if threshold is None else threshold)
+        default = None if metric.default_threshold is None else UNIFORM_THRESHOLD  # None: informational
+        entry.update(type="builtin", threshold=default if threshold is None else threshold)
         if metric.needs_expected:
             note = " (needs an eval set: -e/--eval-set)"
     else:
