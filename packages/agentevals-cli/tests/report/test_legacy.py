@@ -30,7 +30,7 @@ def test_statuses_map_onto_0_11_meanings():
         ("traj", "PASSED", 0.5, None, None),
         ("judge", "NOT_EVALUATED", None, "exited with code 1: boom", None),
         ("resp", "NOT_EVALUATED", None, None, {"reason": "needs an eval case: none matched"}),
-        ("token_usage_v1", "NOT_EVALUATED", 3906.0, None, {"unit": "tokens"}),
+        ("token_usage_v1", "NOT_EVALUATED", None, None, {"unit": "tokens", "value": 3906}),
     ]
     assert trace["metrics"][0]["per_invocation_scores"] == [1.0, 0.0]
     assert document["errors"] == [] and "performance_metrics" not in document

@@ -13,9 +13,9 @@ keys to our document so they keep working. Each key keeps its 0.11 meaning:
     }
 
 ``eval_status`` is PASSED, FAILED or NOT_EVALUATED, as in 0.11: an evaluator that could not produce a
-score (our ERROR) is NOT_EVALUATED with ``error`` set, and an informational metric (our INFORMATIONAL) is
-NOT_EVALUATED with its value as ``score`` when it is a number. A NOT_EVALUATED row carries its reason in
-``details.reason``. One ``traces`` entry per case (a trace, or the traces of one conversation), whose
+score (our ERROR) is NOT_EVALUATED with ``error`` set, and an informational metric (our INFORMATIONAL,
+which 0.11 could not compute) is NOT_EVALUATED with no ``score`` (a score is in [0, 1]) and its value in
+``details.value``. A NOT_EVALUATED row carries its reason in ``details.reason``. One ``traces`` entry per case (a trace, or the traces of one conversation), whose
 ``trace_id`` is the case's earliest trace.
 """
 
@@ -76,9 +76,6 @@ class LegacyDocument(BaseModel):
 
 def _metric(m: MetricResult) -> dict[str, Any]:
     score = m.score
-    if m.status == Status.INFORMATIONAL and score is None and isinstance(m.value, (int, float)) \
-            and not isinstance(m.value, bool):
-        score = float(m.value)
     status = m.status.value if m.status in (Status.PASSED, Status.FAILED) else Status.NOT_EVALUATED.value
     out: dict[str, Any] = {
         "metric_name": m.name,
@@ -91,6 +88,8 @@ def _metric(m: MetricResult) -> dict[str, Any]:
     details = dict(m.details)
     if m.status == Status.NOT_EVALUATED and m.reason:
         details.setdefault("reason", m.reason)
+    if m.status == Status.INFORMATIONAL:
+        details.setdefault("value", m.value)
     if details:
         out["details"] = details
     return out
