@@ -416,3 +416,19 @@ def test_strands_legacy_events_score_trajectory_and_answer(fmt):
     assert case.eval_id == "paris_weather"
     assert [(m.name, m.status.value, m.score) for m in case.metrics] == [
         ("tool_trajectory_avg_score", "PASSED", 1.0), ("response_match_score", "PASSED", 1.0)]
+
+
+def test_strands_tool_spans_alone_give_the_call_and_its_result(tmp_path):
+    """Without the model calls' events, the tool span's own pre-1.37 events carry arguments and result."""
+    document = json.loads((DATA / "strands_legacy.otlp.json").read_text("utf-8"))
+    for resource in document["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                if span["name"] in ("chat", "execute_event_loop_cycle"):
+                    span["events"] = []
+    (tmp_path / "t.otlp.json").write_text(json.dumps(document))
+    (trace,) = read_traces(tmp_path / "t.otlp.json")
+    (inv,) = convert_trace(trace).invocations
+    assert (inv.user_content, inv.final_response) == (USER, FINAL)
+    assert [(c.name, c.args, c.id) for c in inv.intermediate_steps.tool_calls] == [("get_weather", ARGS, CC)]
+    assert [(r.output, r.id) for r in inv.intermediate_steps.tool_responses] == [("sunny, 21°C", CC)]

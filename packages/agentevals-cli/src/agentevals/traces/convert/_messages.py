@@ -131,8 +131,13 @@ def tool_args(value: Any) -> tuple[dict[str, Any], bool]:
 
 
 def tool_output(value: Any) -> tuple[str, str | None]:
-    """A tool span's result as (text, call id); unwraps LangChain ``ToolMessage`` payloads."""
+    """A tool span's result as (text, call id); unwraps LangChain ``ToolMessage`` payloads and Bedrock
+    content lists (``[{"text": …}]``)."""
     parsed = as_json(value)
+    if isinstance(parsed, list) and parsed and all(isinstance(p, dict) and ("text" in p or "json" in p)
+                                                   for p in parsed):
+        texts = [p["text"] if isinstance(p.get("text"), str) else as_text(p.get("json")) for p in parsed]
+        return "\n".join(texts), None
     inner = parsed.get("output", parsed) if isinstance(parsed, dict) else None
     if isinstance(inner, dict) and (inner.get("lc") or isinstance(inner.get("data"), dict)):
         for message in _message(inner, "tool"):
@@ -166,8 +171,9 @@ def _message(item: Any, role: str) -> list[Message]:
         return []
     inner = as_json(item.get("message"))
     if isinstance(inner, (list, str)) and inner and "role" not in item and "content" not in item:
-        # a choice event whose message is a content list (Bedrock blocks) or the answer's text (Strands)
-        return _message({"role": "assistant", "content": inner if isinstance(inner, list) else [inner]}, role)
+        # a choice event whose message is a content list (Bedrock blocks) or the answer's text (Strands prints
+        # its result with a trailing newline)
+        return _message({"role": "assistant", "content": inner if isinstance(inner, list) else [inner.strip()]}, role)
     if isinstance(inner, dict) and "role" not in item and "parts" not in item:
         # OpenInference {"message": {...}}, choices {"index", "message"}, LangChain generations {"text", "message"}
         tool_calls = as_json(item.get("tool_calls"))

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["ALIASES", "CONTENT_BLOCKS", "INPUT_MESSAGE_EVENTS", "OUTPUT_MESSAGE_EVENTS", "first", "first_key",
-           "indexed"]
+__all__ = ["ALIASES", "CONTENT_BLOCKS", "INPUT_MESSAGE_EVENTS", "OUTPUT_MESSAGE_EVENTS", "TOOL_SPAN_EVENTS", "first",
+           "first_key", "indexed"]
 
 ALIASES: dict[str, tuple[str, ...]] = {
     # grouping
@@ -101,6 +101,11 @@ INPUT_MESSAGE_EVENTS: dict[str, str] = {
 
 OUTPUT_MESSAGE_EVENTS: tuple[str, ...] = ("gen_ai.choice",)
 """Events holding one model output choice (``{index, finish_reason, message}``)."""
+
+TOOL_SPAN_EVENTS: dict[str, tuple[str, str]] = {"tool_args": ("gen_ai.tool.message", "content"),
+                                                 "tool_result": ("gen_ai.choice", "message")}
+"""Pre-1.37 per-message events on a *tool* span (Strands): field → (event name, attribute). Read when the
+span has none of the field's attribute aliases."""
 
 CONTENT_BLOCKS: dict[str, str] = {"toolUse": "tool_call", "toolResult": "tool_call_response"}
 """Bedrock Converse content blocks → the GenAI part type they are read as. Instrumentations on the pre-1.37

@@ -47,7 +47,7 @@ from ._common import (
     set_trace_metrics,
 )
 from ._messages import Message, final_text, read_messages, tool_args, tool_output, user_key, user_text
-from .aliases import ALIASES, INPUT_MESSAGE_EVENTS, OUTPUT_MESSAGE_EVENTS, first
+from .aliases import ALIASES, INPUT_MESSAGE_EVENTS, OUTPUT_MESSAGE_EVENTS, TOOL_SPAN_EVENTS, first
 
 __all__ = ["GenAIConverter"]
 
@@ -314,12 +314,14 @@ class _TraceView:
 
     @staticmethod
     def _lookup(span: Span, field_name: str) -> object:
-        """An attribute of the span, else of its events (``gen_ai.tool.input`` / ``gen_ai.tool.output``)."""
+        """An attribute of the span, else of its events (``gen_ai.tool.input`` / ``gen_ai.tool.output``), else
+        the pre-1.37 per-message event that carries it (``TOOL_SPAN_EVENTS``)."""
         for attrs in (span.attributes, *(e.attributes for e in span.events)):
             value = first(attrs, field_name)
             if value is not None:
                 return value
-        return None
+        event_name, key = TOOL_SPAN_EVENTS.get(field_name, ("", ""))
+        return next((e.attributes[key] for e in span.events if e.name == event_name and key in e.attributes), None)
 
     def _call_id(self, span: Span) -> str | None:
         value = self._lookup(span, "tool_call_id")
