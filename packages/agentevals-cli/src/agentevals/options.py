@@ -43,5 +43,8 @@ class RunOptions:
     """Trace file format from the config (``-f`` overrides it)."""
     output: Optional[str] = None
     """Report format from the config (``-o`` overrides it)."""
+    independent_cases: bool = False
+    """Each case is its own evaluation (live sessions batched into one run): a single-case eval set pairs
+    with every case, as it pairs with the only trace of a run (agentevals-cli 0.11's rule)."""
     notes: list[str] = field(default_factory=list)
     """Load-time notes for the run's report (e.g. a config path found relative to the working directory)."""

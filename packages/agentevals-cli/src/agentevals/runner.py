@@ -192,7 +192,7 @@ async def run_evaluation(
         traces, trace_format=trace_format, keep_spans=any(ev.needs_spans for ev in evs))
     cases = group_traces(converted, options.group_by)
     for case in cases:
-        _match(case, eval_set, only_trace=len(cases) == 1)
+        _match(case, eval_set, only_trace=len(cases) == 1 or options.independent_cases)
     if not evs:
         run.notes.append("no evaluators configured (use -m METRIC or -c eval_config.yaml)")
     if not converted and not run.input_errors:

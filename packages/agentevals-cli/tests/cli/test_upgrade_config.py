@@ -104,3 +104,18 @@ def test_agentevals_eval_case_id_selects_the_case(repo, where):
                               "-o", "json").stdout)
     assert (document["cases"][0]["eval_id"], document["cases"][0]["match_reason"]) == (
         "helm_list_releases", "eval id 'helm_list_releases' recorded in the trace")
+
+
+def test_camel_case_builtin_keys_of_0_11(repo):
+    (repo / "configs" / "eval_config.yaml").write_text(
+        "evaluators:\n  - name: tool_trajectory_avg_score\n    type: builtin\n    trajectoryMatchType: ANY_ORDER\n"
+        "    threshold: 0.9\n  - {name: response_match_score, type: builtin, treshold: 0.5}\n")
+    result = run("samples/helm.json", "-c", "configs/eval_config.yaml")
+    assert result.exit_code == 2  # a typo is still an error, at its line
+    assert result.output == ("Error: configs/eval_config.yaml:6:49: unknown key 'treshold' in evaluator "
+                             "'response_match_score' (did you mean 'threshold'?)\n")
+    (repo / "configs" / "eval_config.yaml").write_text(
+        "evaluators:\n  - name: tool_trajectory_avg_score\n    type: builtin\n    trajectoryMatchType: ANY_ORDER\n")
+    document = json.loads(run("samples/helm.json", "-e", "samples/eval_set_helm.json", "-c", "configs/eval_config.yaml",
+                              "-o", "json").stdout)
+    assert document["cases"][0]["metrics"][0]["details"]["match_type"] == "any_order"

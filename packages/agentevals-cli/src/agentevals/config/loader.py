@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
@@ -195,6 +196,7 @@ def _build_entries(entries: list[Any], source: str, base_dir: Path, config: Eval
             key_where = _where(source, entry.key_marks.get("type") if isinstance(entry, _Mapping) else mark)
             errors.append(f"{key_where}: {label}: {exc}")
             continue
+        entry = _snake_case_keys(entry, cls.Config)
         try:
             model = cls.Config.model_validate(dict(entry))
         except ValidationError as exc:
@@ -213,6 +215,22 @@ def _build_entries(entries: list[Any], source: str, base_dir: Path, config: Eval
         config.evaluators.append(LoadedEvaluator(evaluator, where))
         config.notes += [f"{where}: evaluator '{model.name}': {note}" for note in evaluator.notes]
     return errors
+
+
+def _snake_case_keys(entry: Any, model: type[BaseModel]) -> Any:
+    """agentevals-cli 0.11 also read builtin entries' keys in camelCase (``judgeModel``): a camelCase key
+    whose snake_case form is a field of ``model`` is read as that field (its position kept for messages)."""
+    if not isinstance(entry, _Mapping):
+        return entry
+    renamed = {key: snake for key in entry if isinstance(key, str)
+               and (snake := re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()) != key
+               and snake in model.model_fields and snake not in entry}
+    if not renamed:
+        return entry
+    out = _Mapping({renamed.get(k, k): v for k, v in entry.items()})
+    out.line, out.col = entry.line, entry.col
+    out.key_marks = {renamed.get(k, k): mark for k, mark in entry.key_marks.items()}
+    return out
 
 
 def _model_at(model: type[BaseModel], path: tuple[Any, ...]) -> Optional[type[BaseModel]]:

@@ -197,6 +197,7 @@ class LiveEvaluator:
         for key, traces in groups.items():
             try:
                 evaluators, options = self.settings.prepare()
+                options.independent_cases = True  # a batch of sessions, each evaluated as if alone
                 await run_evaluation(traces, evaluators, eval_set=sets[key], options=options,
                                      consumers=[_Recorder(self.store, records), *self.consumers])
             except Exception as exc:
