@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .._registry import did_you_mean
+from .._yaml import BoundedLoader
 from .._validation import loc_path
 from ..errors import ConfigError
 from ..evaluators import EVALUATOR_TYPES, BaseEvaluator
@@ -42,7 +43,7 @@ class _Sequence(list):
     item_marks: list[tuple[int, int]]
 
 
-class _MarkedLoader(yaml.SafeLoader):
+class _MarkedLoader(BoundedLoader, yaml.SafeLoader):
     def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> _Sequence:  # type: ignore[override]
         items = _Sequence(self.construct_object(child, deep=True) for child in node.value)
         items.item_marks = [(child.start_mark.line + 1, child.start_mark.column + 1) for child in node.value]

@@ -45,8 +45,10 @@ def read_manifest(directory: Path) -> Manifest | None:
         return None
     import yaml
 
+    from .._yaml import safe_load
+
     try:
-        data: Any = yaml.safe_load(path.read_text("utf-8"))
+        data: Any = safe_load(path.read_text("utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: cannot read the manifest: {str(exc).splitlines()[0]}") from None
     if data is None:

@@ -133,8 +133,10 @@ def parse_index(text: str, *, source: str, where: str) -> list[EvaluatorInfo]:
     """Parse an ``index.yaml`` document; ``SourceError`` naming ``where`` when it is not one."""
     import yaml
 
+    from .._yaml import safe_load
+
     try:
-        data: Any = yaml.safe_load(text)
+        data: Any = safe_load(text)
     except yaml.YAMLError as exc:
         raise SourceError(f"{where}: not valid YAML: {str(exc).splitlines()[0]}") from None
     entries = data.get("evaluators") if isinstance(data, dict) else None

@@ -21,6 +21,7 @@ from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .._files import read_input
+from .._yaml import BoundedLoader
 from ..errors import InputFileError
 from ._js import js_str
 
@@ -90,7 +91,7 @@ _YAML11_ONLY = {
 }
 
 
-class _CoreLoader(yaml.SafeLoader):
+class _CoreLoader(BoundedLoader, yaml.SafeLoader):
     """SafeLoader with YAML 1.2 core-schema scalars, duplicate-key errors and origin tracking."""
 
     source = "EVAL.yaml"

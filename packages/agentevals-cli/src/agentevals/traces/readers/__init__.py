@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal, Optional
 
+from ..._files import regular_path
 from ...errors import InputFileError
 from ..model import Trace
 from . import _stream
@@ -63,7 +64,8 @@ def read_traces(
     Jaeger and OTLP files above ``_stream.STREAM_THRESHOLD`` bytes are streamed one trace at a time.
     """
     source = str(path)
-    plan = _stream.plan_stream(Path(path), format)
+    path = regular_path(path, source, expected="a trace file", json=True)  # a pipe: its temporary copy
+    plan = _stream.plan_stream(Path(path), format, source)
     if plan is None:
         yield from _read_whole(path, source, format, log_events)
         return
@@ -85,7 +87,7 @@ def read_traces(
 def _read_whole(path: str | Path, source: str, format: Optional[str], log_events: Optional[LogEvents]) -> Iterator[Trace]:
     """Parse the whole file (orjson), then read its documents."""
     found = False
-    for document in load_json_documents(Path(path)):
+    for document in load_json_documents(Path(path), source=source):
         if is_logs_document(document) and format is None:
             if log_events is None:
                 raise InputFileError(f"{source}: an OTLP logs file, not a trace file: pass it with its traces")

@@ -28,6 +28,7 @@ from typing import Any, Optional
 
 from ...errors import InputFileError, first_line
 from ..model import Span, Trace
+from ..._files import JsonDepthGuard
 from ._json import _raise_syntax_error
 from .jaeger import read_jaeger_trace
 from .otlp import batch_spans, batch_trace_ids
@@ -54,7 +55,7 @@ class StreamPlan:
     """The top-level key holding the array: ``data``, ``resourceSpans``, ``resource_spans`` or ``batches``."""
 
 
-def plan_stream(path: Path, format: Optional[str]) -> Optional[StreamPlan]:
+def plan_stream(path: Path, format: Optional[str], source: Optional[str] = None) -> Optional[StreamPlan]:
     """How to stream ``path``, or None to read it whole (small, not streamable, or unreadable)."""
     try:
         if path.stat().st_size <= STREAM_THRESHOLD or not path.is_file():
@@ -68,7 +69,7 @@ def plan_stream(path: Path, format: Optional[str]) -> Optional[StreamPlan]:
             if head.startswith((b"\xff\xfe", b"\xfe\xff")) or _looks_like_json_lines(f):
                 return None
             f.seek(len(_BOM) if head.startswith(_BOM) else 0)
-            key = _array_key(ijson.parse(f))
+            key = _array_key(ijson.parse(JsonDepthGuard(f, source or str(path))))
     except (OSError, ijson.JSONError, UnicodeDecodeError):
         return None
     if key is None:
@@ -83,18 +84,18 @@ def stream_traces(path: Path, source: str, plan: StreamPlan, *, detect: bool) ->
     """Yield the traces of a planned file. ``detect``: raise ``Fallback`` when the first Jaeger element
     is not a trace (format detection would not call the file Jaeger)."""
     if plan.format == "jaeger-json":
-        for t_index, entry in enumerate(_items(path, "data.item")):
+        for t_index, entry in enumerate(_items(path, "data.item", source)):
             if t_index == 0 and detect and not (isinstance(entry, dict) and "spans" in entry):
                 raise Fallback
             yield read_jaeger_trace(entry, source, t_index)
         return
     prefix = f"{plan.key}.item"
     last: dict[str, int] = {}
-    for b, batch in enumerate(_items(path, prefix)):
+    for b, batch in enumerate(_items(path, prefix, source)):
         for trace_id in batch_trace_ids(batch):
             last[trace_id] = b
     pending: dict[str, list[Span]] = {}  # open traces, in first-seen order
-    for b, batch in enumerate(_items(path, prefix)):
+    for b, batch in enumerate(_items(path, prefix, source)):
         for span in batch_spans(batch, f"{source}: {plan.key}[{b}]"):
             pending.setdefault(span.trace_id, []).append(span)
         while pending and last.get(next(iter(pending)), -1) <= b:
@@ -104,30 +105,30 @@ def stream_traces(path: Path, source: str, plan: StreamPlan, *, detect: bool) ->
         yield Trace(trace_id=trace_id, spans=spans, source=source)
 
 
-def _items(path: Path, prefix: str) -> Iterator[Any]:
+def _items(path: Path, prefix: str, source: str) -> Iterator[Any]:
     """The elements at ``prefix`` (numbers as int/float, like orjson); a syntax error is one line."""
     import ijson
 
     with path.open("rb") as f:
         if f.read(len(_BOM)) != _BOM:
             f.seek(0)
-        items = ijson.items(f, prefix, use_float=True)
+        items = ijson.items(JsonDepthGuard(f, source), prefix, use_float=True)
         while True:
             try:
                 item = next(items)
             except StopIteration:
                 return
             except (ijson.JSONError, UnicodeDecodeError) as exc:
-                _syntax_error(path, exc)
+                _syntax_error(path, source, exc)
             yield item
 
 
-def _syntax_error(path: Path, exc: Exception) -> None:
+def _syntax_error(path: Path, source: str, exc: Exception) -> None:
     """Raise the whole-file path's message for the first syntax error in ``path``."""
     data = path.read_bytes().removeprefix(_BOM)
-    _raise_syntax_error(path, data, data)
+    _raise_syntax_error(source, data, data)
     del data
-    raise InputFileError(f"{path}: invalid JSON: {first_line(exc)}")
+    raise InputFileError(f"{source}: invalid JSON: {first_line(exc)}")
 
 
 def _array_key(events: Iterator[tuple[str, str, Any]]) -> Optional[str]:

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..._files import regular_path
 from ...errors import InputFileError
 from ..model import SpanEvent, Trace
 from ._json import load_json_documents
@@ -42,9 +43,9 @@ def is_logs_file(path: str | Path) -> bool:
 
     A sniff: False for unreadable files and for logs files whose first key is another one."""
     try:
-        with open(path, "rb") as f:
+        with open(regular_path(path, json=True), "rb") as f:  # a pipe is copied first: the sniff takes nothing
             return bool(_LOGS_HEAD.match(f.read(4096)))
-    except OSError:
+    except (OSError, InputFileError):
         return False
 
 
