@@ -14,6 +14,7 @@ import click
 from ..__about__ import __version__
 from ..errors import AgentevalsError
 from ..protocol import PROTOCOL_VERSION
+from ..redact import redact
 
 # name → "module:attribute"; imported only when the command runs so that --help stays fast.
 COMMANDS: dict[str, str] = {
@@ -31,7 +32,7 @@ class AgentevalsClickError(click.ClickException):
     """An ``AgentevalsError`` on its way out: ``Error: <one line>`` on stderr and its exit code."""
 
     def __init__(self, error: AgentevalsError) -> None:
-        super().__init__(str(error))
+        super().__init__(redact(str(error)))
         self.exit_code = error.exit_code
 
 
@@ -54,6 +55,16 @@ class LazyGroup(click.Group):
             module, _, attr = COMMANDS[name].partition(":")
             return getattr(importlib.import_module(module), attr)
         return super().get_command(ctx, name)
+
+
+class RedactingFilter(logging.Filter):
+    """Log records leave with secrets redacted (the message is rendered once, then cleaned)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+        return True
 
 
 _state = {"verbose": 0}
@@ -80,6 +91,9 @@ def cli(ctx: click.Context, verbose: int) -> None:
     _state["verbose"] = verbose
     level = logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter())
 
 
 def main(argv: list[str] | None = None) -> Any:
@@ -97,7 +111,7 @@ def main(argv: list[str] | None = None) -> Any:
     except AgentevalsError as exc:  # raised outside a command (e.g. while parsing)
         if debug_enabled():
             traceback.print_exc()
-        click.echo(f"Error: {exc}", err=True)
+        click.echo(redact(f"Error: {exc}"), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
@@ -105,6 +119,6 @@ def main(argv: list[str] | None = None) -> Any:
     except Exception as exc:  # a bug: still one line, the traceback on request
         if debug_enabled():
             traceback.print_exc()
-        click.echo(f"Error: internal error: {type(exc).__name__}: {exc} (run with -vv for the traceback; "
-                   "please report it)", err=True)
+        click.echo(redact(f"Error: internal error: {type(exc).__name__}: {exc} (run with -vv for the traceback; "
+                          "please report it)"), err=True)
         sys.exit(1)

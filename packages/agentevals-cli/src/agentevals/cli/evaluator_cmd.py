@@ -76,25 +76,26 @@ def init_command(name: str, runtime: str | None, output_dir: Path, force: bool) 
 def run_command(path: Path, input_file: Path, threshold: float | None, timeout: float, executor: str) -> None:
     """Run the evaluator PATH once on an EvalInput file and show its validated result."""
     from ..evaluators.code import evaluate_file
+    from ..redact import redact
     from ..results import Status
 
     result = evaluate_file(path, input_file, threshold=threshold, timeout=timeout, executor=executor)
     score = "-" if result.score is None else f"{result.score:.3f}"
-    click.echo(f"{result.name}: {result.status.value}  score {score}  threshold {result.threshold:g}")
+    click.echo(redact(f"{result.name}: {result.status.value}  score {score}  threshold {result.threshold:g}"))
     if result.per_invocation_scores:
         click.echo("per invocation: " + ", ".join("-" if s is None else f"{s:g}" for s in result.per_invocation_scores))
     if result.status is Status.ERROR:
-        click.echo(f"Error: {result.error}", err=True)
+        click.echo(redact(f"Error: {result.error}"), err=True)
         stderr = result.details.get("stderr")
         if stderr:
-            click.echo("stderr (end):\n" + stderr, err=True)
+            click.echo(redact("stderr (end):\n" + stderr), err=True)
         raise click.exceptions.Exit(1)
     if result.details:
         import json
 
-        click.echo("details: " + json.dumps(result.details, ensure_ascii=False, default=str))
+        click.echo(redact("details: " + json.dumps(result.details, ensure_ascii=False, default=str)))
     if result.status is Status.NOT_EVALUATED:
-        click.echo(f"reason: {result.reason}")
+        click.echo(redact(f"reason: {result.reason}"))
     raise click.exceptions.Exit(1 if result.status is Status.FAILED else 0)
 
 

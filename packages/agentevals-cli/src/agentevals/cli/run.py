@@ -100,6 +100,7 @@ def run_command(
 ) -> None:
     """Score TRACE_FILES (Jaeger JSON, OTLP JSON or Tempo exports; globs allowed) against an eval set."""
     from ..api import prepare_run
+    from ..redact import redact
     from ..report import render
     from ..runner import run_evaluation
 
@@ -132,7 +133,7 @@ def run_command(
     click.echo(text, nl=False)
     if output == "json":
         for note in [*(e.error for e in run.input_errors), *run.notes]:
-            click.echo(f"agentevals: {note}", err=True)
+            click.echo(redact(f"agentevals: {note}"), err=True)
     if verbosity() >= 1:
         click.echo(f"exit code {run.exit_code(strict=options.strict)}", err=True)
     sys.exit(run.exit_code(strict=options.strict))

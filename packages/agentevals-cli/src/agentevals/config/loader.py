@@ -132,12 +132,17 @@ def _where(source: str, mark: tuple[int, int] | None) -> str:
 
 def load_config(path: str | Path) -> EvalConfig:
     """Read and validate an eval_config.yaml. Raises ``ConfigError`` listing every problem, one per line."""
+    from .._files import read_input
+    from ..errors import InputFileError
+
     path = Path(path)
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    if not path.exists():
+        raise ConfigError(f"{path}: config file not found")
+    try:  # bounded, and a pipe (``-c <(…)``) is read once within the input deadline
+        text = read_input(path, expected="a YAML config file").decode("utf-8")
+    except InputFileError as exc:
+        raise ConfigError(str(exc)) from None
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: cannot read config: {exc}") from None
     return parse_config(text, source=str(path), base_dir=path.resolve().parent)
 

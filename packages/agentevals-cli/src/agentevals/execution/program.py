@@ -25,6 +25,7 @@ from ..protocol import EvalResult, decode_result
 from .deadline import Deadline
 from .process import ProcessResult, ProcessTimeout, run_process, tail
 from .runtimes import Runtime, runtime_for
+from .sandbox_env import current_env_setting, evaluator_env
 
 __all__ = ["ProgramFailure", "cause_line", "extract_result", "read_result", "run_command", "run_program"]
 
@@ -110,7 +111,7 @@ async def run_program(
         timeout: Seconds for everything (dependency setup included); ignored when ``deadline`` is given.
         deadline: A deadline shared with earlier steps (e.g. a download).
         cwd: Working directory (default: the program's directory).
-        env: Environment (default: inherited).
+        env: Environment (default: the minimal one of ``sandbox_env``, plus the entry's ``env:``).
         runtime: Use this runtime instead of the one registered for the extension.
 
     Raises:
@@ -133,6 +134,8 @@ async def run_program(
         raise ProgramFailure(str(exc)) from None
     deadline.phase = f"running {path.name}"
     logger.debug("running %s", " ".join(command))
+    if env is None:
+        env = evaluator_env(current_env_setting())
     return await run_command(command, deadline=deadline, payload=payload, cwd=cwd or path.parent, env=env)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..redact import redact
 from ..results import RunResult
 from .json import render_json
 from .summary import render_summary
@@ -19,5 +20,5 @@ RENDERERS: dict[str, Callable[..., str]] = {
 
 
 def render(run: RunResult, fmt: str = "table", *, color: bool = False) -> str:
-    """Render a run in one of ``RENDERERS``."""
-    return RENDERERS[fmt](run, color=color)
+    """Render a run in one of ``RENDERERS``, with secrets redacted (``agentevals.redact``)."""
+    return redact(RENDERERS[fmt](run, color=color))

@@ -19,6 +19,7 @@ from ...execution.deadline import Deadline
 from ...execution.process import ProcessResult
 from ...execution.program import ProgramFailure, cause_line, extract_result, run_command, run_program
 from ...execution.runtimes import Runtime, supported_extensions
+from ...execution.sandbox_env import current_env_setting, evaluator_env
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -94,7 +95,8 @@ async def _run(argv: list[str], payload: dict[str, Any], *, cwd: Path, timeout: 
         if script is not None:
             result = await run_file(script, payload, cwd=cwd, deadline=deadline)
         else:
-            result = await run_command(argv, deadline=deadline, payload=encode_payload(payload), cwd=cwd)
+            result = await run_command(argv, deadline=deadline, payload=encode_payload(payload), cwd=cwd,
+                                       env=evaluator_env(current_env_setting()))
     except ProgramFailure as exc:
         raise EvaluatorFailure(f"{what} `{shown}` failed: {exc}") from None
     if result.returncode != 0:

@@ -1,0 +1,105 @@
+"""Secrets never leave in what agentevals writes: one redactor for reports, logs, error rows and the run store.
+
+``redact(text)`` replaces with ``***``:
+
+- the value of every environment variable whose name looks secret (``*_KEY``, ``*TOKEN*``, ``*SECRET*``,
+  ``*PASSWORD*``, ``*CREDENTIAL*``, ``*_AUTH*``, ``DATABASE_URL``, …; values of 6 characters or more);
+- well-known token shapes, wherever they come from: OpenAI ``sk-…``, GitHub ``ghp_…``/``github_pat_…``,
+  AWS access key ids, Slack ``xox?-…``, Google ``AIza…``, GitLab ``glpat-…``, Hugging Face ``hf_…``,
+  npm ``npm_…``, JSON Web Tokens, ``Bearer …`` / ``Basic …`` credentials, private key blocks, and the
+  password of a URL (``https://user:***@host``).
+
+``redact_obj(obj)`` does the same to every string inside nested dicts, lists and tuples (keys included).
+
+Example:
+    ```python
+    from agentevals.redact import redact, redact_obj
+
+    redact("token ghp_" + "a" * 36)          # 'token ***'
+    redact_obj({"error": "401 for sk-live-abcdef123456"})   # {'error': '401 for ***'}
+    ```
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from typing import Any, TypeVar
+
+__all__ = ["MASK", "redact", "redact_obj", "secret_values"]
+
+MASK = "***"
+
+T = TypeVar("T")
+
+_SECRET_NAME = re.compile(
+    r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD_?HASH|CREDENTIALS?|AUTH|"
+    r"COOKIE|SIGNATURE|DSN|CONN(?:ECTION)?_?STR(?:ING)?|DATABASE_URL|ACCESS_KEY(?:_ID)?)(?:_|$)"
+    r"|TOKEN|SECRET|PASSWORD|APIKEY",
+    re.IGNORECASE,
+)
+_NOT_SECRET = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "SHELL", "TERM", "USER", "LOGNAME", "LANG",
+                         "KEYTIMEOUT", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "PASSWORD_STORE_DIR"})
+_MIN_SECRET = 6
+"""Shorter values (``1``, ``true``, ``yes``) are not redacted: they would mangle every report."""
+
+_TOKEN_SHAPES = re.compile(
+    "|".join([
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)",
+        r"\bsk-(?:proj-|live-|test-|ant-)?[A-Za-z0-9_\-]{16,}",
+        r"\bgh[pousr]_[A-Za-z0-9]{30,}",
+        r"\bgithub_pat_[A-Za-z0-9_]{30,}",
+        r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b",
+        r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
+        r"\bAIza[0-9A-Za-z_\-]{35}",
+        r"\bglpat-[A-Za-z0-9_\-]{20,}",
+        r"\bhf_[A-Za-z0-9]{30,}",
+        r"\bnpm_[A-Za-z0-9]{36}",
+        r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+        r"(?<=\bBearer )[A-Za-z0-9_\-.~+/]{8,}=*",
+        r"(?<=\bBasic )[A-Za-z0-9+/]{8,}=*",
+    ])
+)
+# user:password@ in a URL: keep the user, hide the password.
+_URL_PASSWORD = re.compile(r"(?<=://)([^/\s:@]+):([^/\s@]+)@")
+
+
+def _is_secret_name(name: str) -> bool:
+    return name.upper() not in _NOT_SECRET and bool(_SECRET_NAME.search(name))
+
+
+def secret_values(environ: Any = None) -> list[str]:
+    """Values of the secret-looking variables of ``environ`` (default: ``os.environ``), longest first."""
+    environ = os.environ if environ is None else environ
+    values = {v for k, v in environ.items() if len(v) >= _MIN_SECRET and _is_secret_name(k)}
+    return sorted(values, key=len, reverse=True)
+
+
+@lru_cache(maxsize=8)
+def _values_pattern(values: tuple[str, ...]) -> re.Pattern[str] | None:
+    return re.compile("|".join(map(re.escape, values))) if values else None
+
+
+def redact(text: str) -> str:
+    """``text`` with secrets (environment values and token shapes) replaced by ``***``."""
+    if not text:
+        return text
+    pattern = _values_pattern(tuple(secret_values()))
+    if pattern is not None:
+        text = pattern.sub(MASK, text)
+    text = _TOKEN_SHAPES.sub(MASK, text)
+    return _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{MASK}@", text)
+
+
+def redact_obj(obj: T) -> T:
+    """A copy of ``obj`` with every string inside it (dict keys too) passed through ``redact``."""
+    if isinstance(obj, str):
+        return redact(obj)  # type: ignore[return-value]
+    if isinstance(obj, dict):
+        return {redact_obj(k): redact_obj(v) for k, v in obj.items()}  # type: ignore[return-value]
+    if isinstance(obj, list):
+        return [redact_obj(v) for v in obj]  # type: ignore[return-value]
+    if isinstance(obj, tuple):
+        return tuple(redact_obj(v) for v in obj)  # type: ignore[return-value]
+    return obj
