@@ -1,10 +1,16 @@
 """Run a child process with a hard deadline; on timeout or cancellation kill its whole process tree.
 
-Children run in their own session, out of reach of signals sent to agentevals' process group. So that
-none outlives agentevals when it is terminated (SIGTERM: a cancelled CI job; SIGHUP: a closed
-terminal), the first ``run_process`` in the main thread installs handlers for those signals — only
-where their default action is in place — that kill every running child's group and then let the
-signal take its default course.
+Children run in their own session, out of reach of signals sent to agentevals' process group, tagged
+with an evaluation token; when the run ends, however it ends, ``containment.sweep`` kills every process
+that carries the token, ``setsid`` grandchildren included (see ``containment``). So that none outlives
+agentevals when it is terminated (SIGTERM: a cancelled CI job; SIGHUP: a closed terminal), the first
+``run_process`` in the main thread installs handlers for those signals — only where their default
+action is in place — that call ``kill_all_evaluator_processes`` and then let the signal take its
+default course.
+
+A child's stdout and stderr are each kept up to ``AGENTEVALS_MAX_OUTPUT_BYTES`` (``agentevals.limits``):
+the *last* bytes are kept, because the result is what a program prints last; ``ProcessResult`` says how
+many bytes were dropped.
 """
 
 from __future__ import annotations
@@ -18,6 +24,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..limits import current_limits
+from . import containment
 
 __all__ = ["ProcessResult", "ProcessTimeout", "run_process", "tail"]
 
@@ -37,6 +46,10 @@ class ProcessResult:
     stdout: bytes
     stderr: bytes
     duration_ms: float
+    stdout_dropped: int = 0
+    """Bytes cut from the start of stdout to keep it within the output limit (0: nothing was cut)."""
+    stderr_dropped: int = 0
+    """The same for stderr."""
 
 
 def tail(data: bytes | str, limit: int = 2000) -> str:
@@ -77,19 +90,22 @@ async def run_process(
     """
     start = time.monotonic()
     _guard_termination()
+    containment.enable_subreaper()
+    token = containment.new_token()
     proc = await asyncio.create_subprocess_exec(
         *cmd,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         cwd=str(cwd) if cwd else None,
-        env=dict(env) if env is not None else None,
+        env=containment.tag_env(env, token),
         start_new_session=sys.platform != "win32",
     )
-    _RUNNING.add(proc.pid)
+    containment.track(proc.pid, token)
     # Output is collected into buffers that outlive a timeout or a cancellation, so that what the
     # program wrote before it was killed (its stderr above all) is still reported.
-    out, err = bytearray(), bytearray()
+    cap = current_limits().max_output_bytes
+    out, err = _Capped(cap), _Capped(cap)
     pumps = [asyncio.ensure_future(_pump(proc.stdout, out)), asyncio.ensure_future(_pump(proc.stderr, err))]
 
     async def finish() -> None:
@@ -113,20 +129,50 @@ async def run_process(
     except asyncio.TimeoutError:
         _kill_tree(proc)
         await _settle(proc, pumps)
-        raise ProcessTimeout(timeout or 0.0, bytes(err)) from None
+        raise ProcessTimeout(timeout or 0.0, err.data()) from None
     except BaseException:
         _kill_tree(proc)
         await _settle(proc, pumps)
         raise
     finally:
-        # Children the evaluator spawned must not outlive it (e.g. a server it started).
+        # Children the evaluator spawned must not outlive it (e.g. a server it started), even those
+        # that left its session.
         _kill_group(proc)
-        _RUNNING.discard(proc.pid)
+        containment.untrack(proc.pid)
+        containment.sweep(token)
         _release(proc, pumps)
-    return ProcessResult(proc.returncode or 0, bytes(out), bytes(err), (time.monotonic() - start) * 1000)
+    return ProcessResult(proc.returncode or 0, out.data(), err.data(), (time.monotonic() - start) * 1000,
+                         stdout_dropped=out.dropped, stderr_dropped=err.dropped)
 
 
-async def _drain(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future[None]], *buffers: bytearray) -> None:
+class _Capped:
+    """A byte buffer that keeps the last ``cap`` bytes written to it (amortised: trims at twice the cap)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.buffer = bytearray()
+        self.dropped = 0
+
+    def write(self, chunk: bytes) -> None:
+        self.buffer += chunk
+        if len(self.buffer) > 2 * self.cap:
+            self._trim()
+
+    def _trim(self) -> None:
+        extra = len(self.buffer) - self.cap
+        if extra > 0:
+            del self.buffer[:extra]
+            self.dropped += extra
+
+    def data(self) -> bytes:
+        self._trim()
+        return bytes(self.buffer)
+
+    def __len__(self) -> int:
+        return len(self.buffer) + self.dropped
+
+
+async def _drain(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future[None]], *buffers: _Capped) -> None:
     """After the exit: read the pipes to their end; once nothing more arrives for ``_LINGER`` seconds
     while they are still open, kill whatever holds them (then ``_release`` closes them)."""
     killed = False
@@ -141,17 +187,11 @@ async def _drain(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future[No
             killed = True
 
 
-_RUNNING: set[int] = set()
-"""Process-group ids (= pids) of the children running now."""
 _GUARDED = False
 
 
 def _on_termination(signum: int, frame: object) -> None:
-    for pgid in list(_RUNNING):
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    containment.kill_all_evaluator_processes()
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)  # die by the signal, as without this handler
 
@@ -171,12 +211,12 @@ _LINGER = 1.0
 """Seconds to wait for the output pipes to close after the program exited."""
 
 
-async def _pump(stream: asyncio.StreamReader | None, sink: bytearray) -> None:
+async def _pump(stream: asyncio.StreamReader | None, sink: _Capped) -> None:
     while stream is not None:
         chunk = await stream.read(1 << 16)
         if not chunk:
             return
-        sink += chunk
+        sink.write(chunk)
 
 
 async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentevalsError, EvaluatorFailure, ProtocolError
+from ..limits import variable
 from ..protocol import EvalResult, decode_result
 from .deadline import Deadline
 from .process import ProcessResult, ProcessTimeout, run_process, tail
@@ -190,6 +191,12 @@ def _earlier_result(lines: list[str]) -> int | None:
     return None
 
 
+def _cut(result: ProcessResult) -> str:
+    kept = len(result.stdout)
+    return (f"stdout was {kept + result.stdout_dropped} bytes, only its last {kept} were kept; "
+            f"write logs to stderr, or set {variable('max_output_bytes')}")
+
+
 def read_result(
     result: ProcessResult,
     *,
@@ -217,7 +224,11 @@ def read_result(
         message = str(exc)
         if not result.stdout.strip():
             message = _with_cause(message, result.stderr)
+        if result.stdout_dropped:
+            message += f" ({_cut(result)})"
         raise ProgramFailure(message, stderr=result.stderr) from None
+    if result.stdout_dropped:
+        logger.warning("%s: %s; the result was found in what was kept", name, _cut(result))
     if log_lines:
         logger.warning(
             "%s wrote %d line(s) before its result on stdout; they were ignored (write logs to stderr)",

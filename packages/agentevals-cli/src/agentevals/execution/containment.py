@@ -1,0 +1,221 @@
+"""No evaluator process outlives its evaluation: tagging, a subreaper and a sweep.
+
+A child started by ``run_process`` runs in its own session, so killing its process group reaches what it
+started, but not a descendant that called ``setsid`` (or double-forked into a new session). Three things
+catch those:
+
+1. **A tag.** Each child gets ``AGENTEVALS_EVALUATION=<token>`` in its environment; descendants inherit
+   it, so ``/proc/<pid>/environ`` names the evaluation a process belongs to, whatever its session.
+2. **A subreaper** (Linux ``prctl(PR_SET_CHILD_SUBREAPER)``): orphaned descendants are re-parented to
+   agentevals instead of init, so even one that cleared its environment stays findable (its parent is us).
+3. **A sweep** when the evaluation ends (success, timeout, crash, cancellation): every process carrying
+   its token is killed and, when it became our child, reaped.
+
+``kill_all_evaluator_processes()`` is the "everything now" call for an interrupt handler or ``atexit``:
+every running child's group, every process with any agentevals token, and every orphan re-parented to us.
+
+Example:
+    ```python
+    token = new_token()
+    proc = await asyncio.create_subprocess_exec(*cmd, env=tag_env(env, token), start_new_session=True)
+    track(proc.pid, token)
+    try:
+        await proc.wait()
+    finally:
+        untrack(proc.pid)
+        sweep(token)                 # setsid grandchildren die with the evaluation
+    ```
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import secrets
+import signal
+import sys
+import time
+from collections.abc import Mapping
+from typing import Optional
+
+__all__ = [
+    "TOKEN_VARIABLE",
+    "enable_subreaper",
+    "kill_all_evaluator_processes",
+    "new_token",
+    "processes_with_token",
+    "sweep",
+    "tag_env",
+    "track",
+    "tracked_pids",
+    "untrack",
+]
+
+TOKEN_VARIABLE = "AGENTEVALS_EVALUATION"
+"""Environment variable that tags every process of one evaluation (inherited by its descendants)."""
+
+_PR_SET_CHILD_SUBREAPER = 36
+_TRACKED: dict[int, str] = {}
+"""pid (= process group id) of each running child → its token."""
+_SUBREAPER: Optional[bool] = None
+_KILLED: set[int] = set()
+"""Orphans we killed and may have to reap (they are our children through the subreaper)."""
+
+
+def new_token() -> str:
+    """A fresh evaluation token."""
+    return f"{os.getpid()}-{secrets.token_hex(8)}"
+
+
+def tag_env(env: Optional[Mapping[str, str]], token: str) -> dict[str, str]:
+    """``env`` (default: this process's environment) with the evaluation token added."""
+    tagged = dict(os.environ if env is None else env)
+    tagged[TOKEN_VARIABLE] = token
+    return tagged
+
+
+def enable_subreaper() -> bool:
+    """Make this process the subreaper of its descendants (Linux; once). Also kills every evaluator
+    process at interpreter exit. Returns whether the subreaper is in place."""
+    global _SUBREAPER
+    if _SUBREAPER is not None:
+        return _SUBREAPER
+    _SUBREAPER = False
+    atexit.register(kill_all_evaluator_processes)
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            _SUBREAPER = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        except (OSError, AttributeError):  # pragma: no cover - no libc prctl
+            _SUBREAPER = False
+    return _SUBREAPER
+
+
+def track(pid: int, token: str) -> None:
+    """Remember a running child (its group is killed by ``kill_all_evaluator_processes``)."""
+    _TRACKED[pid] = token
+
+
+def untrack(pid: int) -> None:
+    _TRACKED.pop(pid, None)
+
+
+def tracked_pids() -> list[int]:
+    """Children started by ``run_process`` that are running now."""
+    return list(_TRACKED)
+
+
+def _proc_entries() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
+def _parent(pid: int) -> Optional[int]:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rindex(b")") + 2:].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def processes_with_token(token: Optional[str] = None) -> list[int]:
+    """Pids of live processes tagged with ``token`` (any agentevals token of this run when None)."""
+    me = os.getpid()
+    wanted = ("\0" + (f"{TOKEN_VARIABLE}={token}\0" if token else f"{TOKEN_VARIABLE}={me}-")).encode()
+    found = []
+    for pid in _proc_entries():
+        if pid == me:
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = b"\0" + f.read() + b"\0"
+        except OSError:  # gone, a zombie, or not ours to read
+            continue
+        if wanted in environ:
+            found.append(pid)
+    return found
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return
+    if _parent(pid) == os.getpid():
+        _KILLED.add(pid)
+
+
+def _reap() -> None:
+    """Collect the exit status of orphans we killed (they are our children through the subreaper)."""
+    deadline = time.monotonic() + 0.5
+    while _KILLED and time.monotonic() < deadline:
+        for pid in list(_KILLED):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                _KILLED.discard(pid)
+        if _KILLED:
+            time.sleep(0.01)
+
+
+def sweep(token: str) -> int:
+    """Kill every process tagged with ``token`` (repeated until none is left: a fork bomb respawns).
+    Returns how many were killed."""
+    if not os.path.isdir("/proc"):
+        return 0
+    killed = 0
+    for _ in range(20):
+        pids = processes_with_token(token)
+        if not pids:
+            break
+        for pid in pids:
+            _kill(pid)
+        killed += len(pids)
+    _reap()
+    return killed
+
+
+def _orphans() -> list[int]:
+    """Our children that ``run_process`` did not start: re-parented evaluator descendants."""
+    me = os.getpid()
+    return [pid for pid in _proc_entries() if pid not in _TRACKED and _parent(pid) == me and _is_orphan(pid)]
+
+
+def _is_orphan(pid: int) -> bool:
+    # A child we started ourselves by other means (subprocess.run of a version check) has our own
+    # executable's session; an orphan that came through the subreaper was started by an evaluator.
+    try:
+        return os.getsid(pid) != os.getsid(0)
+    except OSError:
+        return False
+
+
+def kill_all_evaluator_processes() -> int:
+    """Kill every evaluator process now: running children with their groups, every process tagged by this
+    run, and orphans re-parented to us. For interrupt handlers and exit; safe to call more than once.
+    Returns how many processes were signalled."""
+    count = 0
+    if sys.platform == "win32":  # pragma: no cover
+        return count
+    for pid in list(_TRACKED):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+            count += 1
+        except (ProcessLookupError, PermissionError):
+            pass
+    if os.path.isdir("/proc"):
+        for _ in range(20):
+            pids = processes_with_token(None) + (_orphans() if _SUBREAPER else [])
+            if not pids:
+                break
+            for pid in pids:
+                _kill(pid)
+            count += len(pids)
+        _reap()
+    return count
