@@ -256,7 +256,7 @@ class PythonEvaluatorConfig(EvaluatorConfig):
     type: Literal["python"] = "python"
     path: str
     """``file.py:ClassName`` (relative to the config file) or ``package.module:ClassName``."""
-    timeout: float = Field(default=30.0, gt=0)
+    timeout: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     """Deadline in seconds for one evaluation."""
     config: dict[str, Any] = Field(default_factory=dict)
     """Passed to the class's ``__init__`` as keyword arguments (checked when the config is loaded)."""
@@ -340,7 +340,12 @@ class PythonEvaluator(BaseEvaluator):
     async def evaluate(self, ctx: EvalContext) -> MetricResult:
         if self._cls is None:
             self.check()
-        return await _in_daemon_thread(self._evaluate_sync, ctx)
+        from .execution.inprocess import run_in_thread
+
+        # A daemon thread interrupted at the deadline: an evaluator stuck in a loop never holds the run,
+        # and its sys.exit() or KeyboardInterrupt is its own ERROR.
+        return await run_in_thread(self._evaluate_sync, ctx, timeout=self.config.timeout,
+                                   what=f"python evaluator '{self.config.name}'")
 
     def _evaluate_sync(self, ctx: EvalContext) -> MetricResult:
         task, user = build_task(ctx), build_user(ctx)
@@ -375,35 +380,3 @@ class PythonEvaluator(BaseEvaluator):
         result.details["score_metric"] = score_key
         result.verdict = verdict_for(result.score)
         return result
-
-
-async def _in_daemon_thread(func: Any, *args: Any) -> Any:
-    """Run ``func`` in a daemon thread: an evaluator past its deadline is abandoned, never waited for.
-
-    ``asyncio.to_thread`` would use the default executor, whose threads the interpreter joins at exit, so
-    one evaluator stuck in a loop would hold the whole run forever.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-
-    def settle(outcome: Any, error: Optional[BaseException]) -> None:
-        if future.done():
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(outcome)
-
-    def target() -> None:
-        try:
-            outcome, error = func(*args), None
-        except BaseException as exc:
-            outcome, error = None, exc
-        try:
-            loop.call_soon_threadsafe(settle, outcome, error)
-        except RuntimeError:  # the loop is closed: nobody waits for this result any more
-            pass
-
-    threading.Thread(target=target, name=f"agentevals-python-{getattr(func, '__name__', 'evaluator')}",
-                     daemon=True).start()
-    return await future

@@ -53,6 +53,8 @@ class EvaluatorConfig(BaseModel):
     """Weight in the case's weighted score."""
     required: Union[bool, float, None] = None
     """Gate: ``true`` (score must reach 0.8) or a number in (0, 1]; a failed gate makes the case score 0."""
+    timeout: Optional[float] = Field(default=None, gt=0, allow_inf_nan=False)
+    """Deadline in seconds for one evaluation (default: the type's own, a few seconds for cheap checks)."""
 
     @field_validator("required")
     @classmethod
@@ -95,6 +97,9 @@ class BaseEvaluator(ABC):
     name: ClassVar[str]
     """Registry key and YAML ``type:``."""
     Config: ClassVar[type[EvaluatorConfig]] = EvaluatorConfig
+    default_timeout: ClassVar[float] = 300.0
+    """Deadline when the entry sets no ``timeout``: generous for types that call out (LLM judges),
+    seconds for cheap in-process checks."""
     needs_spans: ClassVar[bool] = False
     """Reads the raw spans (``ctx.traces[i].trace``); when no configured evaluator does, the runner drops
     them right after conversion to keep memory small on large inputs."""
@@ -112,9 +117,9 @@ class BaseEvaluator(ABC):
         return self.config.name
 
     @property
-    def timeout(self) -> Optional[float]:
-        """Hard deadline in seconds for one evaluation (None = the runner's default)."""
-        return getattr(self.config, "timeout", None)
+    def timeout(self) -> float:
+        """Hard deadline in seconds for one evaluation: the entry's ``timeout``, else ``default_timeout``."""
+        return getattr(self.config, "timeout", None) or self.default_timeout
 
     def check(self) -> None:
         """Load-time checks (files exist, runtime available, extra installed); raise ``ConfigError``."""

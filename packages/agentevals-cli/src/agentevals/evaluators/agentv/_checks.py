@@ -5,6 +5,10 @@ assert <name>`` (``agentevals.judges``). Checks and texts follow AgentV v2.19
 (``evaluators/assertions.ts``): ``contains`` is case-sensitive with no trimming, ``starts_with``,
 ``ends_with`` and ``equals`` trim both sides, ``regex`` is a JavaScript ``RegExp``, ``is_json`` is
 ``JSON.parse``.
+
+Patterns are matched with the ``regex`` engine (``re``-compatible syntax), whose matcher stops at a
+timeout: a catastrophic pattern ends at the evaluator's deadline instead of hanging the run (``re`` holds
+the interpreter until it returns, and no thread or deadline can stop it).
 """
 
 from __future__ import annotations
@@ -15,7 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+import regex as _engine
+
+from ...errors import EvaluatorFailure
+
 __all__ = [
+    "REGEX_TIMEOUT",
     "Check",
     "compile_js_regex",
     "contains",
@@ -224,7 +233,11 @@ def _translate(pattern: str, multiline: bool, dotall: bool) -> str:
     return "".join(out)
 
 
-def compile_js_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
+REGEX_TIMEOUT: Final = 10.0
+"""Seconds a ``regex`` check may run when the caller gives no deadline."""
+
+
+def compile_js_regex(pattern: str, flags: str = "") -> Any:
     """Compile a JavaScript ``RegExp`` to a Python pattern that matches the same strings.
 
     Translated: ``^``/``$`` (input edges, or every line terminator with ``m``), ``.`` (no line
@@ -238,19 +251,29 @@ def compile_js_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
     unknown = sorted(set(flags) - _JS_FLAGS)
     if unknown:
         raise ValueError(f"unknown regex flag(s) {''.join(unknown)!r}; use i, m, s (y anchors at the start; d, g, u, v have no effect)")
-    bits = re.IGNORECASE if "i" in flags else 0
-    return re.compile(_translate(pattern, "m" in flags, "s" in flags), bits)
+    bits = _engine.IGNORECASE if "i" in flags else 0
+    try:
+        return _engine.compile(_translate(pattern, "m" in flags, "s" in flags), bits | _engine.VERSION0)
+    except _engine.error as exc:
+        raise re.error(str(exc)) from None  # callers (config validation) catch ``re.error``
 
 
-def regex(output: str, pattern: str, flags: str = "") -> Check:
+def regex(output: str, pattern: str, flags: str = "", *, timeout: float = REGEX_TIMEOUT) -> Check:
     """``regex``: ``new RegExp(pattern, flags).test(output)``; the texts show ``/pattern/flags (flags: …)``.
 
     Raises:
         ValueError, re.error: as ``compile_js_regex``.
+        EvaluatorFailure: the match did not finish within ``timeout`` seconds (catastrophic backtracking).
     """
     compiled = compile_js_regex(pattern, flags)
     # ``test()`` on a fresh RegExp starts at index 0; the sticky flag ``y`` anchors it there.
-    found = (compiled.match(output) if "y" in flags else compiled.search(output)) is not None
+    try:
+        match = compiled.match if "y" in flags else compiled.search
+        found = match(output, timeout=timeout) is not None
+    except TimeoutError:
+        raise EvaluatorFailure(
+            f"regex /{pattern}/{flags} did not finish within {timeout:g}s on a {len(output)}-character answer "
+            "(catastrophic backtracking?); simplify the pattern or raise the entry's timeout") from None
     shown = f"/{pattern}/{flags}" + (f" (flags: {flags})" if flags else "")
     return Check(found, f"Output matches pattern {shown}", f"Output does not match pattern {shown}")
 

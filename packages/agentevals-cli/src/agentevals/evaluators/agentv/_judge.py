@@ -58,7 +58,7 @@ class JudgeConfig(AgentVConfig):
     api_key_env: str | None = None
     """Environment variable holding the key (default ``OPENAI_API_KEY``)."""
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    timeout: float | None = Field(default=None, gt=0)
+    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """Seconds for this evaluation; each judge request gets at most this (default 60 per request)."""
 
 

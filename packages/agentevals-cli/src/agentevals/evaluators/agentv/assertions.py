@@ -39,6 +39,7 @@ class _AssertionEvaluator(AgentVEvaluator):
     """An assertion: a pure check of the answer text, scored 0 or 1 with AgentV's hit and miss texts."""
 
     needs_spans: ClassVar[bool] = False  # reads the answer text only
+    default_timeout: ClassVar[float] = 10.0  # a cheap check: seconds, not the 300 s of LLM judges
 
     async def score(self, view: CaseView, ctx: EvalContext) -> Outcome:
         result = self.apply(view.answer)
@@ -183,7 +184,7 @@ class RegexEvaluator(_AssertionEvaluator):
             return self
 
     def apply(self, answer: str) -> Check:
-        return checks.regex(answer, self.config.value, self.config.flags)
+        return checks.regex(answer, self.config.value, self.config.flags, timeout=self.timeout)
 
 
 class IsJsonEvaluator(_AssertionEvaluator):

@@ -49,7 +49,7 @@ class Aggregator(BaseModel):
     command: list[str] | str | None = Field(default=None, validation_alias=AliasChoices("command", "script"))
     """code_judge: argv list (or shell string) instead of ``path``."""
     cwd: str | None = None
-    timeout: float | None = Field(default=None, gt=0)
+    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     prompt: str | None = None
     """llm_judge: inline prompt or a file; ``{{EVALUATOR_RESULTS_JSON}}`` is replaced by the member results."""
     model: str | None = Field(default=None, validation_alias=AliasChoices("model", "target"))
@@ -107,7 +107,7 @@ class CompositeEvaluator(AgentVEvaluator):
         evaluators: list[dict[str, Any]] = Field(min_length=1, validation_alias=AliasChoices("evaluators", "assertions", "assert"))
         """Member entries, written like top-level entries (``assertions`` and ``assert`` are accepted too)."""
         aggregator: Aggregator
-        timeout: float | None = Field(default=None, gt=0)
+        timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
         """Seconds for the whole composite (default: the members' longest plus the aggregator's)."""
         _members: list[tuple[type[BaseEvaluator], EvaluatorConfig]] = PrivateAttr(default_factory=list)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field, model_validator
 
 from ..base import EvalContext
@@ -21,6 +23,7 @@ class ExecutionMetricsEvaluator(AgentVEvaluator):
     """One hit or miss per configured bound; score = hits / (hits + misses); missing data is a miss."""
 
     name = "execution_metrics"
+    default_timeout: ClassVar[float] = 10.0  # deterministic and cheap
 
     class Config(AgentVConfig):
         type: str = "execution_metrics"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import ClassVar, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
@@ -63,6 +63,7 @@ class ToolTrajectoryEvaluator(AgentVEvaluator):
     """Modes ``any_order`` (minimums), ``in_order``, ``exact``, ``superset``, ``subset``."""
 
     name = "tool_trajectory"
+    default_timeout: ClassVar[float] = 10.0  # deterministic and cheap
 
     class Config(AgentVConfig):
         type: str = "tool_trajectory"

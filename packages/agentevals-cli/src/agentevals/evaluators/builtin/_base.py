@@ -49,6 +49,8 @@ class BuiltinMetric(ABC):
     """Reports a value and never passes or fails."""
     needs_expected: ClassVar[bool] = True
     """Needs a matched eval case (golden invocations)."""
+    default_timeout: ClassVar[float] = 10.0
+    """Deadline when the entry sets no ``timeout`` (native metrics are cheap; LLM-judged ones raise it)."""
 
     def __init__(self, config: BuiltinConfig, evaluator: BuiltinEvaluator) -> None:
         self.config = config
@@ -86,6 +88,17 @@ class BuiltinEvaluator(BaseEvaluator):
         if self.config.rubrics and not metric.startswith("rubric_based_"):
             raise ConfigError(f"builtin metric '{metric}' does not take rubrics")
         self.metric().check()
+
+    @property
+    def timeout(self) -> float:
+        from . import METRICS
+
+        if self.config.timeout:
+            return self.config.timeout
+        try:
+            return METRICS.get(self.config.name).default_timeout
+        except ConfigError:
+            return self.default_timeout
 
     def metric(self) -> BuiltinMetric:
         from . import METRICS

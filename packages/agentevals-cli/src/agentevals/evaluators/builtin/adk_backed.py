@@ -68,6 +68,8 @@ _STATUS = {1: Status.PASSED, 2: Status.FAILED, 3: Status.NOT_EVALUATED}
 class AdkBackedMetric(BuiltinMetric):
     """A metric scored by google-adk's registry evaluator of the same name."""
 
+    default_timeout: ClassVar[float] = 300.0  # an LLM judge behind ADK
+
     default_threshold = 0.5
     needs_expected = False
     needs_judge: ClassVar[bool] = True

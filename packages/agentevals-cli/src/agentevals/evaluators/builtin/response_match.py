@@ -78,10 +78,13 @@ class ResponseMatchMetric(BuiltinMetric):
         pairs, problem = pair_turns(ctx)
         if problem:
             return MetricResult.not_evaluated(self.config.name, problem, threshold=self.threshold)
-        scores: list[Optional[float]] = []
-        total = 0.0
-        for actual, expected in pairs:
-            score = rouge1_fmeasure(actual.final_response, expected.final_response)
-            scores.append(score)
-            total += score
+        from ...execution.inprocess import run_in_thread
+
+        def compute() -> list[Optional[float]]:
+            return [rouge1_fmeasure(actual.final_response, expected.final_response) for actual, expected in pairs]
+
+        _scorer()  # imports nltk's stemmer in this thread: two threads must not import nltk at once
+        # CPU-bound on long answers: a watched thread, so the deadline fires and the loop keeps running.
+        scores = await run_in_thread(compute, timeout=self.evaluator.timeout, what=self.config.name)
+        total = sum(s for s in scores if s is not None)
         return MetricResult.scored(self.config.name, total / len(pairs), self.threshold, per_invocation_scores=scores)

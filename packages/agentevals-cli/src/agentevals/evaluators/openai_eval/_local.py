@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ...errors import EvaluatorFailure
+from ...execution.inprocess import run_in_thread
 from ...llm import ChatClient
 from ._config import (
     LabelModelGrader,
@@ -66,7 +67,8 @@ async def grade_locally(
         else:
             metric = grader.evaluation_metric
             preload(metric)  # imports in this thread: nltk cannot be imported by two threads at once
-            scores = await asyncio.to_thread(lambda: [similarity(metric, text, ref) for text, ref in pairs])
+            scores = await run_in_thread(lambda: [similarity(metric, text, ref) for text, ref in pairs],
+                                         timeout=config.timeout, what=f"{metric} grading")
         return [Grade(score, score >= threshold) for score in scores]
     assert client is not None
     if isinstance(grader, LabelModelGrader):
