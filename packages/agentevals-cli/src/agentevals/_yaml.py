@@ -90,4 +90,4 @@ class BoundedSafeLoader(BoundedLoader, yaml.SafeLoader):
 
 def safe_load(text: str | bytes) -> Any:
     """``yaml.safe_load`` with bounded alias expansion and depth (raises ``yaml.YAMLError``)."""
-    return yaml.load(text, Loader=BoundedSafeLoader)  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(text, Loader=BoundedSafeLoader)

@@ -24,14 +24,12 @@ tools / environment / user, OpenAI-style messages), built from the converted Ope
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import importlib.util
 import inspect
 import json
 import math
 import sys
-import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime, timezone

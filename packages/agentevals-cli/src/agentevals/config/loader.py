@@ -20,8 +20,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .._registry import did_you_mean
-from .._yaml import BoundedLoader
 from .._validation import loc_path
+from .._yaml import BoundedLoader
 from ..errors import ConfigError
 from ..evaluators import EVALUATOR_TYPES, BaseEvaluator
 from ..options import BuiltinThresholds, RunOptions, TrajectoryMatchType

@@ -85,7 +85,7 @@ async def run_in_thread(func: Callable[..., T], *args: Any, timeout: float, what
         outcome, error = None, None
         try:
             outcome = func(*args)
-        except BaseException as exc:  # noqa: BLE001 - every outcome goes back to the event loop
+        except BaseException as exc:
             error = _as_failure(exc, what) or exc
         try:
             loop.call_soon_threadsafe(settle, outcome, error)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 

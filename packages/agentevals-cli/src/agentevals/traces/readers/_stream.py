@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from ..._files import JsonDepthGuard
 from ...errors import InputFileError, first_line
 from ..model import Span, Trace
-from ..._files import JsonDepthGuard
 from ._json import _raise_syntax_error
 from .jaeger import read_jaeger_trace
 from .otlp import batch_spans, batch_trace_ids
