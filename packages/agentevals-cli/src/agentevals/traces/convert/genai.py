@@ -226,8 +226,15 @@ class _TraceView:
             return span.events
         if any(e.name in INPUT_MESSAGE_EVENTS or e.name in OUTPUT_MESSAGE_EVENTS for e in span.events):
             return span.events
-        siblings = [s for s in self.children.get(parent.span_id, ()) if self.roles[s.span_id] == "llm"]
-        return span.events + parent.events if len(siblings) == 1 else span.events
+        return span.events + parent.events if self._llm_children(parent.span_id) == 1 else span.events
+
+    def _llm_children(self, span_id: str) -> int:
+        """How many LLM spans are direct children of ``span_id`` (counted once per parent: a turn with
+        200k LLM calls must stay linear)."""
+        counts = self.__dict__.setdefault("_llm_child_counts", {})
+        if span_id not in counts:
+            counts[span_id] = sum(1 for s in self.children.get(span_id, ()) if self.roles[s.span_id] == "llm")
+        return counts[span_id]
 
     def _read(self, span: Span, *, output: bool) -> list[Message] | None:
         key = (span.span_id, output)
