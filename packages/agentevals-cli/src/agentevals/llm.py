@@ -150,6 +150,10 @@ class ChatClient:
                 wait = self._retry_wait(exc, attempt)
                 if wait is None or attempt >= self.settings.max_retries:
                     raise EvaluatorFailure(self.describe_error(exc)) from None
+                asked = self._retry_after(exc)
+                if asked is not None and asked > RETRY_AFTER_MAX:
+                    raise EvaluatorFailure(f"{self.describe_error(exc)} (the server asks to retry in {asked:g}s, "
+                                           f"more than the {RETRY_AFTER_MAX:g}s agentevals waits)") from None
                 if self.deadline is not None and time.monotonic() + wait >= self.deadline:
                     why = (f"the server asks to retry in {wait:g}s, past the deadline"
                            if self._retry_after(exc) is not None else "no time left to retry")

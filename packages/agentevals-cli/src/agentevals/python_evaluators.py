@@ -315,6 +315,8 @@ class PythonEvaluator(BaseEvaluator):
             raise ConfigError(f"path '{self.config.path}' must be 'file.py:ClassName' or 'module:ClassName'")
         if target.endswith(".py") or "/" in target or "\\" in target:
             file = self.resolve_path(target)
+            if file.is_dir():
+                raise ConfigError(f"{file} is a directory, expected a .py file")
             if not file.is_file():
                 raise ConfigError(f"evaluator file not found: {file}")
             name = f"agentevals_user_{abs(hash(str(file)))}"

@@ -44,6 +44,9 @@ class CodeEvaluator(BackendEvaluator):
 
     def check(self) -> None:
         path = self.path
+        if path.is_dir():
+            raise ConfigError(f"{path} is a directory, expected an evaluator file (path {self.config.path!r} "
+                              "is relative to the config file's directory)")
         if not path.is_file():
             raise ConfigError(
                 f"file not found: {path} (path {self.config.path!r} is relative to the config file's directory; "

@@ -122,6 +122,8 @@ async def run_program(
     """
     deadline = deadline or Deadline(30.0 if timeout is None else timeout)
     path = Path(path)
+    if path.is_dir():
+        raise ProgramFailure(f"{path} is a directory, expected an evaluator file")
     if not path.is_file():
         raise ProgramFailure(f"evaluator file not found: {path}")
     try:

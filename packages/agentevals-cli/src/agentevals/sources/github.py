@@ -66,7 +66,8 @@ class GitHubEvaluatorSource(EvaluatorSource):
 
     def url(self, path: str) -> str:
         quoted = "/".join(quote(segment, safe="") for segment in path.split("/"))
-        return f"{self.raw_url}/{self.repo}/{quote(self.branch, safe='')}/{quoted}"
+        repo = "/".join(quote(segment, safe="") for segment in self.repo.split("/"))  # from the environment
+        return f"{self.raw_url}/{repo}/{quote(self.branch, safe='')}/{quoted}"
 
     def cache_key(self) -> str:
         # Different repos, branches or mirrors never share cached files.

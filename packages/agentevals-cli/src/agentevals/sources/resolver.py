@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path, PurePosixPath
 
 from ..errors import AgentevalsError, EvaluatorFailure
@@ -21,7 +22,7 @@ from ..execution.cache import cache_root, content_hash, locked
 from ..execution.deadline import Deadline
 from .base import EvaluatorSource, SourceError, check_ref
 
-__all__ = ["EvaluatorResolver", "file_sha256"]
+__all__ = ["EvaluatorResolver", "file_sha256", "remove_stale_staging"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +34,44 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 16), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def remove_stale_staging(cache_dir: Path) -> int:
+    """Remove staging folders left by a download that was killed (``kill -9``, a power cut).
+
+    A staging folder is ``.fetch-<pid>-<random>``: it is stale when that process is gone. Folders of an
+    older agentevals (``.fetch-<random>``) are stale after an hour. Returns how many were removed.
+    """
+    removed = 0
+    try:
+        entries = list(cache_dir.glob(".fetch-*"))
+    except OSError:
+        return 0
+    for entry in entries:
+        owner = entry.name.split("-")[1] if entry.name.count("-") >= 2 else ""
+        if owner.isdigit():
+            stale = not _alive(int(owner))
+        else:
+            try:
+                stale = time.time() - entry.stat().st_mtime > 3600
+            except OSError:
+                continue
+        if stale and entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class EvaluatorResolver:
@@ -84,7 +123,8 @@ class EvaluatorResolver:
         self, source: EvaluatorSource, ref: str, dest: Path, *, deadline: Deadline, sha256: str | None
     ) -> None:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".fetch-", dir=self.cache_dir))
+        remove_stale_staging(self.cache_dir)
+        staging = Path(tempfile.mkdtemp(prefix=f".fetch-{os.getpid()}-", dir=self.cache_dir))
         try:
             staged = staging / PurePosixPath(ref).name
             deadline.phase = f"fetching {ref} from source '{source.source_name}'"

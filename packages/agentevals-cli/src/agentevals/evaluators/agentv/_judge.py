@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -95,7 +96,9 @@ async def ask_judge(settings: LLMSettings, system: str, user: str, parse: Callab
         JudgeParseError: three replies that were not JSON of the expected shape.
         EvaluatorFailure: the API failed (after the client's own retries).
     """
-    client = settings.client(timeout=timeout or DEFAULT_TIMEOUT)
+    # The deadline lets a 429 whose Retry-After passes it fail at once with the server's cause.
+    client = settings.client(timeout=timeout or DEFAULT_TIMEOUT,
+                             deadline=time.monotonic() + (timeout or DEFAULT_TIMEOUT))
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     last = ""
     try:
