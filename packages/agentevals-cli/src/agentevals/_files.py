@@ -134,7 +134,8 @@ def regular_path(
             cached = _spool(path, where, json=json)
         except InputFileError as exc:
             cached = exc
-        _SPOOLED[key] = cached
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):  # read once; a device can be read again
+            _SPOOLED[key] = cached
     if isinstance(cached, InputFileError):
         raise cached
     return cached
@@ -174,6 +175,8 @@ def _spool(path: Path, where: str, *, json: bool = False) -> Path:
                     break
                 if json and total < 64:
                     check_json_start(chunk, where)
+                if total == 0 and b"\0" in chunk:  # no input we read (JSON, YAML) contains NUL bytes
+                    raise InputFileError(f"{where}: binary data (NUL bytes), expected text")
                 total += len(chunk)
                 if total > limits.max_input_bytes:
                     raise _too_large(where, limits.max_input_bytes)
