@@ -16,6 +16,7 @@ many bytes were dropped.
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
 import signal
 import sys
@@ -142,34 +143,40 @@ async def run_process(
         containment.sweep(token)
         _release(proc, pumps)
     return ProcessResult(proc.returncode or 0, out.data(), err.data(), (time.monotonic() - start) * 1000,
-                         stdout_dropped=out.dropped, stderr_dropped=err.dropped)
+                         stdout_dropped=out.cut, stderr_dropped=err.cut)
 
 
 class _Capped:
-    """A byte buffer that keeps the last ``cap`` bytes written to it (amortised: trims at twice the cap)."""
+    """A byte sink that keeps the last ``cap`` bytes written to it: whole chunks are dropped from the front
+    once the rest still holds ``cap`` bytes (no copying of what is kept)."""
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
-        self.buffer = bytearray()
+        self.chunks: collections.deque[bytes] = collections.deque()
+        self.size = 0
         self.dropped = 0
 
     def write(self, chunk: bytes) -> None:
-        self.buffer += chunk
-        if len(self.buffer) > 2 * self.cap:
-            self._trim()
-
-    def _trim(self) -> None:
-        extra = len(self.buffer) - self.cap
-        if extra > 0:
-            del self.buffer[:extra]
-            self.dropped += extra
+        self.chunks.append(chunk)
+        self.size += len(chunk)
+        while self.chunks and self.size - len(self.chunks[0]) >= self.cap:
+            first = self.chunks.popleft()
+            self.size -= len(first)
+            self.dropped += len(first)
 
     def data(self) -> bytes:
-        self._trim()
-        return bytes(self.buffer)
+        data = b"".join(self.chunks)
+        if len(data) > self.cap:
+            return data[len(data) - self.cap:]
+        return data
+
+    @property
+    def cut(self) -> int:
+        """Bytes not in ``data()``."""
+        return self.dropped + max(0, self.size - self.cap)
 
     def __len__(self) -> int:
-        return len(self.buffer) + self.dropped
+        return self.size + self.dropped
 
 
 async def _drain(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future[None]], *buffers: _Capped) -> None:
@@ -213,7 +220,7 @@ _LINGER = 1.0
 
 async def _pump(stream: asyncio.StreamReader | None, sink: _Capped) -> None:
     while stream is not None:
-        chunk = await stream.read(1 << 16)
+        chunk = await stream.read(1 << 20)
         if not chunk:
             return
         sink.write(chunk)
