@@ -269,7 +269,8 @@ def regex(output: str, pattern: str, flags: str = "", *, timeout: float = REGEX_
     # ``test()`` on a fresh RegExp starts at index 0; the sticky flag ``y`` anchors it there.
     try:
         match = compiled.match if "y" in flags else compiled.search
-        found = match(output, timeout=timeout) is not None
+        # concurrent: the matcher releases the GIL, so a caller's thread-based deadline can fire too.
+        found = match(output, timeout=timeout, concurrent=True) is not None
     except TimeoutError:
         raise EvaluatorFailure(
             f"regex /{pattern}/{flags} did not finish within {timeout:g}s on a {len(output)}-character answer "

@@ -186,6 +186,15 @@ class RegexEvaluator(_AssertionEvaluator):
     def apply(self, answer: str) -> Check:
         return checks.regex(answer, self.config.value, self.config.flags, timeout=self.timeout)
 
+    async def score(self, view: CaseView, ctx: EvalContext) -> Outcome:
+        from ...execution.inprocess import run_in_thread
+
+        # The engine's own timeout can overshoot by seconds on a catastrophic pattern; the watched thread
+        # ends the row at the deadline (the matcher releases the GIL, then stops at its own timeout).
+        result = await run_in_thread(self.apply, view.answer, timeout=self.timeout,
+                                     what=f"regex /{self.config.value}/{self.config.flags}")
+        return Outcome(result.score, hits=result.hits, misses=result.misses)
+
 
 class IsJsonEvaluator(_AssertionEvaluator):
     """The answer parses as JSON (``JSON.parse`` rules: no NaN/Infinity)."""

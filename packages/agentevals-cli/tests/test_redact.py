@@ -1,0 +1,59 @@
+"""``agentevals.redact``: environment secrets and token shapes become ``***``; nothing else changes."""
+
+from __future__ import annotations
+
+import pytest
+from agentevals.redact import redact, redact_obj, secret_values
+
+
+@pytest.fixture(autouse=True)
+def _secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-1234567890")
+    monkeypatch.setenv("DB_PASSWORD", "p4ssw0rd-long")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+    monkeypatch.setenv("FEATURE_FLAG", "enabled-everywhere")  # not a secret-looking name
+    monkeypatch.setenv("SHORT_TOKEN", "abc")  # too short to redact without mangling text
+
+
+def test_values_of_secret_looking_variables_are_masked():
+    text = "connect with tok-1234567890 and p4ssw0rd-long; key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    assert redact(text) == "connect with *** and ***; key ***"
+
+
+def test_other_values_are_kept():
+    assert redact("enabled-everywhere abc") == "enabled-everywhere abc"
+    assert "enabled-everywhere" not in secret_values()
+
+
+@pytest.mark.parametrize("token", [
+    "sk-proj-abcdefghijklmnopqrstuvwxyz012345",
+    "ghp_" + "A" * 36,
+    "github_pat_" + "a1" * 20,
+    "AKIAIOSFODNN7EXAMPLE",
+    "xoxb-123456789012-abcdefghij",
+    "AIza" + "b" * 35,
+    "glpat-" + "c" * 20,
+    "hf_" + "d" * 34,
+    "npm_" + "e" * 36,
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+])
+def test_known_token_shapes_are_masked(token: str):
+    assert redact(f"error: {token} rejected") == "error: *** rejected"
+
+
+def test_bearer_basic_url_passwords_and_private_keys():
+    assert redact("Authorization: Bearer abc.def-ghi_123") == "Authorization: Bearer ***"
+    assert redact("Authorization: Basic dXNlcjpwYXNzd29yZA==") == "Authorization: Basic ***"
+    assert redact("postgres://app:s3cret@db:5432/x") == "postgres://app:***@db:5432/x"
+    key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----"
+    assert redact(f"key:\n{key}\nend") == "key:\n***\nend"
+
+
+def test_redact_obj_walks_nested_structures_and_keys():
+    data = {"error": "401 tok-1234567890", "list": ["p4ssw0rd-long", 3, None], "tok-1234567890": (1, "x")}
+    assert redact_obj(data) == {"error": "401 ***", "list": ["***", 3, None], "***": (1, "x")}
+
+
+def test_plain_report_text_is_unchanged():
+    text = "helm.json · 3e289017 · 1 turn\n  tool_call_count_v1  INFORMATIONAL  1 calls"
+    assert redact(text) == text
