@@ -175,7 +175,7 @@ def test_config_loader_on_structures(document: Any) -> None:
 
 
 @FUZZ
-@given(st.text(alphabet=st.sampled_from(list("evaluators:- &*[]{}\n name:type!x0.5#'\"|>?,") + ["\t"]), max_size=80))
+@given(st.text(alphabet=st.sampled_from([*"evaluators:- &*[]{}\n name:type!x0.5#'\"|>?,", "\t"]), max_size=80))
 def test_config_loader_on_yaml_text(text: str) -> None:
     try:
         parse_config(text, source="fuzz.yaml", base_dir=Path(tempfile.gettempdir()))

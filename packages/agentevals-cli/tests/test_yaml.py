@@ -28,13 +28,13 @@ def test_the_limit_is_configurable(monkeypatch: pytest.MonkeyPatch):
 def test_recursive_and_deep_documents_are_one_line_errors():
     with pytest.raises(yaml.YAMLError, match="an alias refers to a node that contains it"):
         safe_load("a: &a [*a]")
-    with pytest.raises(yaml.YAMLError, match="^the document is nested too deeply to read$"):
+    with pytest.raises(yaml.YAMLError, match=r"^the document is nested too deeply to read$"):
         safe_load("a: " + "[" * 50_000 + "]" * 50_000)
 
 
 def test_a_bomb_in_an_evaluator_index_is_refused():
     from agentevals.sources.base import SourceError, parse_index
 
-    with pytest.raises(SourceError, match="index.yaml: not valid YAML: the document expands to more than"):
-        parse_index("evaluators:\n  - name: x\n    tags:\n" + "".join("      " + l + "\n" for l in BOMB.splitlines()),
+    with pytest.raises(SourceError, match=r"index\.yaml: not valid YAML: the document expands to more than"):
+        parse_index("evaluators:\n  - name: x\n    tags:\n" + "".join("      " + line + "\n" for line in BOMB.splitlines()),
                     source="github", where="index.yaml")
