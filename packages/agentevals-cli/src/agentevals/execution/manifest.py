@@ -45,11 +45,15 @@ def read_manifest(directory: Path) -> Manifest | None:
         return None
     import yaml
 
+    from .._files import read_input
     from .._yaml import safe_load
+    from ..errors import InputFileError
 
     try:
-        data: Any = safe_load(path.read_text("utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        data: Any = safe_load(read_input(path).decode("utf-8"))
+    except InputFileError as exc:
+        raise ConfigError(str(exc)) from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: cannot read the manifest: {str(exc).splitlines()[0]}") from None
     if data is None:
         return Manifest()
