@@ -251,9 +251,11 @@ def compile_js_regex(pattern: str, flags: str = "") -> Any:
     unknown = sorted(set(flags) - _JS_FLAGS)
     if unknown:
         raise ValueError(f"unknown regex flag(s) {''.join(unknown)!r}; use i, m, s (y anchors at the start; d, g, u, v have no effect)")
+    translated = _translate(pattern, "m" in flags, "s" in flags)
+    re.compile(translated, re.IGNORECASE if "i" in flags else 0)  # the syntax (and messages) of ``re``
     bits = _engine.IGNORECASE if "i" in flags else 0
     try:
-        return _engine.compile(_translate(pattern, "m" in flags, "s" in flags), bits | _engine.VERSION0)
+        return _engine.compile(translated, bits | _engine.VERSION0)
     except _engine.error as exc:
         raise re.error(str(exc)) from None  # callers (config validation) catch ``re.error``
 
