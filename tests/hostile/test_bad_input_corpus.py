@@ -234,6 +234,19 @@ CORPUS: list[Bad] = [
         "Error: /dev/zero: binary data (NUL bytes), expected text", kept=()),
     Bad("config-fifo", {"pipe": fifo}, ["run", "helm.json", "-c", "pipe"], 2, "pipe: no end of input after 0.5s",
         kept=(), env={"AGENTEVALS_INPUT_TIMEOUT": "0.5"}),
+    # -- EVAL.yaml (transpile): one line, exit 2 -----------------------------------------------------------
+    Bad("eval-yaml-nul", {"EVAL.yaml": b"\x00"}, ["transpile", "EVAL.yaml", "--stdout"], 1,
+        "EVAL.yaml: invalid YAML: unacceptable character #x0000: special characters are not allowed", kept=()),
+    Bad("eval-yaml-bomb", {"EVAL.yaml": "tests:\n  - id: t\n    input: hi\n    vars:\n"
+                           + "".join("      " + line + "\n" for line in BOMB.splitlines())},
+        ["transpile", "EVAL.yaml", "--stdout"], 1, "invalid YAML: the document expands to more than 100000 nodes",
+        kept=()),
+    Bad("eval-yaml-deep", {"EVAL.yaml": "tests: " + "[" * 20_000 + "]" * 20_000 + "\n"},
+        ["transpile", "EVAL.yaml", "--stdout"], 1, "EVAL.yaml: invalid YAML: the document is nested too deeply to read",
+        kept=()),
+    Bad("eval-yaml-missing", {}, ["transpile", "EVAL.yaml", "--stdout"], 1, "Error: EVAL.yaml: no such file", kept=()),
+    Bad("eval-yaml-dev-zero", {}, ["transpile", "/dev/zero", "--stdout"], 1,
+        "Error: /dev/zero: binary data (NUL bytes), expected text", kept=()),
     # -- evaluator outputs: that evaluator's ERROR row; the other row is still there ---------------------
     code_case("code-no-output", "pass", "bad wrote nothing on stdout (expected one EvalResult JSON object)"),
     code_case("code-not-json", "print('hello')", "bad wrote invalid JSON on stdout"),

@@ -188,7 +188,10 @@ def load_yaml(path: Path, source: str | None = None) -> Any:
     """Parse one YAML document; syntax errors raise ``InputFileError`` as ``file:line:col: problem``."""
     source = source or str(path)
     text = _read(path, source)
-    loader = _CoreLoader(text)
+    try:  # the reader checks the characters as it is built: a NUL byte is already an error
+        loader = _CoreLoader(text)
+    except yaml.YAMLError as exc:
+        raise InputFileError(f"{source}: invalid YAML: {str(exc).splitlines()[0]}") from None
     loader.source = source
     try:
         return loader.get_single_data()
