@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from ..errors import AgentevalsError, ConfigError
 from ..evaluators.base import BaseEvaluator, EvalContext, EvaluatorConfig
@@ -28,7 +28,7 @@ from .backends import EXECUTORS, EvaluatorBackend, create_backend
 from .deadline import Deadline, deadline_scope
 from .manifest import protocol_version_for
 from .program import ProgramFailure
-from .sandbox_env import EnvSetting, check_env_setting, env_scope
+from .sandbox_env import EnvField, env_scope
 
 __all__ = ["BackendEvaluator", "ProgramConfig", "build_eval_input", "to_metric_result"]
 
@@ -48,14 +48,9 @@ class ProgramConfig(EvaluatorConfig):
     """Arbitrary key-value pairs passed to the evaluator as ``EvalInput.config``."""
     executor: str = Field(default="local", min_length=1)
     """Execution environment: ``local`` (a subprocess) or one added with ``register_executor``."""
-    env: EnvSetting = Field(default_factory=list)
+    env: EnvField = Field(default_factory=list)
     """Environment variables passed to the evaluator by name on top of PATH, HOME, locale and temp dir;
     ``inherit`` passes the whole environment."""
-
-    @field_validator("env", mode="before")
-    @classmethod
-    def _check_env(cls, value: Any) -> EnvSetting:
-        return check_env_setting(value)
 
 
 def build_eval_input(ctx: EvalContext, *, name: str, threshold: float, config: dict[str, Any],

@@ -36,7 +36,7 @@ import secrets
 import signal
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Optional
 
 __all__ = [
@@ -169,9 +169,14 @@ def sweep(token: str) -> int:
     Returns how many were killed."""
     if not os.path.isdir("/proc"):
         return 0
+    return _kill_until_gone(lambda: processes_with_token(token))
+
+
+def _kill_until_gone(find: Callable[[], list[int]]) -> int:
+    """Kill what ``find`` finds until it finds nothing (a fork bomb respawns), then reap; how many."""
     killed = 0
     for _ in range(20):
-        pids = processes_with_token(token)
+        pids = find()
         if not pids:
             break
         for pid in pids:
@@ -210,12 +215,5 @@ def kill_all_evaluator_processes() -> int:
         except (ProcessLookupError, PermissionError):
             pass
     if os.path.isdir("/proc"):
-        for _ in range(20):
-            pids = processes_with_token(None) + (_orphans() if _SUBREAPER else [])
-            if not pids:
-                break
-            for pid in pids:
-                _kill(pid)
-            count += len(pids)
-        _reap()
+        count += _kill_until_gone(lambda: processes_with_token(None) + (_orphans() if _SUBREAPER else []))
     return count

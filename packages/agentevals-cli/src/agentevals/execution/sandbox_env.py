@@ -28,9 +28,11 @@ import os
 import re
 from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import Literal, Optional, Union
+from typing import Annotated, Literal, Optional, Union
 
-__all__ = ["BASE_VARIABLES", "EnvSetting", "check_env_setting", "current_env_setting", "env_scope",
+from pydantic import BeforeValidator
+
+__all__ = ["BASE_VARIABLES", "EnvField", "EnvSetting", "check_env_setting", "current_env_setting", "env_scope",
            "evaluator_env"]
 
 EnvSetting = Union[Literal["inherit"], list[str]]
@@ -57,6 +59,10 @@ def check_env_setting(value: object) -> EnvSetting:
     if bad:
         raise ValueError(f"env lists names of environment variables; not a name: {bad[0]!r}")
     return list(value)
+
+
+EnvField = Annotated[EnvSetting, BeforeValidator(check_env_setting)]
+"""The ``env:`` field of a config model: ``env: EnvField = Field(default_factory=list)``."""
 
 
 def evaluator_env(setting: Optional[EnvSetting] = None, *, environ: Optional[Mapping[str, str]] = None) -> dict[str, str]:

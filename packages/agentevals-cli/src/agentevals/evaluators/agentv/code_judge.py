@@ -8,10 +8,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field
 
 from ...errors import ConfigError
-from ...execution.sandbox_env import EnvSetting, check_env_setting, env_scope
+from ...execution.sandbox_env import EnvField, env_scope
 from ..base import EvalContext
 from ._base import AgentVConfig, AgentVEvaluator, Outcome, clamp
 from ._script import argv_of, run_script, script_arg, script_file
@@ -51,14 +51,9 @@ class CodeJudgeEvaluator(AgentVEvaluator):
         """Working directory, relative to this config file (default: the config file's directory)."""
         timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
         """Seconds before the judge is killed (default 30, like ``type: code``)."""
-        env: EnvSetting = Field(default_factory=list)
+        env: EnvField = Field(default_factory=list)
         """Environment variables passed to the judge by name (on top of PATH, HOME, locale, temp dir);
         ``inherit`` passes the whole environment."""
-
-        @field_validator("env", mode="before")
-        @classmethod
-        def _check_env(cls, value: Any) -> EnvSetting:
-            return check_env_setting(value)
         config: dict[str, Any] = Field(default_factory=dict)
         """Sent to the judge as the payload's ``config``."""
         description: str | None = None
