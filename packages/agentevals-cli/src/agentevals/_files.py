@@ -94,6 +94,8 @@ def resolve_config_path(path: str, base_dir: Path) -> tuple[Path, Optional[str]]
 
 # -- non-regular files -----------------------------------------------------------------------------
 
+_POLLABLE = os.name == "posix"
+"""``select`` works on pipes and devices (on Windows only on sockets: there reads simply block)."""
 _SPOOLED: dict[str, Path | InputFileError] = {}
 """Original path → its copy (or the error reading it): a pipe can be read only once, by the first reader."""
 _SPOOL_DIR: Optional[Path] = None
@@ -148,7 +150,7 @@ def _spool(path: Path, where: str, *, json: bool = False) -> Path:
     try:
         # O_NONBLOCK: opening a FIFO that has no writer yet must not block (reads then return EOF until one
         # connects; we keep polling until the deadline).
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # (Windows has no FIFOs to wait on)
     except OSError as exc:
         raise InputFileError(f"{where}: cannot read: {exc.strerror or exc}") from None
     target = Path(tempfile.mkstemp(dir=_spool_dir(), suffix=Path(where).suffix)[1])
@@ -161,9 +163,10 @@ def _spool(path: Path, where: str, *, json: bool = False) -> Path:
                     raise InputFileError(
                         f"{where}: no end of input after {limits.input_timeout:g}s (a pipe whose writer never "
                         f"finished?); set {variable('input_timeout')} to wait longer")
-                ready, _, _ = select.select([fd], [], [], min(left, 0.2))
-                if not ready:
-                    continue
+                if _POLLABLE:
+                    ready, _, _ = select.select([fd], [], [], min(left, 0.2))
+                    if not ready:
+                        continue
                 try:
                     chunk = os.read(fd, _CHUNK)
                 except BlockingIOError:
