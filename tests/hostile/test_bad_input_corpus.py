@@ -166,7 +166,7 @@ CORPUS: list[Bad] = [
     Bad("evalset-fifo", {"pipe": fifo}, ["run", "helm.json", "-e", "pipe"], 2, "pipe: no end of input after 0.5s",
         kept=(), env={"AGENTEVALS_INPUT_TIMEOUT": "0.5"}),
     # -- configs (-c): usage errors naming file:line:col ------------------------------------------------
-    config_case("config-empty", "", "c.yaml: no evaluators configured (the 'evaluators' list is empty or missing)"),
+    config_case("config-empty", "", "c.yaml: no evaluators configured (the file is empty or 'evaluators' is an empty list)"),
     config_case("config-evaluators-empty", "evaluators: []\n", "c.yaml: no evaluators configured"),
     config_case("config-comment-only", "# nothing\n", "c.yaml: no evaluators configured"),
     config_case("config-list", "- a\n- b\n", "c.yaml: the config must be a mapping with an 'evaluators' list, got a list"),

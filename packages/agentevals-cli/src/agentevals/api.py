@@ -83,11 +83,13 @@ def prepare_run(
         if note:
             options.notes.append(f"{loaded.source or 'config'}: eval_set {note}")
     chosen: list[LoadedEvaluator] = list(loaded.evaluators) if loaded else []
-    if loaded is not None and not chosen and not metrics and not evaluators:
-        # An empty file or `evaluators: []` is a mistake, not a request for the default metric.
+    given = loaded.settings.model_fields_set if loaded is not None else set()
+    if loaded is not None and not chosen and not metrics and not evaluators and (not given or "evaluators" in given):
+        # An empty file or an explicit `evaluators: []` is a mistake, not a request for the default metric
+        # (a config of run settings only, such as `eval_set:`, runs it as agentevals-cli 0.11 did).
         where = loaded.source or "the config"
-        raise ConfigError(f"{where}: no evaluators configured (the 'evaluators' list is empty or missing); "
-                          f"add entries, or drop -c to run the default metric {DEFAULT_METRIC}")
+        raise ConfigError(f"{where}: no evaluators configured (the file is empty or 'evaluators' is an empty "
+                          f"list); add entries, or drop -c to run the default metric {DEFAULT_METRIC}")
     names = [e.evaluator.config.name for e in chosen]
     wanted = list(metrics) or ([] if chosen or evaluators else [DEFAULT_METRIC])
     chosen += build_evaluators(wanted, options=options, existing=names)
