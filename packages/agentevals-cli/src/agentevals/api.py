@@ -51,6 +51,7 @@ def prepare_run(
     repeat_key: Optional[str] = None,
     pass_at_k: Sequence[int] = (),
     fail_on_evaluation_error: Optional[bool] = None,
+    concurrency: Optional[int] = None,
 ) -> tuple[list[LoadedEvaluator], RunOptions, Optional[EvalSet]]:
     """Validate everything before anything runs: config, metric names, evaluator files, eval set.
 
@@ -60,7 +61,7 @@ def prepare_run(
     if isinstance(trajectory_match_type, str):
         trajectory_match_type = trajectory_match_type.lower()
     _check_arguments(metrics=metrics, threshold=threshold, trajectory_match_type=trajectory_match_type,
-                     group_by=group_by, pass_at_k=pass_at_k)
+                     group_by=group_by, pass_at_k=pass_at_k, concurrency=concurrency)
     loaded = load_config(config) if isinstance(config, (str, Path)) else config
     settings = loaded.settings if loaded else None
     options = RunOptions(
@@ -82,6 +83,8 @@ def prepare_run(
         eval_set, note = resolve_config_path(settings.eval_set, loaded.base_dir or Path.cwd())
         if note:
             options.notes.append(f"{loaded.source or 'config'}: eval_set {note}")
+    if concurrency or (settings and settings.concurrency):
+        options.concurrency = int(concurrency or settings.concurrency)  # type: ignore[union-attr]
     chosen: list[LoadedEvaluator] = list(loaded.evaluators) if loaded else []
     given = loaded.settings.model_fields_set if loaded is not None else set()
     if loaded is not None and not chosen and not metrics and not evaluators and (not given or "evaluators" in given):
@@ -116,7 +119,7 @@ def prepare_run(
 
 def _check_arguments(
     *, metrics: Sequence[str], threshold: Optional[float], trajectory_match_type: Optional[str], group_by: str,
-    pass_at_k: Sequence[int],
+    pass_at_k: Sequence[int], concurrency: Optional[int] = None,
 ) -> None:
     """The checks click applies to the CLI's flags, for callers of the Python API."""
     if isinstance(metrics, str):
@@ -128,6 +131,9 @@ def _check_arguments(
                                  ("trajectory_match_type", trajectory_match_type, get_args(TrajectoryMatchType))):
         if value is not None and value not in allowed:
             raise ConfigError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    if concurrency is not None and (isinstance(concurrency, bool) or not isinstance(concurrency, int)
+                                    or concurrency < 1):
+        raise ConfigError(f"concurrency must be an integer >= 1, got {concurrency!r}")
     for k in pass_at_k:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ConfigError(f"pass_at_k values must be integers >= 1, got {k!r}")
@@ -149,6 +155,6 @@ def evaluate(
     Keyword arguments are those of ``prepare_run``: ``eval_set``, ``metrics``, ``config``,
     ``evaluators`` (instances of any evaluator type), ``judge_model``, ``threshold``,
     ``trajectory_match_type``, ``group_by``, ``strict``, ``repeat_key``, ``pass_at_k``,
-    ``fail_on_evaluation_error``.
+    ``fail_on_evaluation_error``, ``concurrency``.
     """
     return asyncio.run(evaluate_async(traces, trace_format=trace_format, **kwargs))

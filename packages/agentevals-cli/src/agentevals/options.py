@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Optional
 
-__all__ = ["BuiltinThresholds", "GroupBy", "RunOptions", "TrajectoryMatchType"]
+__all__ = ["BuiltinThresholds", "GroupBy", "RunOptions", "TrajectoryMatchType", "default_concurrency"]
 
 GroupBy = Literal["auto", "trace", "conversation"]
 TrajectoryMatchType = Literal["exact", "in_order", "any_order"]
@@ -34,8 +35,10 @@ class RunOptions:
     """What identifies a case when traces carry no eval id (see the repetitions docs)."""
     pass_at_k: list[int] = field(default_factory=list)
     """k values for pass@k / pass^k; empty = k = n."""
-    concurrency: int = 8
-    """How many evaluations run at once."""
+    concurrency: int = field(default_factory=lambda: default_concurrency())
+    """How many (case × evaluator) evaluations run at once, across all cases (``--concurrency``,
+    ``concurrency:`` in eval_config.yaml); also the most worker processes one evaluator gets.
+    Default: the number of cores."""
     dump_inputs: Optional[Path] = None
     """Directory to write each EvalInput sent to an evaluator program into (``--dump-inputs``), as
     ``<evaluator>/<case id>.json``: replay one with ``agentevals evaluator run PATH --input FILE``."""
@@ -48,3 +51,11 @@ class RunOptions:
     with every case, as it pairs with the only trace of a run (agentevals-cli 0.11's rule)."""
     notes: list[str] = field(default_factory=list)
     """Load-time notes for the run's report (e.g. a config path found relative to the working directory)."""
+
+
+def default_concurrency() -> int:
+    """The number of cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)

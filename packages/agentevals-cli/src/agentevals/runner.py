@@ -1,5 +1,11 @@
-"""The pipeline: load → convert → group → match → evaluate → aggregate. ``agentevals run`` and the Python
+"""The pipeline, one stream: read → convert → group → evaluate → emit. ``agentevals run`` and the Python
 API both call ``run_evaluation``, so they cannot disagree.
+
+Read from top to bottom: ``run_evaluation`` drives the stream; ``_read`` / ``iter_traces`` read and
+convert inputs trace by trace (in a background thread); ``_Grouper`` turns traces into cases; ``_Pool``
+runs every (case × evaluator) pair under one bound (``RunOptions.concurrency``) across all cases;
+``_Output`` hands each finished case to the consumers in the deterministic output order (input order,
+then config order), whatever the concurrency.
 
 Every (case, evaluator) pair runs under its own deadline; a failure becomes that pair's ERROR row with a
 one-line cause and never affects the other rows. Unreadable files become ``input_errors`` and the other
@@ -9,10 +15,14 @@ files are still evaluated.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import heapq
 import logging
+import threading
 import time
 import traceback
-from collections.abc import Iterable, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
@@ -29,9 +39,9 @@ from .results import CaseResult, InputError, MetricResult, RunResult, SpanRef, S
 from .traces.convert import convert_trace
 from .traces.convert._common import aggregate_metrics
 from .traces.model import ConvertedTrace, Trace
-from .traces.readers import LogEvents, attach_log_events, is_logs_file, read_traces
+from .traces.readers import LogEvents, _stream, attach_log_events, is_logs_file, read_traces
 
-__all__ = ["Case", "group_traces", "load_traces", "run_evaluation"]
+__all__ = ["Case", "group_traces", "iter_traces", "load_traces", "run_evaluation"]
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +185,10 @@ async def run_evaluation(
 ) -> RunResult:
     """Evaluate traces with evaluators (in the given order) against an optional eval set.
 
-    Each case's result goes to ``consumers`` as soon as it is complete (see ``agentevals.consumers``).
+    The run is one stream: inputs are read and converted trace by trace (in a background thread), grouped
+    into cases, and every (case × evaluator) pair is one work item under one pool of
+    ``options.concurrency`` slots, across all cases. Each case's result goes to ``consumers`` as soon as it
+    and every case before it are complete (input order, then config order; see ``agentevals.consumers``).
     """
     options = options or RunOptions()
     if isinstance(traces, (str, Path, Trace, ConvertedTrace)):  # one input, not an iterable of characters
@@ -187,38 +200,44 @@ async def run_evaluation(
         ev.options = options
     if isinstance(eval_set, (str, Path)):
         eval_set = load_eval_set(eval_set)
-
-    converted, run.input_errors = load_traces(
-        traces, trace_format=trace_format, keep_spans=any(ev.needs_spans for ev in evs))
-    cases = group_traces(converted, options.group_by)
-    for case in cases:
-        _match(case, eval_set, only_trace=len(cases) == 1 or options.independent_cases)
     if not evs:
         run.notes.append("no evaluators configured (use -m METRIC or -c eval_config.yaml)")
-    if not converted and not run.input_errors:
-        run.notes.append("no traces were given")
 
-    semaphore = asyncio.Semaphore(max(1, options.concurrency))
-    results: list[CaseResult] = []
     emit(consumers, "run_started", run)
+    output = _Output(consumers, stop_on_error=options.fail_on_evaluation_error)
+    pool = _Pool(evs, options, output)
+    grouper = _Grouper(options.group_by)
+    seen_traces = False
     try:
-        for case in cases:
-            result = await _evaluate_case(case, evs, options, semaphore)
-            results.append(result)
-            emit(consumers, "case_finished", len(results) - 1, result)
-            if result.evaluation_status == "evaluation_failed" and options.fail_on_evaluation_error:
-                failed = next(m for m in result.metrics if m.status == Status.ERROR)
-                run.aborted = (f"fail_on_evaluation_error: evaluator '{failed.name}' failed on {case.case_id}: "
-                               f"{failed.error}; {len(cases) - len(results)} case(s) not evaluated")
-                break
+        async for item in _read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs)):
+            if isinstance(item, InputError):
+                run.input_errors.append(item)
+                continue
+            seen_traces = True
+            seq, ready = grouper.add(item)
+            output.expect(seq)
+            for case_seq, case in ready:
+                _start(case_seq, case, eval_set, pool, output)
+        for seq in grouper.dropped():
+            output.drop(seq)
+        for case_seq, case in grouper.finish():
+            _start(case_seq, case, eval_set, pool, output)
+        await pool.join()
     finally:
-        run.cases = results
+        await pool.cancel()
         for ev in evs:
             try:
                 await ev.aclose()
             except Exception:
                 log.debug("closing %s failed", ev.display_name, exc_info=True)
-
+    run.cases = output.emitted
+    if output.stopped_by is not None:
+        case, failed = output.stopped_by
+        run.aborted = (f"fail_on_evaluation_error: evaluator '{failed.name}' failed on {case.case_id}: "
+                       f"{failed.error}; {grouper.count - len(run.cases)} case(s) not evaluated")
+    run.input_errors = sorted(run.input_errors, key=lambda e: e.error.startswith(f"{e.source}: trace "))
+    if not seen_traces and not run.input_errors:
+        run.notes.append("no traces were given")
     if eval_set is None and any(r.status == Status.NOT_EVALUATED and "eval case" in (r.reason or "")
                                 for c in run.cases for r in c.metrics):
         run.notes.append("no eval set given (-e/--eval-set): metrics that compare against golden cases were not evaluated")
@@ -234,6 +253,180 @@ async def run_evaluation(
     return run
 
 
+def _start(seq: int, case: Case, eval_set: Optional[EvalSet], pool: _Pool, output: _Output) -> None:
+    """Match a complete case to its eval case and queue its work."""
+    if output.stopped_by is not None:
+        return
+    _match(case, eval_set, only_trace=False)
+    pool.submit(seq, case)
+
+
+async def _read(inputs: list[TraceInput], trace_format: Optional[str], *,
+                keep_spans: bool) -> AsyncIterator[Union[ConvertedTrace, InputError]]:
+    """``iter_traces`` in a background thread, so that evaluation runs while the input is read.
+
+    Items come in batches through a bounded queue: the reader waits when the engine is behind.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Union[list, BaseException, None]] = asyncio.Queue(maxsize=8)
+    stop = threading.Event()
+
+    def put(item: Union[list, BaseException, None]) -> None:
+        future = asyncio.run_coroutine_threadsafe(queue.put(item), loop)
+        while not stop.is_set():
+            try:
+                future.result(timeout=0.2)
+                return
+            except concurrent.futures.TimeoutError:
+                continue
+
+    def produce() -> None:
+        batch: list = []
+        last = time.monotonic()
+        try:
+            for item in iter_traces(inputs, trace_format=trace_format, keep_spans=keep_spans):
+                if stop.is_set():
+                    return
+                batch.append(item)
+                if len(batch) >= _BATCH or time.monotonic() - last > 0.05:
+                    put(batch)
+                    batch, last = [], time.monotonic()
+            put(batch)
+            put(None)
+        except BaseException as exc:  # handed to the event loop, raised there
+            put(exc)
+
+    thread = threading.Thread(target=produce, name="agentevals-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            got = await queue.get()
+            if got is None:
+                return
+            if isinstance(got, BaseException):
+                raise got
+            for item in got:
+                yield item
+    finally:
+        stop.set()
+        while not queue.empty():
+            queue.get_nowait()
+
+
+_BATCH = 64
+"""Converted traces handed from the reader thread to the engine at a time."""
+
+
+def iter_traces(inputs: Sequence[TraceInput], *, trace_format: Optional[str] = None,
+                keep_spans: bool = True) -> Iterator[Union[ConvertedTrace, InputError]]:
+    """Read and convert every input, yielding each converted trace (or an input's error) in input order.
+
+    The streaming form of ``load_traces``, with one difference: traces are yielded as they are read, so
+    OTLP log records reach only the traces read after them. Logs files that announce themselves
+    (``{"resourceLogs": …`` first) are read before everything else, as in ``load_traces``; a logs file
+    found only while reading still gets its own traces converted with its records.
+    """
+    logs_files = {i for i, item in enumerate(inputs) if isinstance(item, (str, Path)) and is_logs_file(item)}
+    log_events: LogEvents = {}
+    early: dict[int, list[Trace]] = {}
+    for index in sorted(logs_files):
+        try:
+            early[index] = list(read_traces(inputs[index], format=trace_format, log_events=log_events))
+        except InputFileError as exc:
+            yield InputError(source=str(inputs[index]), error=str(exc))
+    for index, item in enumerate(inputs):
+        out: list[ConvertedTrace] = []
+        errors: list[InputError] = []
+        if index in logs_files:
+            for trace in early.pop(index, ()):
+                _convert(trace, log_events, keep_spans, out, errors)
+        elif isinstance(item, ConvertedTrace):
+            out.append(item)
+        elif isinstance(item, Trace):
+            _convert(item, log_events, keep_spans, out, errors)
+        else:
+            try:
+                yield from _iter_file(item, trace_format, log_events, keep_spans)
+            except InputFileError as exc:
+                yield InputError(source=str(item), error=str(exc))
+            continue
+        yield from out
+        yield from errors
+
+
+def _iter_file(path: Union[str, Path], trace_format: Optional[str], log_events: LogEvents,
+               keep_spans: bool) -> Iterator[Union[ConvertedTrace, InputError]]:
+    """One file's converted traces. A streamed file yields trace by trace; a file read whole is converted
+    once it has been read, so that log records it holds reach its own traces."""
+    if _stream.plan_stream(Path(path), trace_format) is not None:
+        for trace in read_traces(path, format=trace_format, log_events=log_events):
+            out: list[ConvertedTrace] = []
+            errors: list[InputError] = []
+            _convert(trace, log_events, keep_spans, out, errors)
+            yield from out
+            yield from errors
+        return
+    raw = list(read_traces(path, format=trace_format, log_events=log_events))
+    out, errors = [], []
+    for trace in raw:
+        _convert(trace, log_events, keep_spans, out, errors)
+    yield from out
+    yield from errors
+
+
+class _Grouper:
+    """Traces → cases, in input order. Each trace gets a sequence number; a case is known by the number
+    of its first trace, which orders the output.
+
+    A trace without a session id (or any trace with ``group_by: trace``) is a case at once. A trace with
+    one waits for the end of the input under ``conversation`` and ``auto``: a later trace anywhere in the
+    input may belong to the same conversation (and under ``auto`` a single shared session id groups every
+    conversation). Waiting traces are converted ones: compact, their raw spans dropped unless an
+    evaluator reads them.
+    """
+
+    def __init__(self, group_by: str) -> None:
+        self.group_by = group_by
+        self.count = 0
+        """Cases formed so far."""
+        self._seq = 0
+        self._sessions: dict[str, list[tuple[int, ConvertedTrace]]] = {}
+
+    def add(self, trace: ConvertedTrace) -> tuple[int, list[tuple[int, Case]]]:
+        """The trace's sequence number and the cases it completes (itself, or none while it waits)."""
+        seq, self._seq = self._seq, self._seq + 1
+        if self.group_by == "trace" or not trace.session_id:
+            self.count += 1
+            return seq, [(seq, Case(case_id=trace.trace_id, traces=[trace]))]
+        self._sessions.setdefault(trace.session_id, []).append((seq, trace))
+        return seq, []
+
+    def dropped(self) -> list[int]:
+        """At the end: numbers of waiting traces that join an earlier trace's case (no case of their own)."""
+        if not self._conversations():
+            return []
+        return [seq for members in self._sessions.values() for seq, _ in members[1:]]
+
+    def finish(self) -> list[tuple[int, Case]]:
+        """The waiting traces as cases, once the input has ended."""
+        cases = []
+        if self._conversations():
+            for session, members in self._sessions.items():
+                traces = sorted((t for _, t in members), key=lambda t: t.start_ns)
+                cases.append((members[0][0], Case(case_id=session, traces=traces)))
+        else:
+            cases = [(seq, Case(case_id=t.trace_id, traces=[t])) for members in self._sessions.values()
+                     for seq, t in members]
+        self._sessions = {}
+        self.count += len(cases)
+        return sorted(cases, key=lambda item: item[0])
+
+    def _conversations(self) -> bool:
+        if self.group_by == "auto":
+            return any(len(members) > 1 for members in self._sessions.values())
+        return self.group_by == "conversation"
+
+
 def _match(case: Case, eval_set: Optional[EvalSet], *, only_trace: bool) -> None:
     if eval_set is None:
         case.match_reason = "no eval set given (-e/--eval-set)"
@@ -242,12 +435,10 @@ def _match(case: Case, eval_set: Optional[EvalSet], *, only_trace: bool) -> None
                                                    only_trace=only_trace)
 
 
-async def _evaluate_case(
-    case: Case, evaluators: Sequence[BaseEvaluator], options: RunOptions, semaphore: asyncio.Semaphore
-) -> CaseResult:
-    first = case.traces[0] if case.traces else None
+def _case_header(case: Case) -> CaseResult:
+    """A case's result before any evaluator ran: what it is, where it came from, its figures."""
     invocations = case.invocations
-    result = CaseResult(
+    return CaseResult(
         case_id=case.case_id,
         trace_ids=[t.trace_id for t in case.traces],
         sources=sorted({t.source for t in case.traces}),
@@ -260,65 +451,175 @@ async def _evaluate_case(
         performance_metrics=_case_metrics(case.traces),
         warnings=[w for t in case.traces for w in t.warnings],
     )
-    ctx = EvalContext(
-        case_id=case.case_id,
-        invocations=invocations,
-        expected_invocations=case.eval_case.conversation if case.eval_case else None,
-        eval_case=case.eval_case,
-        traces=case.traces,
-        options=options,
-        performance_metrics=result.performance_metrics,
-        match_reason=case.match_reason,
-    )
-    if first is not None and not invocations:
-        result.metrics = [
-            MetricResult.not_evaluated(ev.display_name, f"no agent turns in the trace: {'; '.join(first.warnings) or 'nothing recognised'}",
-                                       type=ev.name)
-            for ev in evaluators
-        ]
-        return result
-    tasks = [asyncio.create_task(_run_one(ev, ctx, semaphore)) for ev in evaluators]
-    try:
-        outcomes = await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
+
+
+@dataclass
+class _Job:
+    """One case in flight: its evaluators' outcomes fill ``metrics`` in config order."""
+
+    seq: int
+    result: CaseResult
+    ctx: Optional[EvalContext]
+    metrics: list[list[MetricResult]]
+    remaining: int
+
+
+class _Output:
+    """Emits finished cases to the consumers in output order (by the sequence number of a case's first
+    trace), each as soon as it and every case before it are complete."""
+
+    def __init__(self, consumers: Sequence[RunConsumer], *, stop_on_error: bool) -> None:
+        self.consumers = consumers
+        self.stop_on_error = stop_on_error
+        self.emitted: list[CaseResult] = []
+        self.stopped_by: Optional[tuple[CaseResult, MetricResult]] = None
+        """The case (and its failed metric) that stopped the run under ``fail_on_evaluation_error``."""
+        self._open: list[int] = []  # heap: sequence numbers that are, or may still become, cases
+        self._done: dict[int, CaseResult] = {}
+        self._dropped: set[int] = set()
+
+    def expect(self, seq: int) -> None:
+        heapq.heappush(self._open, seq)
+
+    def drop(self, seq: int) -> None:
+        """``seq`` turned out to be no case of its own (it joined a conversation)."""
+        self._dropped.add(seq)
+        self._flush()
+
+    def finished(self, seq: int, result: CaseResult) -> None:
+        self._done[seq] = result
+        self._flush()
+
+    def _flush(self) -> None:
+        while self._open and self.stopped_by is None:
+            seq = self._open[0]
+            if seq in self._dropped:
+                heapq.heappop(self._open)
+                self._dropped.discard(seq)
+                continue
+            result = self._done.pop(seq, None)
+            if result is None:
+                return
+            heapq.heappop(self._open)
+            self.emitted.append(result)
+            emit(self.consumers, "case_finished", len(self.emitted) - 1, result)
+            if self.stop_on_error and result.evaluation_status == "evaluation_failed":
+                self.stopped_by = (result, next(m for m in result.metrics if m.status == Status.ERROR))
+
+
+class _Pool:
+    """Every (case × evaluator) pair is one work item; ``concurrency`` workers take them in output order,
+    so a slow evaluation holds one slot and nothing else."""
+
+    def __init__(self, evaluators: Sequence[BaseEvaluator], options: RunOptions, output: _Output) -> None:
+        self.evaluators = list(evaluators)
+        self.options = options
+        self.output = output
+        self._queue: deque[tuple[_Job, int]] = deque()
+        self._ready = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._jobs = 0
+        self._size = max(1, options.concurrency)
+        self._workers: list[asyncio.Task[None]] = []
+        self._failure: Optional[BaseException] = None
+
+    def submit(self, seq: int, case: Case) -> None:
+        result = _case_header(case)
+        invocations = case.invocations
+        if case.traces and not invocations:
+            why = "; ".join(case.traces[0].warnings) or "nothing recognised"
+            result.metrics = [MetricResult.not_evaluated(ev.display_name, f"no agent turns in the trace: {why}",
+                                                         type=ev.name) for ev in self.evaluators]
+            self.output.finished(seq, result)
+            return
+        ctx = EvalContext(
+            case_id=case.case_id,
+            invocations=invocations,
+            expected_invocations=case.eval_case.conversation if case.eval_case else None,
+            eval_case=case.eval_case,
+            traces=case.traces,
+            options=self.options,
+            performance_metrics=result.performance_metrics,
+            match_reason=case.match_reason,
+        )
+        result.repeat_group = _repeat_group(case, self.options.repeat_key)
+        job = _Job(seq, result, ctx, [[] for _ in self.evaluators], len(self.evaluators))
+        if not self.evaluators:
+            self._finish(job)
+            return
+        self._jobs += 1
+        self._idle.clear()
+        self._queue.extend((job, i) for i in range(len(self.evaluators)))
+        while len(self._workers) < min(self._size, len(self._queue) + len(self._workers)):
+            self._workers.append(asyncio.create_task(self._work()))
+        self._ready.set()
+
+    async def _work(self) -> None:
+        while self.output.stopped_by is None:
+            while not self._queue:
+                self._ready.clear()
+                await self._ready.wait()
+            job, index = self._queue.popleft()
+            metrics, _ = await _run_one(self.evaluators[index], job.ctx)
+            job.metrics[index] = metrics
+            job.remaining -= 1
+            if job.remaining == 0:
+                try:
+                    self._finish(job)
+                except BaseException as exc:  # a consumer failed: the run stops with its error
+                    self._failure = self._failure or exc
+                    self._idle.set()
+                    return
+                self._jobs -= 1
+                if self._jobs == 0 or self.output.stopped_by is not None:
+                    self._idle.set()
+
+    def _finish(self, job: _Job) -> None:
+        result = job.result
+        result.metrics = [m for metrics in job.metrics for m in metrics]
+        job.ctx = None  # the traces are no longer needed
+        if any(m.status == Status.ERROR for m in result.metrics):
+            result.evaluation_status = "evaluation_failed"
+        from .scoring import case_score
+
+        result.score, result.verdict = case_score(result.metrics)
+        self.output.finished(job.seq, result)
+
+    async def join(self) -> None:
+        """Wait until every submitted case is finished (or the run was stopped); raise a consumer's error."""
+        await self._idle.wait()
+        if self._failure is not None:
+            raise self._failure
+
+    async def cancel(self) -> None:
+        """Stop the workers (evaluations in flight are cancelled: their processes are killed)."""
+        for task in self._workers:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
-    for metrics, _ in outcomes:
-        result.metrics.extend(metrics)
-    result.repeat_group = _repeat_group(case, options.repeat_key)
-    if any(m.status == Status.ERROR for m in result.metrics):
-        result.evaluation_status = "evaluation_failed"
-    from .scoring import case_score
-
-    result.score, result.verdict = case_score(result.metrics)
-    return result
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        self._workers = []
 
 
-async def _run_one(
-    ev: BaseEvaluator, ctx: EvalContext, semaphore: asyncio.Semaphore
-) -> tuple[list[MetricResult], Optional[BaseException]]:
+async def _run_one(ev: BaseEvaluator, ctx: EvalContext) -> tuple[list[MetricResult], Optional[BaseException]]:
     """Run one evaluator on one case under its deadline; never raises (except cancellation)."""
     timeout = ev.timeout or DEFAULT_TIMEOUT
     start = time.monotonic()
     error: Optional[BaseException] = None
-    async with semaphore:
-        try:
-            # A small grace period lets an evaluator that enforces its own deadline report it first.
-            outcome = await asyncio.wait_for(ev.evaluate(ctx), timeout + 2.0)
-            metrics = outcome if isinstance(outcome, list) else [outcome]
-        except asyncio.TimeoutError as exc:
-            error = exc
-            metrics = [MetricResult.errored(ev.display_name, f"timed out after {timeout:g}s", type=ev.name)]
-        except AgentevalsError as exc:
-            error = exc
-            metrics = [MetricResult.errored(ev.display_name, _one_line(exc), type=ev.name)]
-        except Exception as exc:
-            error = exc
-            log.debug("evaluator %s raised", ev.display_name, exc_info=True)
-            metrics = [MetricResult.errored(ev.display_name, f"{type(exc).__name__}: {_one_line(exc)}", type=ev.name,
-                                            details={"traceback": traceback.format_exc(limit=5)})]
+    try:
+        # A small grace period lets an evaluator that enforces its own deadline report it first.
+        outcome = await asyncio.wait_for(ev.evaluate(ctx), timeout + 2.0)
+        metrics = outcome if isinstance(outcome, list) else [outcome]
+    except asyncio.TimeoutError as exc:
+        error = exc
+        metrics = [MetricResult.errored(ev.display_name, f"timed out after {timeout:g}s", type=ev.name)]
+    except AgentevalsError as exc:
+        error = exc
+        metrics = [MetricResult.errored(ev.display_name, _one_line(exc), type=ev.name)]
+    except Exception as exc:
+        error = exc
+        log.debug("evaluator %s raised", ev.display_name, exc_info=True)
+        metrics = [MetricResult.errored(ev.display_name, f"{type(exc).__name__}: {_one_line(exc)}", type=ev.name,
+                                        details={"traceback": traceback.format_exc(limit=5)})]
     elapsed = (time.monotonic() - start) * 1000
     config = ev.config
     for metric in metrics:

@@ -71,6 +71,8 @@ def _prepare_dump_dir(path: Path) -> None:
               help="k for pass@k and pass^k (repeatable; default k = number of repetitions).")
 @click.option("--fail-on-evaluation-error", is_flag=True, default=None,
               help="Stop at the first evaluator error (exit 1, partial report).")
+@click.option("--concurrency", type=click.IntRange(min=1),
+              help="Evaluations run at once across all cases (default: the number of cores).")
 @click.option("--output-file", type=click.Path(dir_okay=False, writable=True),
               help="Also write the report (in the -o format) to this file, even when the run stops early.")
 @click.option("--emit-otel", is_flag=True,
@@ -94,6 +96,7 @@ def run_command(
     repeat_key: Optional[str],
     pass_at_k: tuple[int, ...],
     fail_on_evaluation_error: Optional[bool],
+    concurrency: Optional[int],
     output_file: Optional[str],
     emit_otel: bool,
     dump_inputs: Optional[Path],
@@ -108,6 +111,7 @@ def run_command(
         eval_set=eval_set, metrics=list(metrics), config=config_path, judge_model=judge_model, threshold=threshold,
         trajectory_match_type=trajectory_match_type, group_by=group_by, strict=strict, repeat_key=repeat_key,
         pass_at_k=list(pass_at_k), fail_on_evaluation_error=fail_on_evaluation_error,
+        concurrency=concurrency,
     )
     output = output or options.output or "table"
     if output_file:

@@ -95,6 +95,8 @@ class RunSettings(BaseModel):
     """What identifies a case across repetitions when traces carry no eval id."""
     pass_at_k: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list)
     """k values for pass@k / pass^k (default: k = number of repetitions)."""
+    concurrency: Optional[Annotated[int, Field(ge=1)]] = None
+    """How many evaluations run at once, across all cases (default: the number of cores)."""
 
     @field_validator("trajectory_match_type", "builtin_thresholds", "trace_format", "output", "output_format",
                      mode="before")
