@@ -33,9 +33,9 @@ def cli_input() -> cli.EvalInput:
 
 # -- CLI → SDK -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("sent", "answered"), [("1.0", "1.0"), ("1.1", "1.1"), ("1.9", "1.1")])
+@pytest.mark.parametrize(("sent", "answered"), [("1.0", "1.0"), ("1.1", "1.1"), ("1.2", "1.2"), ("1.9", "1.2")])
 def test_sdk_reads_cli_input(sent, answered):
-    payload = json.loads(cli.encode_input(cli_input(), "1.1" if sent == "1.9" else sent))
+    payload = json.loads(cli.encode_input(cli_input(), "1.2" if sent == "1.9" else sent))
     if sent == "1.9":
         payload["protocol_version"] = "1.9"
         payload["future_top_level"] = {"x": 1}
@@ -62,7 +62,7 @@ def test_cli_strips_1_1_fields_when_sending_1_0():
 def test_sdk_refuses_cli_input_of_another_major():
     payload = json.loads(cli.encode_input(cli_input()))
     payload["protocol_version"] = "2.0"
-    with pytest.raises(SdkVersionError, match=r"2\.0.*1\.0 to 1\.1.*upgrade agentevals-evaluator-sdk"):
+    with pytest.raises(SdkVersionError, match=r"2\.0.*1\.0 to 1\.2.*upgrade agentevals-evaluator-sdk"):
         parse_input(json.dumps(payload))
 
 
@@ -95,7 +95,7 @@ def test_cli_reads_result_without_version_as_1_0():
 
 
 def test_cli_refuses_result_of_another_major():
-    with pytest.raises(CliVersionError, match=r"2\.0 from echo: agentevals-cli speaks 1\.0 to 1\.1; upgrade agentevals-cli"):
+    with pytest.raises(CliVersionError, match=r"2\.0 from echo: agentevals-cli speaks 1\.0 to 1\.2; upgrade agentevals-cli"):
         cli.decode_result(sdk_result_json("1.1", protocol_version="2.0"), threshold=0.5, n_invocations=1, name="echo")
 
 

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SDK_DIR = ROOT / "packages/agentevals-evaluator-sdk/src/agentevals_evaluator_sdk/schema"
 CLI_DIR = ROOT / "packages/agentevals-cli/src/agentevals/protocol/schema"
 FIXTURE = ROOT / "examples/evalinput_helm_v1.1.json"
-VERSIONS = ("1.0", "1.1")
+VERSIONS = ("1.0", "1.1", "1.2")
 DOCS = {"eval_input": ("EvalInput",), "eval_result": ("EvalResult",)}
 
 
@@ -53,6 +53,16 @@ def test_v1_0_schema_lacks_1_1_fields_and_v1_1_has_them():
         "performance_metrics", "trace_id", "span_id"}
     assert set(v11["ToolResponseData"]["properties"]) - set(v10["ToolResponseData"]["properties"]) == {"id", "status", "response"}
     assert set(v11["ToolCallData"]["properties"]) - set(v10["ToolCallData"]["properties"]) == {"id"}
+
+
+def test_v1_2_adds_the_worker_handshake_and_case_figures_only():
+    for doc, added in (("eval_input", {"performance_metrics", "request_id", "worker"}),
+                       ("eval_result", {"request_id", "worker", "error"})):
+        v11 = json.loads((SDK_DIR / f"{doc}.v1.1.json").read_text())
+        v12 = json.loads((SDK_DIR / f"{doc}.v1.2.json").read_text())
+        assert set(v12["properties"]) - set(v11["properties"]) == added
+        assert {k: v for k, v in v12["$defs"].items() if k != "WorkerOffer"} == v11.get("$defs", {})
+    assert "WorkerOffer" not in json.loads((SDK_DIR / "eval_input.v1.1.json").read_text())["$defs"]
 
 
 @pytest.mark.parametrize("version", VERSIONS)

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 def test_version_names_package_and_protocol():
     result = CliRunner().invoke(cli, ["--version"])
     assert result.exit_code == 0
-    assert result.output == f"agentevals {__version__} (protocol 1.1)\n"
+    assert result.output == f"agentevals {__version__} (protocol 1.2)\n"
 
 
 def test_help_lists_usage():

@@ -38,7 +38,7 @@ def test_async_evaluator_runs_through_evaluate():
 
     result = run_evaluator(slow, make_input())
     assert result.score == 0.75
-    assert result.protocol_version == "1.1"
+    assert result.protocol_version == "1.2"
 
 
 def test_dict_result_is_accepted_and_validated():

@@ -61,7 +61,7 @@ def test_print_inside_evaluator_goes_to_stderr(tmp_path):
 def test_newer_minor_is_accepted_and_answered_with_ours(tmp_path):
     proc = run(tmp_path, GOOD, fixture_text(protocol_version="1.9", brand_new_field={"x": 1}))
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["protocol_version"] == "1.1"
+    assert json.loads(proc.stdout)["protocol_version"] == "1.2"
 
 
 def test_older_minor_is_answered_with_theirs(tmp_path):
@@ -78,7 +78,7 @@ def test_older_minor_is_answered_with_theirs(tmp_path):
         (
             '{"protocol_version": "2.0"}',
             "error: unsupported protocol_version 2.0 from agentevals-cli: agentevals-evaluator-sdk speaks "
-            "1.0 to 1.1; upgrade agentevals-evaluator-sdk so both speak major 2",
+            "1.0 to 1.2; upgrade agentevals-evaluator-sdk so both speak major 2",
         ),
         ('{"protocol_version": "one"}', "error: protocol_version must look like 'MAJOR.MINOR', got 'one'"),
         (

@@ -51,6 +51,9 @@ class RunOptions:
     with every case, as it pairs with the only trace of a run (agentevals-cli 0.11's rule)."""
     notes: list[str] = field(default_factory=list)
     """Load-time notes for the run's report (e.g. a config path found relative to the working directory)."""
+    persistent_workers: bool = True
+    """Offer persistent worker processes (protocol 1.2) to local ``type: code`` evaluators; ``False``
+    (``--no-persistent-workers``) starts one process per evaluation, as in 1.0."""
 
 
 def default_concurrency() -> int:

@@ -52,7 +52,15 @@ def wait_until_gone(pidfile: Path, seconds: float = 3.0) -> list[int]:
 
 
 def evaluate(evaluator: Any, context: EvalContext) -> Any:
-    return asyncio.run(evaluator.evaluate(context))
+    """One evaluation, then the evaluator's resources (persistent workers) released, as the runner does."""
+
+    async def once() -> Any:
+        try:
+            return await evaluator.evaluate(context)
+        finally:
+            await evaluator.aclose()
+
+    return asyncio.run(once())
 
 
 def write(path: Path, text: str) -> Path:

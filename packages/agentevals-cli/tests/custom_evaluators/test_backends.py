@@ -209,7 +209,7 @@ def test_backend_results_are_validated_and_mapped(tmp_path, ctx):
     assert (result.status, result.score, result.details, result.type) == (Status.PASSED, 0.4, {"x": 1}, "code")
     path, timeout, eval_input, metric_name = RecordingBackend.calls[0]
     assert (path, timeout, metric_name) == (tmp_path / "untrusted.py", 7, "untrusted_evaluator")
-    assert (eval_input.protocol_version, eval_input.threshold, eval_input.config) == ("1.1", 0.3, {"a": 1})
+    assert (eval_input.protocol_version, eval_input.threshold, eval_input.config) == ("1.2", 0.3, {"a": 1})
     assert eval_input.invocations == ctx.invocations
 
 

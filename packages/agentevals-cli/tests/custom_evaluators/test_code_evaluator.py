@@ -82,7 +82,7 @@ console.log(JSON.stringify({ score: scores.reduce((a, b) => a + b, 0) / scores.l
 
 def test_the_evaluator_receives_the_entry_and_the_case(tmp_path, ctx):
     result = run_py(tmp_path, ctx, ECHO_PY, name="echo", threshold=0.25, config={"k": [1, "x"]})
-    assert result.details == {"protocol_version": "1.1", "metric_name": "echo", "threshold": 0.25,
+    assert result.details == {"protocol_version": "1.2", "metric_name": "echo", "threshold": 0.25,
                               "config": {"k": [1, "x"]}, "has_trace_id": True, "n_expected": 1}
 
 
@@ -97,7 +97,7 @@ def test_manifest_with_another_major_is_refused_at_load(tmp_path):
     write(tmp_path / "evaluator.yaml", "protocol_version: '2.0'\n")
     write(tmp_path / "e.py", "")
     with pytest.raises(ConfigError, match=r"unsupported protocol_version 2.0 from .*evaluator.yaml: agentevals-cli "
-                                          r"speaks 1.0 to 1.1; upgrade agentevals-cli"):
+                                          r"speaks 1.0 to 1.2; upgrade agentevals-cli"):
         build(tmp_path, path="e.py").check()
 
 
@@ -187,7 +187,7 @@ def test_json_log_lines_that_are_not_results_are_tolerated(tmp_path, ctx):
         ('print(\'{"score": "high"}\')', "e returned an invalid EvalResult: score: Input should be a valid number (got 'high')"),
         ('print(\'{"details": {}}\')', "e returned an invalid EvalResult: score is required unless status is NOT_EVALUATED"),
         ('print(\'{"score": 0.9, "protocol_version": "2.0"}\')',
-         "unsupported protocol_version 2.0 from e: agentevals-cli speaks 1.0 to 1.1; upgrade agentevals-cli so both "
+         "unsupported protocol_version 2.0 from e: agentevals-cli speaks 1.0 to 1.2; upgrade agentevals-cli so both "
          "speak major 2"),
     ],
     ids=["exit-code", "signal", "no-output", "invalid-json", "not-an-object", "score-range", "score-string",

@@ -48,7 +48,7 @@ def test_not_evaluated_may_omit_score():
 
 
 def test_encode_defaults_to_current_version():
-    assert '"protocol_version": "1.1"' in encode_input(EvalInput())
+    assert '"protocol_version": "1.2"' in encode_input(EvalInput())
 
 
 def test_schema_loads():

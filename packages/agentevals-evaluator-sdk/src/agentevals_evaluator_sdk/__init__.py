@@ -33,6 +33,7 @@ from .types import IntermediateStepData as IntermediateStepData
 from .types import InvocationData as InvocationData
 from .types import ToolCallData as ToolCallData
 from .types import ToolResponseData as ToolResponseData
+from .types import WorkerOffer as WorkerOffer
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -50,6 +51,7 @@ __all__ = [
     "ResultError",
     "ToolCallData",
     "ToolResponseData",
+    "WorkerOffer",
     "__version__",
     "evaluator",
     "load_schema",

@@ -30,7 +30,7 @@ from typing import IO, Any, Optional, Union, overload
 from pydantic import ValidationError
 
 from .errors import EvaluatorDefinitionError, EvaluatorError, InputError, ResultError
-from .protocol import negotiate
+from .protocol import PROTOCOL_VERSION, negotiate, parse_version
 from .types import EvalInput, EvalResult
 
 __all__ = ["Evaluator", "EvaluatorFunction", "check_result", "evaluator", "format_validation_error", "parse_input"]
@@ -127,28 +127,77 @@ class Evaluator:
 
         Exits 0 on success; on any error prints one ``error: …`` line to stderr and exits 1.
         Anything the function prints goes to stderr so that stdout stays one JSON document.
+
+        When the host offers a persistent worker (protocol 1.2, ``EvalInput.worker``), the offer is
+        accepted: the first result says ``"worker": true``, and further inputs are read as JSON lines
+        from the offered file descriptor, each answered by one result line on stdout (an input that
+        fails gets a result with ``error`` set; the worker keeps going) until that descriptor ends.
         """
         out = stdout or sys.stdout
         try:
             eval_input, version = parse_input((stdin or sys.stdin).read())
-            with contextlib.redirect_stdout(sys.stderr):
-                try:
-                    result = self.evaluate(eval_input, version=version)
-                except EvaluatorError:
-                    raise
-                except Exception as exc:  # the author's code failed: show where (its frames, not ours)
-                    frames = exc.__traceback__
-                    while frames is not None and frames.tb_frame.f_code.co_filename == __file__:
-                        frames = frames.tb_next
-                    traceback.print_exception(type(exc), exc, frames or exc.__traceback__, file=sys.stderr)
-                    message = " | ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-                    raise _Raised(f"evaluator '{self.name}' raised {type(exc).__name__}: {message}") from None
+            result = self._evaluate_logged(eval_input, version)
         except (EvaluatorError, _Raised) as exc:
             print(f"error: {exc}", file=sys.stderr)
             sys.exit(1)
-        out.write(json.dumps(result.model_dump(mode="json"), ensure_ascii=False) + "\n")
-        out.flush()
+        offer = eval_input.worker if parse_version(version) >= (1, 2) else None
+        if offer is not None:
+            result.worker = True
+            result.request_id = eval_input.request_id
+        _write(out, _dump(result))
+        if offer is not None:
+            self._serve(offer.input_fd, out)
         sys.exit(0)
+
+    def _evaluate_logged(self, eval_input: EvalInput, version: str) -> EvalResult:
+        """``evaluate`` with the function's prints sent to stderr and its exceptions made one line."""
+        with contextlib.redirect_stdout(sys.stderr):
+            try:
+                return self.evaluate(eval_input, version=version)
+            except EvaluatorError:
+                raise
+            except Exception as exc:  # the author's code failed: show where (its frames, not ours)
+                frames = exc.__traceback__
+                while frames is not None and frames.tb_frame.f_code.co_filename == __file__:
+                    frames = frames.tb_next
+                traceback.print_exception(type(exc), exc, frames or exc.__traceback__, file=sys.stderr)
+                message = " | ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+                raise _Raised(f"evaluator '{self.name}' raised {type(exc).__name__}: {message}") from None
+
+    def _serve(self, input_fd: int, out: IO[str]) -> None:
+        """The persistent worker loop: one EvalInput line in, one EvalResult line out, until end of file."""
+        with open(input_fd, encoding="utf-8", closefd=True) as lines:
+            for line in lines:
+                if not line.strip():
+                    continue
+                request_id = None
+                try:
+                    data = json.loads(line)
+                    request_id = data.get("request_id") if isinstance(data, dict) else None
+                    eval_input, version = parse_input(line)
+                    result = self._evaluate_logged(eval_input, version)
+                    result.request_id = eval_input.request_id
+                    _write(out, _dump(result))
+                except (EvaluatorError, _Raised, ValueError) as exc:
+                    print(f"error: {exc}", file=sys.stderr, flush=True)
+                    _write(out, {"request_id": request_id, "error": str(exc), "protocol_version": PROTOCOL_VERSION})
+
+
+def _dump(result: EvalResult) -> dict[str, Any]:
+    """The result's JSON, without the persistent-worker fields when they are unset (a 1.0/1.1 result)."""
+    data = result.model_dump(mode="json")
+    for key in _WORKER_FIELDS:
+        if data.get(key) is None:
+            data.pop(key, None)
+    return data
+
+
+_WORKER_FIELDS = ("request_id", "worker", "error")
+
+
+def _write(out: IO[str], data: dict[str, Any]) -> None:
+    out.write(json.dumps(data, ensure_ascii=False) + "\n")
+    out.flush()
 
 
 class _Raised(Exception):

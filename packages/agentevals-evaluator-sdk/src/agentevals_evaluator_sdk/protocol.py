@@ -21,10 +21,10 @@ __all__ = [
     "schema_for_version",
 ]
 
-PROTOCOL_VERSION = "1.1"
+PROTOCOL_VERSION = "1.2"
 """Highest protocol version this SDK speaks."""
 
-SUPPORTED_VERSIONS: tuple[str, ...] = ("1.0", "1.1")
+SUPPORTED_VERSIONS: tuple[str, ...] = ("1.0", "1.1", "1.2")
 """Every version this SDK ships a schema for, oldest first."""
 
 
@@ -90,4 +90,20 @@ def schema_for_version(schema: dict[str, Any], version: str) -> dict[str, Any]:
             return [prune(v) for v in node]
         return node
 
-    return prune(schema)
+    pruned = prune(schema)
+    defs = pruned.get("$defs")
+    if isinstance(defs, dict):  # drop definitions only newer fields referred to
+        used: set[str] = set()
+        todo = [{k: v for k, v in pruned.items() if k != "$defs"}]
+        while todo:
+            node = todo.pop()
+            if isinstance(node, dict):
+                ref = node.get("$ref")
+                if isinstance(ref, str) and ref.rsplit("/", 1)[-1] not in used:
+                    used.add(ref.rsplit("/", 1)[-1])
+                    todo.append(defs.get(ref.rsplit("/", 1)[-1]))
+                todo.extend(node.values())
+            elif isinstance(node, list):
+                todo.extend(node)
+        pruned["$defs"] = {k: v for k, v in defs.items() if k in used}
+    return pruned

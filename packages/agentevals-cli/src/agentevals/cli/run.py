@@ -73,6 +73,8 @@ def _prepare_dump_dir(path: Path) -> None:
               help="Stop at the first evaluator error (exit 1, partial report).")
 @click.option("--concurrency", type=click.IntRange(min=1),
               help="Evaluations run at once across all cases (default: the number of cores).")
+@click.option("--no-persistent-workers", "no_workers", is_flag=True,
+              help="Start one evaluator process per evaluation instead of keeping workers (protocol 1.2).")
 @click.option("--output-file", type=click.Path(dir_okay=False, writable=True),
               help="Also write the report (in the -o format) to this file, even when the run stops early.")
 @click.option("--emit-otel", is_flag=True,
@@ -97,6 +99,7 @@ def run_command(
     pass_at_k: tuple[int, ...],
     fail_on_evaluation_error: Optional[bool],
     concurrency: Optional[int],
+    no_workers: bool,
     output_file: Optional[str],
     emit_otel: bool,
     dump_inputs: Optional[Path],
@@ -114,6 +117,7 @@ def run_command(
         concurrency=concurrency,
     )
     output = output or options.output or "table"
+    options.persistent_workers = not no_workers
     if output_file:
         _prepare_output_file(Path(output_file))
     if dump_inputs is not None:

@@ -100,4 +100,11 @@ def evaluate_file(
         invocations=document.invocations,
         expected_invocations=document.expected_invocations,
     )
-    return asyncio.run(evaluator.evaluate(ctx))
+
+    async def once() -> MetricResult:
+        try:
+            return await evaluator.evaluate(ctx)
+        finally:
+            await evaluator.aclose()
+
+    return asyncio.run(once())

@@ -24,7 +24,7 @@ from ..errors import AgentevalsError, ConfigError
 from ..evaluators.base import BaseEvaluator, EvalContext, EvaluatorConfig
 from ..protocol import EvalInput, EvalResult, EvalStatus, decode_result, encode_input, result_warnings
 from ..results import MetricResult, Status
-from .backends import EXECUTORS, EvaluatorBackend, create_backend
+from .backends import EXECUTORS, EvaluatorBackend, SubprocessBackend, create_backend
 from .deadline import Deadline, deadline_scope
 from .manifest import protocol_version_for
 from .program import ProgramFailure
@@ -55,7 +55,8 @@ class ProgramConfig(EvaluatorConfig):
 
 def build_eval_input(ctx: EvalContext, *, name: str, threshold: float, config: dict[str, Any],
                      version: str) -> EvalInput:
-    """The ``EvalInput`` for one case (each turn keeps its own performance figures only)."""
+    """The ``EvalInput`` for one case: each turn keeps its own performance figures only; the whole case's
+    figures go once, at the top (protocol 1.2; dropped for older peers)."""
     return EvalInput(
         protocol_version=version,
         metric_name=name,
@@ -63,6 +64,7 @@ def build_eval_input(ctx: EvalContext, *, name: str, threshold: float, config: d
         config=dict(config),
         invocations=list(ctx.invocations),
         expected_invocations=list(ctx.expected_invocations) if ctx.expected_invocations is not None else None,
+        performance_metrics=ctx.performance_metrics,
     )
 
 
@@ -165,6 +167,8 @@ class BackendEvaluator(BaseEvaluator):
                         raise ProgramFailure(f"evaluator file not found: {path}")
                     self._version = protocol_version_for(path)
                     self._backend = create_backend(self.config.executor, path, self.config.timeout)
+                    if isinstance(self._backend, SubprocessBackend) and self.options.persistent_workers:
+                        self._backend.use_workers(self.options.concurrency)
                 except AgentevalsError as exc:
                     # Remembered so that a download that failed is not retried (and waited for) per case.
                     self._locate_error = exc

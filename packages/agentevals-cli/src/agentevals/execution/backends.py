@@ -22,6 +22,7 @@ from .deadline import current_deadline
 from .process import tail
 from .program import ProgramFailure, read_result, run_program
 from .runtimes import Runtime, runtime_for
+from .workers import WorkerPool, supports_workers
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +61,15 @@ class SubprocessBackend(EvaluatorBackend):
         self._path = Path(path).resolve()
         self._timeout = float(timeout)
         self._runtime = runtime or runtime_for(self._path)
+        self._workers: WorkerPool | None = None
         if not self._path.is_file():
             raise FileNotFoundError(f"evaluator file not found: {self._path}")
+
+    def use_workers(self, size: int) -> None:
+        """Offer persistent workers (protocol 1.2) to the program, keeping up to ``size`` of them."""
+        runtime, path = self._runtime, self._path
+        self._workers = WorkerPool(lambda deadline: runtime.prepare(path, deadline=deadline), cwd=path.parent,
+                                   size=size, name=path.name)
 
     @property
     def path(self) -> Path:
@@ -69,6 +77,8 @@ class SubprocessBackend(EvaluatorBackend):
 
     async def run(self, eval_input: EvalInput, metric_name: str) -> EvalResult:
         version = eval_input.protocol_version
+        if self._workers is not None and supports_workers(version):
+            return await self._workers.run(eval_input, deadline=current_deadline(self._timeout), metric_name=metric_name)
         payload = encode_input(eval_input, version).encode("utf-8")
         result = await run_program(
             self._path, payload, deadline=current_deadline(self._timeout), runtime=self._runtime
@@ -84,6 +94,10 @@ class SubprocessBackend(EvaluatorBackend):
             logger.info("evaluator '%s' wrote on stderr:\n%s", metric_name,
                         textwrap.indent(tail(result.stderr), "  | "))
         return checked
+
+    async def aclose(self) -> None:
+        if self._workers is not None:
+            await self._workers.aclose()
 
 
 EXECUTORS: Registry[ExecutorFactory] = Registry(

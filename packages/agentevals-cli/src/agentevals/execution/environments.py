@@ -28,8 +28,8 @@ import sys
 from pathlib import Path
 
 from .cache import cache_root, content_hash, locked
+from .commands import ProgramFailure, run_command
 from .deadline import Deadline
-from .program import ProgramFailure, run_command
 
 __all__ = ["check_requirements", "ensure_node_modules", "ensure_python_env", "ensure_tsx", "venv_python"]
 

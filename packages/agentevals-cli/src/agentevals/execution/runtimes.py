@@ -37,6 +37,7 @@ from pathlib import Path
 from .._registry import Registry
 from ..errors import ConfigError
 from .deadline import Deadline
+from .environments import ensure_node_modules, ensure_python_env
 
 __all__ = [
     "RUNTIMES",
@@ -154,8 +155,6 @@ class PythonRuntime(Runtime):
     async def prepare(self, path: Path, *, deadline: Deadline) -> list[str]:
         requirements = path.parent / "requirements.txt"
         if self._exe is None and requirements.is_file():
-            from .environments import ensure_python_env
-
             python = await ensure_python_env(requirements, deadline=deadline)
             return [str(python), str(path)]
         return self.build_command(path)
@@ -264,8 +263,6 @@ class NodeRuntime(Runtime):
     async def prepare(self, path: Path, *, deadline: Deadline) -> list[str]:
         self._require_node()
         if (path.parent / "package.json").is_file():
-            from .environments import ensure_node_modules
-
             await ensure_node_modules(path.parent, deadline=deadline)
         try:
             return self.build_command(path)

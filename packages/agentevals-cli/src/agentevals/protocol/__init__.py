@@ -27,11 +27,12 @@ if TYPE_CHECKING:
     from ._models import InvocationData as InvocationData
     from ._models import ToolCallData as ToolCallData
     from ._models import ToolResponseData as ToolResponseData
+    from ._models import WorkerOffer as WorkerOffer
 
 _LAZY = {
     **dict.fromkeys(("decode_result", "encode_input", "negotiate", "result_warnings", "strip_to_version"), "_codec"),
     **dict.fromkeys(("EvalInput", "EvalResult", "EvalStatus", "IntermediateStepData", "InvocationData",
-                     "ToolCallData", "ToolResponseData"), "_models"),
+                     "ToolCallData", "ToolResponseData", "WorkerOffer"), "_models"),
 }
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "InvocationData",
     "ToolCallData",
     "ToolResponseData",
+    "WorkerOffer",
     "decode_result",
     "encode_input",
     "load_schema",

@@ -20,10 +20,12 @@ __all__ = [
     "InvocationData",
     "ToolCallData",
     "ToolResponseData",
+    "WorkerOffer",
 ]
 
 _WIRE = ConfigDict(extra="ignore", populate_by_name=True, use_attribute_docstrings=True)
 _SINCE_1_1: dict[str, Any] = {"x-protocol-since": "1.1"}
+_SINCE_1_2: dict[str, Any] = {"x-protocol-since": "1.2"}
 
 
 def _stats() -> dict[str, Any]:
@@ -62,6 +64,13 @@ PERFORMANCE_METRICS_SCHEMA: dict[str, Any] = {
     **_SINCE_1_1,
 }
 """Shape of ``InvocationData.performance_metrics`` (a plain dict on the Python side)."""
+
+CASE_METRICS_SCHEMA: dict[str, Any] = {
+    **PERFORMANCE_METRICS_SCHEMA,
+    "description": "The whole case's latency (ms), token and count figures (a conversation's, once), when measured.",
+    **_SINCE_1_2,
+}
+"""Shape of ``EvalInput.performance_metrics``: the same figures, for the whole case."""
 
 
 class EvalStatus(str, Enum):
@@ -134,6 +143,22 @@ class InvocationData(BaseModel):
     """Span that delimits the turn."""
 
 
+class WorkerOffer(BaseModel):
+    """The host offers to keep the evaluator process alive (protocol 1.2, persistent workers).
+
+    The first input still arrives on stdin, which is then closed, exactly as in 1.0. An evaluator that
+    accepts answers with ``"worker": true`` in its result (one line on stdout) and keeps running: each
+    further input is one JSON line on file descriptor ``input_fd``, each result one JSON line on stdout,
+    matched by ``request_id``. End of file on ``input_fd`` means stop. An evaluator that does not know
+    the offer ignores it and exits after its result, as in 1.0.
+    """
+
+    model_config = _WIRE
+
+    input_fd: int
+    """File descriptor (inherited) on which further EvalInputs arrive, one JSON line each."""
+
+
 class EvalInput(BaseModel):
     """What an evaluator receives on stdin."""
 
@@ -151,6 +176,12 @@ class EvalInput(BaseModel):
     """Agent turns to evaluate."""
     expected_invocations: Optional[list[InvocationData]] = None
     """Golden reference turns from the eval set, or null."""
+    performance_metrics: Annotated[Optional[dict[str, Any]], WithJsonSchema(CASE_METRICS_SCHEMA)] = None
+    """The whole case's latency (ms), token and count figures (a conversation's, once), when measured."""
+    request_id: Optional[str] = Field(default=None, json_schema_extra=_SINCE_1_2)
+    """Set by the host on every input of a persistent-worker exchange; the result echoes it."""
+    worker: Optional[WorkerOffer] = Field(default=None, json_schema_extra=_SINCE_1_2)
+    """Offer to keep this process for more inputs (first input only); see ``WorkerOffer``."""
 
 
 def _lax_number(value: Any) -> Any:
@@ -193,9 +224,15 @@ class EvalResult(BaseModel):
     """Free-form metadata for debugging."""
     protocol_version: Optional[str] = None
     """Version the result was produced under; a result without one is read as 1.0."""
+    request_id: Optional[str] = Field(default=None, json_schema_extra=_SINCE_1_2)
+    """The ``request_id`` of the input this answers (persistent workers)."""
+    worker: Optional[bool] = Field(default=None, json_schema_extra=_SINCE_1_2)
+    """``true`` in the first result: the evaluator accepted the host's ``WorkerOffer`` and keeps reading."""
+    error: Optional[str] = Field(default=None, json_schema_extra=_SINCE_1_2)
+    """A persistent worker could not evaluate this input: the one-line cause (score and status are then ignored)."""
 
     @model_validator(mode="after")
     def _check_score(self) -> EvalResult:
-        if self.score is None and self.status != EvalStatus.NOT_EVALUATED:
+        if self.score is None and self.status != EvalStatus.NOT_EVALUATED and self.error is None:
             raise ValueError("score is required unless status is NOT_EVALUATED")
         return self

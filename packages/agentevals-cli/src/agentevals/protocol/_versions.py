@@ -9,10 +9,10 @@ from typing import Any
 
 __all__ = ["PROTOCOL_VERSION", "SUPPORTED_VERSIONS", "load_schema", "parse_version"]
 
-PROTOCOL_VERSION = "1.1"
+PROTOCOL_VERSION = "1.2"
 """Highest protocol version the CLI speaks (and sends by default)."""
 
-SUPPORTED_VERSIONS: tuple[str, ...] = ("1.0", "1.1")
+SUPPORTED_VERSIONS: tuple[str, ...] = ("1.0", "1.1", "1.2")
 """Every version the CLI ships a schema for, oldest first."""
 
 
