@@ -1,0 +1,140 @@
+"""Persistent evaluator workers (protocol 1.2) in real runs: reuse, a killed worker, a hung one, old evaluators."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+from agentevals.api import prepare_run
+from agentevals.runner import run_evaluation
+from support.generate import replicate
+
+TARGET = f"{4:032x}"  # the 4th generated trace
+
+WORKER = """\
+import os, sys, time
+from pathlib import Path
+from agentevals_evaluator_sdk import EvalInput, EvalResult, evaluator
+
+LOG = Path(__file__).with_name("pids.log")
+
+@evaluator
+def probe(input: EvalInput) -> EvalResult:
+    trace = input.invocations[0].trace_id
+    with LOG.open("a") as log:
+        log.write(f"{os.getpid()} {trace}\\n")
+    if trace == TARGET:
+        Path(__file__).with_name("target.pid").write_text(str(os.getpid()))
+        time.sleep(120)
+    return EvalResult(score=1.0)
+
+if __name__ == "__main__":
+    probe.run()
+"""
+
+OLD_SDK = """\
+# An evaluator built on a 1.1 SDK: reads stdin to its end, answers 1.1, exits.
+import agentevals_evaluator_sdk.decorator as sdk
+from agentevals_evaluator_sdk import EvalInput, EvalResult, evaluator
+from agentevals_evaluator_sdk.protocol import negotiate
+
+sdk.negotiate = lambda theirs: negotiate(theirs, "1.1")
+
+@evaluator
+def old(input: EvalInput) -> EvalResult:
+    return EvalResult(score=1.0)
+
+if __name__ == "__main__":
+    old.run()
+"""
+
+
+def setup(tmp_path: Path, source: str, timeout: float = 60) -> tuple[list, object]:
+    (tmp_path / "probe.py").write_text(source.replace("TARGET", repr(TARGET)))
+    cfg = tmp_path / "eval_config.yaml"
+    cfg.write_text(f"evaluators:\n  - {{name: probe, type: code, path: probe.py, timeout: {timeout}}}\n")
+    evaluators, options, _ = prepare_run(config=cfg, group_by="trace", concurrency=2)
+    return evaluators, options
+
+
+def pids(tmp_path: Path) -> dict[str, int]:
+    """Trace id → pid of the process that evaluated it."""
+    lines = (tmp_path / "pids.log").read_text().split("\n")
+    return {trace: int(pid) for pid, trace in (line.split() for line in lines if line)}
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def run(tmp_path: Path, evaluators, options, n: int = 10):
+    return asyncio.run(run_evaluation([replicate(tmp_path / "traces.json", n)], evaluators, options=options))
+
+
+def test_one_worker_process_answers_many_evaluations(tmp_path):
+    evaluators, options = setup(tmp_path, WORKER.replace("if trace == TARGET", "if False"))
+    result = run(tmp_path, evaluators, options, n=12)
+    assert [m.status.value for c in result.cases for m in c.metrics] == ["PASSED"] * 12
+    used = set(pids(tmp_path).values())
+    assert 1 <= len(used) <= 2  # concurrency 2: at most two workers
+    assert not any(alive(pid) for pid in used)  # closed at the end of the run
+
+
+def test_a_worker_killed_mid_run_fails_only_its_evaluation(tmp_path):
+    evaluators, options = setup(tmp_path, WORKER)
+    pidfile = tmp_path / "target.pid"
+
+    def kill_when_started() -> None:
+        end = time.monotonic() + 60
+        while not pidfile.exists() and time.monotonic() < end:
+            time.sleep(0.02)
+        time.sleep(0.1)
+        os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_when_started)
+    killer.start()
+    result = run(tmp_path, evaluators, options)
+    killer.join()
+    rows = {c.case_id: c.metrics[0] for c in result.cases}
+    assert len(rows) == 10
+    assert (rows[TARGET].status.value, rows[TARGET].error) == (
+        "ERROR", "the worker process was killed by signal 9 before answering")
+    assert all(m.status.value == "PASSED" for case_id, m in rows.items() if case_id != TARGET)
+    assert int(pidfile.read_text()) not in [pid for trace, pid in pids(tmp_path).items() if trace > TARGET]
+
+
+def test_a_hung_evaluation_is_killed_at_its_deadline_and_its_worker_replaced(tmp_path):
+    evaluators, options = setup(tmp_path, WORKER, timeout=3)
+    start = time.monotonic()
+    result = run(tmp_path, evaluators, options)
+    assert time.monotonic() - start < 60
+    rows = {c.case_id: c.metrics[0] for c in result.cases}
+    assert (rows[TARGET].status.value, rows[TARGET].error) == ("ERROR", "timed out after 3s while running probe.py")
+    assert all(m.status.value == "PASSED" for case_id, m in rows.items() if case_id != TARGET)
+    hung = int((tmp_path / "target.pid").read_text())
+    assert not alive(hung)
+    later = [pid for trace, pid in pids(tmp_path).items() if trace > TARGET]
+    assert later and hung not in later
+
+
+def test_an_evaluator_on_an_older_sdk_ignores_the_offer_and_runs_once_per_evaluation(tmp_path):
+    evaluators, options = setup(tmp_path, OLD_SDK)
+    result = run(tmp_path, evaluators, options, n=4)
+    assert [m.score for c in result.cases for m in c.metrics] == [1.0] * 4
+    backend = evaluators[0].evaluator._backend
+    assert backend._workers.started == 4  # one process per evaluation, as in 1.0
+
+
+def test_without_persistent_workers_every_evaluation_is_a_new_process(tmp_path):
+    evaluators, options = setup(tmp_path, WORKER.replace("if trace == TARGET", "if False"))
+    options.persistent_workers = False
+    run(tmp_path, evaluators, options, n=5)
+    assert len(set(pids(tmp_path).values())) == 5

@@ -1,0 +1,31 @@
+"""Generated trace files: the shipped helm trace replicated with fresh trace ids, sessions and times."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Optional
+
+HELM = Path(__file__).resolve().parent.parent / "data" / "adk" / "helm.json"
+_SESSION_KEYS = ("gen_ai.conversation.id", "gcp.vertex.agent.session_id")
+
+
+def replicate(path: Path, n: int, *, session_of: Optional[callable] = None) -> Path:
+    """Write a Jaeger file of ``n`` helm traces: trace ``i`` gets id ``i`` (hex), starts ``i`` minutes
+    after the original, and belongs to session ``session_of(i)`` (default: its own, ``session-i``)."""
+    base = json.loads(HELM.read_text())["data"][0]
+    traces = []
+    for i in range(n):
+        trace = copy.deepcopy(base)
+        trace["traceID"] = f"{i + 1:032x}"
+        session = session_of(i) if session_of else f"session-{i}"
+        for span in trace["spans"]:
+            span["traceID"] = trace["traceID"]
+            span["startTime"] += i * 60_000_000
+            for tag in span["tags"]:
+                if tag["key"] in _SESSION_KEYS:
+                    tag["value"] = session
+        traces.append(trace)
+    path.write_text(json.dumps({"data": traces}))
+    return path
