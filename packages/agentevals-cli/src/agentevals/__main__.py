@@ -2,4 +2,5 @@
 
 from agentevals.cli import main
 
-raise SystemExit(main())  # main() returns the exit code of `raise click.exceptions.Exit(n)` paths
+if __name__ == "__main__":  # not when a reader process imports this module
+    raise SystemExit(main())  # main() returns the exit code of `raise click.exceptions.Exit(n)` paths

@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional, Union, get_args
@@ -30,7 +29,7 @@ from .evalsets import EvalSet, load_eval_set
 from .evaluators.base import BaseEvaluator
 from .options import GroupBy, RunOptions, TrajectoryMatchType
 from .results import RunResult
-from .runner import TraceInput, run_evaluation
+from .runner import TraceInput, run_evaluation, run_sync
 
 __all__ = ["DEFAULT_METRIC", "evaluate", "evaluate_async", "prepare_run"]
 
@@ -157,4 +156,4 @@ def evaluate(
     ``trajectory_match_type``, ``group_by``, ``strict``, ``repeat_key``, ``pass_at_k``,
     ``fail_on_evaluation_error``, ``concurrency``.
     """
-    return asyncio.run(evaluate_async(traces, trace_format=trace_format, **kwargs))
+    return run_sync(evaluate_async(traces, trace_format=trace_format, **kwargs))

@@ -18,12 +18,14 @@ import asyncio
 import concurrent.futures
 import heapq
 import logging
+import sys
 import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Optional, Union
 
@@ -39,7 +41,7 @@ from .results import CaseResult, InputError, MetricResult, RunResult, SpanRef, S
 from .traces.convert import convert_trace
 from .traces.convert._common import aggregate_metrics
 from .traces.model import ConvertedTrace, Trace
-from .traces.readers import LogEvents, _stream, attach_log_events, is_logs_file, read_traces
+from .traces.readers import LogEvents, _parallel, _stream, attach_log_events, is_logs_file, read_traces
 
 __all__ = ["Case", "group_traces", "iter_traces", "load_traces", "run_evaluation"]
 
@@ -138,6 +140,14 @@ def _load(
             [read_errors[i] for i in sorted(read_errors)] + [e for i in order for e in done[i][1]])
 
 
+def _convert_for_worker(keep_spans: bool, trace: Trace) -> list[Union[ConvertedTrace, InputError]]:
+    """``_convert`` in a reader process (no log records there: files with them are read serially)."""
+    out: list = []
+    errors: list = []
+    _convert(trace, {}, keep_spans, out, errors)
+    return out + errors
+
+
 def _convert(trace: Trace, log_events: LogEvents, keep_spans: bool, out: list[ConvertedTrace],
              errors: list[InputError]) -> None:
     if log_events:  # OTLP log exports given beside the traces carry GenAI message content
@@ -209,7 +219,8 @@ async def run_evaluation(
     grouper = _Grouper(options.group_by)
     seen_traces = False
     try:
-        async for item in _read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs)):
+        async for item in _read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs),
+                                workers=options.concurrency):
             if isinstance(item, InputError):
                 run.input_errors.append(item)
                 continue
@@ -253,6 +264,18 @@ async def run_evaluation(
     return run
 
 
+def run_sync(run: Awaitable[RunResult]) -> RunResult:
+    """``asyncio.run(run)``, without the main task holding the result: Python 3.11's ``asyncio.run``
+    formats the main task (and so its result, every case) once at exit."""
+    holder: list[RunResult] = []
+
+    async def main() -> None:
+        holder.append(await run)
+
+    asyncio.run(main())
+    return holder[0]
+
+
 def _start(seq: int, case: Case, eval_set: Optional[EvalSet], pool: _Pool, output: _Output) -> None:
     """Match a complete case to its eval case and queue its work."""
     if output.stopped_by is not None:
@@ -261,8 +284,8 @@ def _start(seq: int, case: Case, eval_set: Optional[EvalSet], pool: _Pool, outpu
     pool.submit(seq, case)
 
 
-async def _read(inputs: list[TraceInput], trace_format: Optional[str], *,
-                keep_spans: bool) -> AsyncIterator[Union[ConvertedTrace, InputError]]:
+async def _read(inputs: list[TraceInput], trace_format: Optional[str], *, keep_spans: bool,
+                workers: int) -> AsyncIterator[Union[ConvertedTrace, InputError]]:
     """``iter_traces`` in a background thread, so that evaluation runs while the input is read.
 
     Items come in batches through a bounded queue: the reader waits when the engine is behind.
@@ -284,7 +307,7 @@ async def _read(inputs: list[TraceInput], trace_format: Optional[str], *,
         batch: list = []
         last = time.monotonic()
         try:
-            for item in iter_traces(inputs, trace_format=trace_format, keep_spans=keep_spans):
+            for item in iter_traces(inputs, trace_format=trace_format, keep_spans=keep_spans, workers=workers):
                 if stop.is_set():
                     return
                 batch.append(item)
@@ -297,6 +320,8 @@ async def _read(inputs: list[TraceInput], trace_format: Optional[str], *,
             put(exc)
 
     thread = threading.Thread(target=produce, name="agentevals-reader", daemon=True)
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(min(switch, _SWITCH))  # the event loop gets the GIL back quickly after each I/O call
     thread.start()
     try:
         while True:
@@ -309,22 +334,27 @@ async def _read(inputs: list[TraceInput], trace_format: Optional[str], *,
                 yield item
     finally:
         stop.set()
+        sys.setswitchinterval(switch)
         while not queue.empty():
             queue.get_nowait()
 
 
 _BATCH = 64
 """Converted traces handed from the reader thread to the engine at a time."""
+_SWITCH = 0.0005
+"""GIL switch interval while the reader thread runs (Python's default, 5 ms, would delay the event loop
+by up to that much after every pipe write to an evaluator)."""
 
 
-def iter_traces(inputs: Sequence[TraceInput], *, trace_format: Optional[str] = None,
-                keep_spans: bool = True) -> Iterator[Union[ConvertedTrace, InputError]]:
+def iter_traces(inputs: Sequence[TraceInput], *, trace_format: Optional[str] = None, keep_spans: bool = True,
+                workers: int = 1) -> Iterator[Union[ConvertedTrace, InputError]]:
     """Read and convert every input, yielding each converted trace (or an input's error) in input order.
 
     The streaming form of ``load_traces``, with one difference: traces are yielded as they are read, so
     OTLP log records reach only the traces read after them. Logs files that announce themselves
     (``{"resourceLogs": …`` first) are read before everything else, as in ``load_traces``; a logs file
-    found only while reading still gets its own traces converted with its records.
+    found only while reading still gets its own traces converted with its records. With ``workers`` > 1,
+    large Jaeger files are converted by that many processes (see ``traces.readers._parallel``).
     """
     logs_files = {i for i, item in enumerate(inputs) if isinstance(item, (str, Path)) and is_logs_file(item)}
     log_events: LogEvents = {}
@@ -346,7 +376,7 @@ def iter_traces(inputs: Sequence[TraceInput], *, trace_format: Optional[str] = N
             _convert(item, log_events, keep_spans, out, errors)
         else:
             try:
-                yield from _iter_file(item, trace_format, log_events, keep_spans)
+                yield from _iter_file(item, trace_format, log_events, keep_spans, workers)
             except InputFileError as exc:
                 yield InputError(source=str(item), error=str(exc))
             continue
@@ -355,11 +385,26 @@ def iter_traces(inputs: Sequence[TraceInput], *, trace_format: Optional[str] = N
 
 
 def _iter_file(path: Union[str, Path], trace_format: Optional[str], log_events: LogEvents,
-               keep_spans: bool) -> Iterator[Union[ConvertedTrace, InputError]]:
-    """One file's converted traces. A streamed file yields trace by trace; a file read whole is converted
-    once it has been read, so that log records it holds reach its own traces."""
-    if _stream.plan_stream(Path(path), trace_format) is not None:
-        for trace in read_traces(path, format=trace_format, log_events=log_events):
+               keep_spans: bool, workers: int) -> Iterator[Union[ConvertedTrace, InputError]]:
+    """One file's converted traces. A large Jaeger file is converted by ``workers`` processes; another
+    streamed file yields trace by trace; a file read whole is converted once it has been read, so that
+    log records it holds reach its own traces."""
+    plan = _stream.plan_stream(Path(path), trace_format)
+    done = 0
+    if (plan is not None and plan.format == "jaeger-json" and workers > 1 and not log_events
+            and Path(path).stat().st_size >= _parallel.MIN_BYTES):
+        try:
+            for item in _parallel.parallel_items(Path(path), str(path), partial(_convert_for_worker, keep_spans),
+                                                 workers=workers):
+                done += 1
+                yield item
+            return
+        except _parallel.Fallback:
+            log.debug("%s: not a plain Jaeger layout, read serially from trace %d", path, done)
+    if plan is not None:
+        for index, trace in enumerate(read_traces(path, format=trace_format, log_events=log_events)):
+            if index < done:
+                continue
             out: list[ConvertedTrace] = []
             errors: list[InputError] = []
             _convert(trace, log_events, keep_spans, out, errors)

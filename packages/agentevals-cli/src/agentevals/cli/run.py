@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import glob
 import os
 import sys
@@ -108,7 +107,7 @@ def run_command(
     from ..api import prepare_run
     from ..redact import redact
     from ..report import render
-    from ..runner import run_evaluation
+    from ..runner import run_evaluation, run_sync
 
     evaluators, options, eval_set_obj = prepare_run(
         eval_set=eval_set, metrics=list(metrics), config=config_path, judge_model=judge_model, threshold=threshold,
@@ -129,8 +128,8 @@ def run_command(
 
         consumers.append(EvaluationEventEmitter.from_env())
     try:
-        run = asyncio.run(run_evaluation(_expand(trace_files), evaluators, eval_set=eval_set_obj, options=options,
-                                         trace_format=trace_format or options.trace_format, consumers=consumers))
+        run = run_sync(run_evaluation(_expand(trace_files), evaluators, eval_set=eval_set_obj, options=options,
+                                      trace_format=trace_format or options.trace_format, consumers=consumers))
     finally:
         for consumer in consumers:
             consumer.shutdown()

@@ -1,0 +1,182 @@
+"""Large Jaeger files read on every core: the main process finds where each trace starts, worker
+processes parse (orjson) and convert batches of traces, and the results come back in file order.
+
+Finding a trace's start costs no parsing: a Jaeger trace is ``{"traceID": "…", "spans": [``, a span is
+``{"traceID": "…", "spanID": …``, so each ``"spans"`` key preceded by a ``traceID`` key opens a trace.
+A slice between two starts must parse as exactly one trace; when one does not (a string that happens
+to contain that text, another key order, an unusual document), nothing is guessed: ``Fallback`` is
+raised and the caller reads the file with the serial reader, skipping the traces already yielded.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import pickle
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Optional
+
+__all__ = ["MIN_BYTES", "Fallback", "parallel_items", "trace_slices"]
+
+MIN_BYTES = 32 * 2**20
+"""Files smaller than this are read serially (starting worker processes costs more than it saves)."""
+_BATCH = 16
+"""Traces per task sent to a worker."""
+_HEAD = re.compile(rb"(?:\xef\xbb\xbf)?\s*\{\s*\"data\"\s*:\s*\[\s*")
+_START = re.compile(rb"\{\s*\"traceID\"\s*:\s*\"[^\"\\]{0,128}\"\s*,\s*\"spans\"\Z")
+_WINDOW = 200
+
+
+class Fallback(Exception):
+    """The file is not laid out as expected; read it with the serial reader."""
+
+
+def trace_slices(path: Path) -> list[tuple[int, int]]:
+    """(start, end) byte offsets of every element of the top-level ``data`` array; ``Fallback`` when the
+    layout is not the plain one."""
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        head = _HEAD.match(m, 0, 4096)
+        if head is None:
+            raise Fallback
+        starts: list[int] = []
+        pos = head.end()
+        while (key := m.find(b'"spans"', pos)) >= 0:
+            window = max(0, key - _WINDOW)
+            match = _START.search(m[window:key + len(b'"spans"')])
+            if match is not None:
+                starts.append(window + match.start())
+            pos = key + len(b'"spans"')
+        if not starts or starts[0] != head.end():
+            raise Fallback
+        end = _array_end(m)
+    bounds = [*starts[1:], end]
+    return list(zip(starts, bounds, strict=True))
+
+
+def _array_end(m: mmap.mmap) -> int:
+    """Offset of the ``]`` closing the ``data`` array: the document ends ``] }`` (possibly with more
+    top-level scalar keys after the array, as the Jaeger query API writes them)."""
+    import orjson
+
+    pos = len(m)
+    for _ in range(8):
+        pos = m.rfind(b"]", 0, pos)
+        if pos < 0:
+            break
+        rest = m[pos + 1:].strip()
+        if rest == b"}":
+            return pos
+        if rest.startswith(b","):
+            try:
+                orjson.loads(b"{" + rest[1:])
+                return pos
+            except orjson.JSONDecodeError:
+                pass
+    raise Fallback
+
+
+def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, workers: int) -> Iterator[Any]:
+    """Yield ``convert(trace)`` items for every trace of the Jaeger file ``path``, in file order, using
+    ``workers`` processes. ``convert`` must be a module-level function (it is pickled by name).
+
+    The workers are plain ``python -m agentevals.traces.readers._parallel`` processes fed through their
+    stdin (not multiprocessing, whose spawn would re-run the caller's script). Raises ``Fallback``
+    (possibly after yielding some traces: the caller skips that many) and ``InputFileError`` for a trace
+    the serial reader would also refuse.
+    """
+    from ...errors import InputFileError
+
+    slices = trace_slices(path)
+    tasks = [(str(path), source, index, slices[index:index + _BATCH], convert)
+             for index in range(0, len(slices), _BATCH)]
+    procs = [subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+             for _ in range(max(1, min(workers, len(tasks))))]
+    sent = 0
+    try:
+        for index in range(len(tasks)):
+            while sent < len(tasks) and sent < index + 2 * len(procs):  # keep every worker busy
+                _send(procs[sent % len(procs)], tasks[sent])
+                sent += 1
+            kind, payload = _receive(procs[index % len(procs)])
+            if kind == "error":
+                yield from payload[1]
+                raise InputFileError(payload[0])
+            yield from payload
+            if kind == "fallback":
+                raise Fallback
+    finally:
+        for proc in procs:
+            try:
+                proc.stdin.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _send(proc: subprocess.Popen, task: tuple) -> None:
+    data = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+    proc.stdin.write(len(data).to_bytes(8, "little") + data)  # type: ignore[union-attr]
+    proc.stdin.flush()  # type: ignore[union-attr]
+
+
+def _receive(proc: subprocess.Popen) -> tuple[str, Any]:
+    stream = proc.stdout
+    header = stream.read(8)  # type: ignore[union-attr]
+    if len(header) < 8:
+        raise Fallback  # the worker died (e.g. it cannot import agentevals): the serial reader takes over
+    return pickle.loads(stream.read(int.from_bytes(header, "little")))  # type: ignore[union-attr]
+
+
+def _serve() -> None:
+    """A worker process: tasks in on stdin, results out on stdout, length-prefixed pickles."""
+    source, sink = sys.stdin.buffer, sys.stdout.buffer
+    while len(header := source.read(8)) == 8:
+        task = pickle.loads(source.read(int.from_bytes(header, "little")))
+        data = pickle.dumps(_convert_batch(task), protocol=pickle.HIGHEST_PROTOCOL)
+        sink.write(len(data).to_bytes(8, "little") + data)
+        sink.flush()
+
+
+_FILES: dict[str, Any] = {}
+
+
+def _convert_batch(task: tuple) -> tuple[str, Any]:
+    """In a worker: parse and convert one batch. ("ok", items) / ("fallback", items before) /
+    ("error", (message, items before))."""
+    import orjson
+
+    from ...errors import InputFileError
+    from .jaeger import read_jaeger_trace
+
+    path, source, first, slices, convert = task
+    fd = _FILES.get(path)
+    if fd is None:
+        fd = _FILES[path] = os.open(path, os.O_RDONLY)
+    items: list = []
+    for offset, (start, end) in enumerate(slices):
+        raw = os.pread(fd, end - start, start).rstrip().rstrip(b",")
+        entry: Optional[Any]
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            entry = None
+        if not isinstance(entry, dict) or not isinstance(entry.get("spans"), list):
+            return "fallback", items
+        try:
+            trace = read_jaeger_trace(entry, source, first + offset)
+        except InputFileError as exc:
+            return "error", (str(exc), items)
+        items.extend(convert(trace))
+    return "ok", items
+
+
+if __name__ == "__main__":
+    _serve()
