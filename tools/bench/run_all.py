@@ -43,10 +43,11 @@ def timed(cmd: list[str], repeat: int) -> tuple[float, float, int]:
     return statistics.median(times), min(times), peak
 
 
-def generate(n: int, directory: Path) -> tuple[Path, int]:
-    """One Jaeger file with ``n`` copies of the helm trace (distinct trace ids and sessions)."""
+def generate(n: int, directory: Path, session: str | None = None) -> tuple[Path, int]:
+    """One Jaeger file with ``n`` copies of the helm trace (distinct trace ids; distinct sessions, or all
+    in ``session``, one minute apart: a conversation of ``n`` turns)."""
     base = json.loads(HELM.read_text())["data"][0]
-    path = directory / f"helm_x{n}.json"
+    path = directory / f"helm_x{n}{'_' + session if session else ''}.json"
     # Written trace by trace (the bytes of ``json.dumps({"data": traces})``): a bench process holding
     # every trace would lend its memory to the forked children and inflate their peak RSS.
     with path.open("w") as out:
@@ -56,9 +57,11 @@ def generate(n: int, directory: Path) -> tuple[Path, int]:
             trace["traceID"] = f"{i:032x}"
             for span in trace["spans"]:
                 span["traceID"] = trace["traceID"]
+                if session:
+                    span["startTime"] += i * 60_000_000
                 for tag in span["tags"]:
                     if tag["key"] in ("gen_ai.conversation.id", "gcp.vertex.agent.session_id"):
-                        tag["value"] = f"session-{i}"
+                        tag["value"] = session or f"session-{i}"
             out.write((", " if i else "") + json.dumps(trace))
         out.write("]}")
     return path, path.stat().st_size
