@@ -228,10 +228,12 @@ async def run_evaluation(
             seq, ready = grouper.add(item)
             output.expect(seq)
             for case_seq, case in ready:
+                await pool.room()
                 _start(case_seq, case, eval_set, pool, output)
         for seq in grouper.dropped():
             output.drop(seq)
         for case_seq, case in grouper.finish():
+            await pool.room()
             _start(case_seq, case, eval_set, pool, output)
         await pool.join()
     finally:
@@ -566,6 +568,8 @@ class _Pool:
         self._idle.set()
         self._jobs = 0
         self._size = max(1, options.concurrency)
+        self._backlog = 4 * self._size + 64
+        self._progress = asyncio.Event()
         self._workers: list[asyncio.Task[None]] = []
         self._failure: Optional[BaseException] = None
 
@@ -615,8 +619,10 @@ class _Pool:
                 except BaseException as exc:  # a consumer failed: the run stops with its error
                     self._failure = self._failure or exc
                     self._idle.set()
+                    self._progress.set()
                     return
                 self._jobs -= 1
+                self._progress.set()
                 if self._jobs == 0 or self.output.stopped_by is not None:
                     self._idle.set()
 
@@ -630,6 +636,15 @@ class _Pool:
 
         result.score, result.verdict = case_score(result.metrics)
         self.output.finished(job.seq, result)
+
+    async def room(self) -> None:
+        """Wait while the backlog is full: cases queued or running are bounded (and with them memory),
+        so a fast reader does not load the whole input ahead of slow evaluators."""
+        while self._jobs >= self._backlog and self._failure is None and self.output.stopped_by is None:
+            self._progress.clear()
+            await self._progress.wait()
+        if self._failure is not None:
+            raise self._failure
 
     async def join(self) -> None:
         """Wait until every submitted case is finished (or the run was stopped); raise a consumer's error."""

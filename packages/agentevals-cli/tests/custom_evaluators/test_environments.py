@@ -47,7 +47,10 @@ def test_requirements_get_a_cached_venv_where_the_sdk_imports(tmp_path, ctx, cap
                                                                                   timeout=240)
 
     async def both():  # two evaluators, one requirements.txt: built once, under the lock
-        return await asyncio.gather(first.evaluate(ctx), second.evaluate(ctx))
+        try:
+            return await asyncio.gather(first.evaluate(ctx), second.evaluate(ctx))
+        finally:
+            await asyncio.gather(first.aclose(), second.aclose())  # their persistent workers
 
     with caplog.at_level(logging.WARNING, logger="agentevals"):
         results = asyncio.run(both())

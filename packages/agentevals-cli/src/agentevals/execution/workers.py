@@ -113,6 +113,19 @@ class _Worker:
         _kill_pipe_holders(self.proc)  # type: ignore[arg-type]
         self.close()
 
+    def abandon(self) -> None:
+        """Kill and let go of the pipes at once, without awaiting anything (a cancelled task may not get
+        to await, and a transport left open is closed by the collector after the loop has ended)."""
+        self.kill()
+        self._pump.cancel()
+        self._close_transport()
+        _RUNNING.discard(self.proc.pid)
+
+    def _close_transport(self) -> None:
+        transport = getattr(self.proc, "_transport", None)  # closed now, not by a collector after the loop ends
+        if transport is not None:
+            transport.close()
+
     def close(self) -> None:
         """Close the input pipe: a worker's signal to exit."""
         if not self.writer.is_closing():
@@ -134,9 +147,7 @@ class _Worker:
         _kill_group(self.proc)  # type: ignore[arg-type]
         _RUNNING.discard(self.proc.pid)
         self._pump.cancel()
-        transport = getattr(self.proc, "_transport", None)  # closed now, not by a collector after the loop ends
-        if transport is not None:
-            transport.close()
+        self._close_transport()
 
 
 class _Died(Exception):
@@ -223,8 +234,7 @@ class WorkerPool:
                    else f"exited with code {code}")
             raise ProgramFailure(f"the worker process {how} before answering{_cause(stderr)}", stderr=stderr) from None
         except BaseException:
-            worker.kill()  # cancelled mid-request: the worker's state is unknown
-            await asyncio.shield(worker.reap())
+            worker.abandon()  # cancelled mid-request: the worker's state is unknown
             raise
         finally:
             self._busy.discard(worker)
@@ -283,8 +293,7 @@ class WorkerPool:
             await worker.reap()
             raise ProgramFailure(str(deadline.failure()), stderr=bytes(worker.stderr)) from None
         except BaseException:
-            worker.kill()
-            await asyncio.shield(worker.reap())
+            worker.abandon()
             raise
         finally:
             self._busy.discard(worker)

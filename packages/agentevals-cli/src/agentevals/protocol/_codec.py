@@ -68,7 +68,9 @@ def encode_input(eval_input: EvalInput, version: str = PROTOCOL_VERSION) -> str:
     """Serialise an EvalInput as the JSON document for a peer speaking ``version``."""
     payload = eval_input.model_dump(mode="json")
     payload["protocol_version"] = version
-    return json.dumps(strip_to_version(payload, version), ensure_ascii=False)
+    if version != PROTOCOL_VERSION:  # the newest version defines every field: nothing to strip
+        strip_to_version(payload, version)
+    return json.dumps(payload, ensure_ascii=False)
 
 
 def decode_result(
