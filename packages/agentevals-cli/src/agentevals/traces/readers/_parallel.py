@@ -10,7 +10,6 @@ raised and the caller reads the file with the serial reader, skipping the traces
 
 from __future__ import annotations
 
-import mmap
 import os
 import pickle
 import re
@@ -29,6 +28,7 @@ _BATCH = 16
 _HEAD = re.compile(rb"(?:\xef\xbb\xbf)?\s*\{\s*\"data\"\s*:\s*\[\s*")
 _START = re.compile(rb"\{\s*\"traceID\"\s*:\s*\"[^\"\\]{0,128}\"\s*,\s*\"spans\"\Z")
 _WINDOW = 200
+_CHUNK = 16 * 2**20
 
 
 class Fallback(Exception):
@@ -37,37 +37,46 @@ class Fallback(Exception):
 
 def trace_slices(path: Path) -> list[tuple[int, int]]:
     """(start, end) byte offsets of every element of the top-level ``data`` array; ``Fallback`` when the
-    layout is not the plain one."""
-    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-        head = _HEAD.match(m, 0, 4096)
+    layout is not the plain one. Reads the file in chunks (no mapping: its pages would count as memory)."""
+    starts: list[int] = []
+    with path.open("rb") as f:
+        chunk = f.read(_CHUNK)
+        head = _HEAD.match(chunk, 0, 4096)
         if head is None:
             raise Fallback
-        starts: list[int] = []
+        base = 0  # file offset of chunk[0]
         pos = head.end()
-        while (key := m.find(b'"spans"', pos)) >= 0:
-            window = max(0, key - _WINDOW)
-            match = _START.search(m[window:key + len(b'"spans"')])
-            if match is not None:
-                starts.append(window + match.start())
-            pos = key + len(b'"spans"')
-        if not starts or starts[0] != head.end():
-            raise Fallback
-        end = _array_end(m)
-    bounds = [*starts[1:], end]
-    return list(zip(starts, bounds, strict=True))
+        while True:
+            while (key := chunk.find(b'"spans"', pos)) >= 0:
+                window = max(0, key - _WINDOW)
+                match = _START.search(chunk[window:key + len(b'"spans"')])
+                if match is not None:
+                    starts.append(base + window + match.start())
+                pos = key + len(b'"spans"')
+            more = f.read(_CHUNK)
+            if not more:
+                break
+            keep = max(pos, len(chunk) - _WINDOW - len(b'"spans"'))  # a key may straddle the chunks
+            base += keep
+            chunk, pos = chunk[keep:] + more, 0
+        tail = chunk[-4096:]
+        end = _array_end(tail) + base + len(chunk) - len(tail)
+    if not starts or starts[0] != head.end():
+        raise Fallback
+    return list(zip(starts, [*starts[1:], end], strict=True))
 
 
-def _array_end(m: mmap.mmap) -> int:
-    """Offset of the ``]`` closing the ``data`` array: the document ends ``] }`` (possibly with more
-    top-level scalar keys after the array, as the Jaeger query API writes them)."""
+def _array_end(tail: bytes) -> int:
+    """Offset in ``tail`` (the file's last bytes) of the ``]`` closing the ``data`` array: the document
+    ends ``] }``, possibly with more top-level scalar keys after the array, as the Jaeger query API writes."""
     import orjson
 
-    pos = len(m)
+    pos = len(tail)
     for _ in range(8):
-        pos = m.rfind(b"]", 0, pos)
+        pos = tail.rfind(b"]", 0, pos)
         if pos < 0:
             break
-        rest = m[pos + 1:].strip()
+        rest = tail[pos + 1:].strip()
         if rest == b"}":
             return pos
         if rest.startswith(b","):
