@@ -53,7 +53,7 @@ class RunOptions:
     """Load-time notes for the run's report (e.g. a config path found relative to the working directory)."""
     persistent_workers: bool = True
     """Offer persistent worker processes (protocol 1.2) to local ``type: code`` evaluators; ``False``
-    (``--no-persistent-workers``) starts one process per evaluation, as in 1.0."""
+    (``--no-persistent-workers``, and with ``dump_inputs``) starts one process per evaluation, as in 1.0."""
 
 
 def default_concurrency() -> int:

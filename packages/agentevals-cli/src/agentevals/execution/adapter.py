@@ -167,7 +167,9 @@ class BackendEvaluator(BaseEvaluator):
                         raise ProgramFailure(f"evaluator file not found: {path}")
                     self._version = protocol_version_for(path)
                     self._backend = create_backend(self.config.executor, path, self.config.timeout)
-                    if isinstance(self._backend, SubprocessBackend) and self.options.persistent_workers:
+                    # --dump-inputs promises the bytes each program read: no worker offer added to them.
+                    if (isinstance(self._backend, SubprocessBackend) and self.options.persistent_workers
+                            and self.options.dump_inputs is None):
                         self._backend.use_workers(self.options.concurrency)
                 except AgentevalsError as exc:
                     # Remembered so that a download that failed is not retried (and waited for) per case.

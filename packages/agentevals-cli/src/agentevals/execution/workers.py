@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import sys
+import textwrap
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Optional
@@ -240,6 +241,7 @@ class WorkerPool:
             self._busy.discard(worker)
         if worker.alive:
             self._idle.append(worker)
+        await asyncio.sleep(0)  # let the stderr pump take what was written before the result
         return self._decode(data, eval_input, worker.stderr_since(mark))
 
     def _decode(self, data: dict[str, Any], eval_input: EvalInput, stderr: bytes) -> EvalResult:
@@ -248,10 +250,12 @@ class WorkerPool:
         from ..errors import ProtocolError
 
         try:
-            return decode_result(data, threshold=eval_input.threshold, n_invocations=len(eval_input.invocations),
-                                 sent_version=eval_input.protocol_version, name=self.metric_name)
+            result = decode_result(data, threshold=eval_input.threshold, n_invocations=len(eval_input.invocations),
+                                   sent_version=eval_input.protocol_version, name=self.metric_name)
         except ProtocolError as exc:
             raise ProgramFailure(str(exc), stderr=stderr) from None
+        _log_stderr(self.metric_name, stderr)
+        return result
 
     async def _fresh(self, eval_input: EvalInput, request_id: str, deadline: Deadline) -> EvalResult:
         """Start a process with the offer; it answers as a worker, or as a 1.0 program and exits."""
@@ -304,8 +308,10 @@ class WorkerPool:
         await asyncio.wait({worker._pump}, timeout=_LINGER)  # the rest of its stderr
         await worker.reap()
         result = ProcessResult(proc.returncode or 0, first, bytes(worker.stderr), 0.0)
-        return read_result(result, name=self.metric_name, threshold=eval_input.threshold,
-                           n_invocations=len(eval_input.invocations), sent_version=eval_input.protocol_version)
+        checked = read_result(result, name=self.metric_name, threshold=eval_input.threshold,
+                              n_invocations=len(eval_input.invocations), sent_version=eval_input.protocol_version)
+        _log_stderr(self.metric_name, result.stderr)
+        return checked
 
     async def _first(self, worker: _Worker, payload: bytes) -> dict[str, Any] | bytes:
         """Feed the first input on stdin and close it; return the acceptance line as a dict, or (the
@@ -354,6 +360,13 @@ class WorkerPool:
         workers = [*self._idle, *self._busy]
         self._idle, self._busy = [], set()
         await asyncio.gather(*(w.reap() for w in workers), return_exceptions=True)
+
+
+def _log_stderr(name: str, stderr: bytes) -> None:
+    """A passing evaluation's stderr: the evaluator's debug output, shown with ``-v``."""
+    if stderr.strip():
+        logging.getLogger("agentevals.execution.backends").info(
+            "evaluator '%s' wrote on stderr:\n%s", name, textwrap.indent(tail(stderr), "  | "))
 
 
 def _cause(stderr: bytes) -> str:
