@@ -97,14 +97,8 @@ def _load(
 ) -> Union[tuple[list[ConvertedTrace], list[InputError]], set[int]]:
     """One pass of ``load_traces``; returns the indexes of unexpected logs files when a trace was converted
     before their records were known."""
-    read_errors: dict[int, InputError] = {}
     log_events: LogEvents = {}
-    early: dict[int, list[Trace]] = {}  # traces of a logs file (JSON lines can mix both), converted in place
-    for index in sorted(logs_files):
-        try:
-            early[index] = list(read_traces(inputs[index], format=trace_format, log_events=log_events))
-        except InputFileError as exc:
-            read_errors[index] = InputError(source=str(inputs[index]), error=str(exc))
+    early, read_errors = _read_logs_first(inputs, logs_files, trace_format, log_events)
     done: dict[int, tuple[list[ConvertedTrace], list[InputError]]] = {}  # per input: traces, conversion errors
     in_memory: list[int] = []  # ``Trace`` inputs: converted once every logs file has been read
     late_logs: set[int] = set()
@@ -138,6 +132,20 @@ def _load(
     order = sorted(done)
     return ([t for i in order for t in done[i][0]],
             [read_errors[i] for i in sorted(read_errors)] + [e for i in order for e in done[i][1]])
+
+
+def _read_logs_first(inputs: Sequence[TraceInput], logs_files: set[int], trace_format: Optional[str],
+                     log_events: LogEvents) -> tuple[dict[int, list[Trace]], dict[int, InputError]]:
+    """Read the logs files before everything else, so that their records reach every trace converted
+    after; returns the traces they hold (JSON lines can mix both) and their read errors, by input index."""
+    early: dict[int, list[Trace]] = {}
+    errors: dict[int, InputError] = {}
+    for index in sorted(logs_files):
+        try:
+            early[index] = list(read_traces(inputs[index], format=trace_format, log_events=log_events))
+        except InputFileError as exc:
+            errors[index] = InputError(source=str(inputs[index]), error=str(exc))
+    return early, errors
 
 
 def _convert_for_worker(keep_spans: bool, trace: Trace) -> list[Union[ConvertedTrace, InputError]]:
@@ -360,12 +368,8 @@ def iter_traces(inputs: Sequence[TraceInput], *, trace_format: Optional[str] = N
     """
     logs_files = {i for i, item in enumerate(inputs) if isinstance(item, (str, Path)) and is_logs_file(item)}
     log_events: LogEvents = {}
-    early: dict[int, list[Trace]] = {}
-    for index in sorted(logs_files):
-        try:
-            early[index] = list(read_traces(inputs[index], format=trace_format, log_events=log_events))
-        except InputFileError as exc:
-            yield InputError(source=str(inputs[index]), error=str(exc))
+    early, failed = _read_logs_first(inputs, logs_files, trace_format, log_events)
+    yield from failed.values()
     for index, item in enumerate(inputs):
         out: list[ConvertedTrace] = []
         errors: list[InputError] = []
