@@ -145,7 +145,11 @@ def _receive(proc: subprocess.Popen) -> tuple[str, Any]:
 
 
 def _serve() -> None:
-    """A worker process: tasks in on stdin, results out on stdout, length-prefixed pickles."""
+    """A worker process: tasks in on stdin, results out on stdout, length-prefixed pickles. Ctrl-C is the
+    parent's to handle: a worker stops at the end of its input (the parent closing it, or exiting)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     while len(header := source.read(8)) == 8:
         task = pickle.loads(source.read(int.from_bytes(header, "little")))
