@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from .errors import EvaluatorDefinitionError, EvaluatorError, InputError, ResultError
 from .protocol import PROTOCOL_VERSION, negotiate, parse_version
-from .types import EvalInput, EvalResult
+from .types import _WORKER_FIELDS, EvalInput, EvalResult
 
 __all__ = ["Evaluator", "EvaluatorFunction", "check_result", "evaluator", "format_validation_error", "parse_input"]
 
@@ -191,8 +191,6 @@ def _dump(result: EvalResult) -> dict[str, Any]:
             data.pop(key, None)
     return data
 
-
-_WORKER_FIELDS = ("request_id", "worker", "error")
 
 
 def _write(out: IO[str], data: dict[str, Any]) -> None:

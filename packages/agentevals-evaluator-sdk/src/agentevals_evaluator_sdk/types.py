@@ -242,7 +242,8 @@ class EvalResult(BaseModel):
         if isinstance(data, dict):
             unknown = [key for key in data if isinstance(key, str) and key not in cls.model_fields]
             if unknown:
-                warnings.warn(_unknown_fields_message(unknown, list(cls.model_fields)), stacklevel=_caller_level())
+                authored = [k for k in cls.model_fields if k not in _WORKER_FIELDS]  # the worker loop sets those
+                warnings.warn(_unknown_fields_message(unknown, authored), stacklevel=_caller_level())
         return data
 
     @model_validator(mode="after")
@@ -250,6 +251,10 @@ class EvalResult(BaseModel):
         if self.score is None and self.status != EvalStatus.NOT_EVALUATED and self.error is None:
             raise ValueError("score is required unless status is NOT_EVALUATED")
         return self
+
+
+_WORKER_FIELDS = ("request_id", "worker", "error")
+"""EvalResult fields of the persistent-worker exchange (1.2), filled in by ``.run()``, not by evaluators."""
 
 
 def _unknown_fields_message(unknown: list[str], known: list[str]) -> str:
