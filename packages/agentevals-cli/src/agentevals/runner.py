@@ -225,6 +225,8 @@ async def run_evaluation(
     output = _Output(consumers, stop_on_error=options.fail_on_evaluation_error)
     pool = _Pool(evs, options, output)
     grouper = _Grouper(options.group_by)
+    lone = _LoneCase(hold=eval_set is not None and len(eval_set.eval_cases) == 1 and not options.independent_cases,
+                     independent=options.independent_cases)
     seen_traces = False
     try:
         async for item in _read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs),
@@ -235,14 +237,14 @@ async def run_evaluation(
             seen_traces = True
             seq, ready = grouper.add(item)
             output.expect(seq)
-            for case_seq, case in ready:
+            for case_seq, case, only_trace in lone.take(ready):
                 await pool.room()
-                _start(case_seq, case, eval_set, pool, output)
+                _start(case_seq, case, eval_set, pool, output, only_trace=only_trace)
         for seq in grouper.dropped():
             output.drop(seq)
-        for case_seq, case in grouper.finish():
+        for case_seq, case, only_trace in [*lone.take(grouper.finish()), *lone.finish()]:
             await pool.room()
-            _start(case_seq, case, eval_set, pool, output)
+            _start(case_seq, case, eval_set, pool, output, only_trace=only_trace)
         await pool.join()
     finally:
         await pool.cancel()
@@ -286,12 +288,46 @@ def run_sync(run: Awaitable[RunResult]) -> RunResult:
     return holder[0]
 
 
-def _start(seq: int, case: Case, eval_set: Optional[EvalSet], pool: _Pool, output: _Output) -> None:
+def _start(seq: int, case: Case, eval_set: Optional[EvalSet], pool: _Pool, output: _Output, *,
+           only_trace: bool) -> None:
     """Match a complete case to its eval case and queue its work."""
     if output.stopped_by is not None:
         return
-    _match(case, eval_set, only_trace=False)
+    _match(case, eval_set, only_trace=only_trace)
     pool.submit(seq, case)
+
+
+class _LoneCase:
+    """agentevals-cli 0.11's rule: a single-case eval set pairs with the run's only case (or with every case
+    when cases are independent). Whether a case is the only one is known when a second one comes or the
+    input ends, so with such an eval set the first case waits until then (the others never wait)."""
+
+    def __init__(self, *, hold: bool, independent: bool) -> None:
+        self.hold = hold
+        self.independent = independent
+        self._first: Optional[tuple[int, Case]] = None
+        self._seen = 0
+
+    def take(self, ready: list[tuple[int, Case]]) -> list[tuple[int, Case, bool]]:
+        """The cases that can start now, each with its ``only_trace`` flag."""
+        out: list[tuple[int, Case, bool]] = []
+        for seq, case in ready:
+            self._seen += 1
+            if not self.hold:
+                out.append((seq, case, self.independent))
+            elif self._seen == 1:
+                self._first = (seq, case)
+            else:
+                if self._first is not None:
+                    out.append((*self._first, False))
+                    self._first = None
+                out.append((seq, case, False))
+        return out
+
+    def finish(self) -> list[tuple[int, Case, bool]]:
+        """At the end of the input: the first case, if it turned out to be the only one."""
+        first, self._first = self._first, None
+        return [(*first, True)] if first is not None else []
 
 
 async def _read(inputs: list[TraceInput], trace_format: Optional[str], *, keep_spans: bool,

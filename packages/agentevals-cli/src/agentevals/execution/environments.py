@@ -191,6 +191,8 @@ async def ensure_tsx(*, deadline: Deadline, why: str = "") -> Path:
     async with locked(f"npm-{env.name}", deadline):
         if marker.is_file() and tsx.is_file():
             return tsx
+        if env in _TSX_FAILURES:  # failed while this evaluation waited for the lock (cases run side by side)
+            raise _TSX_FAILURES[env]
         shutil.rmtree(env, ignore_errors=True)  # a half-built one from a timeout or crash
         env.mkdir(parents=True)
         (env / "package.json").write_bytes(manifest)
