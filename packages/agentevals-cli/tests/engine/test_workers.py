@@ -138,3 +138,14 @@ def test_without_persistent_workers_every_evaluation_is_a_new_process(tmp_path):
     options.persistent_workers = False
     run(tmp_path, evaluators, options, n=5)
     assert len(set(pids(tmp_path).values())) == 5
+
+
+def test_a_worker_gets_the_minimal_environment_and_the_containment_tag(tmp_path, monkeypatch):
+    monkeypatch.setenv("CI_SECRET_TOKEN", "do-not-leak")
+    source = WORKER.replace("return EvalResult(score=1.0)",
+                            "return EvalResult(score=1.0, details={'secret': os.environ.get('CI_SECRET_TOKEN'), "
+                            "'tagged': 'AGENTEVALS_EVALUATION' in os.environ})")
+    evaluators, options = setup(tmp_path, source.replace("if trace == TARGET", "if False"))
+    result = run(tmp_path, evaluators, options, n=3)
+    assert [m.details for c in result.cases for m in c.metrics] == [{"secret": None, "tagged": True}] * 3
+    assert evaluators[0].evaluator._backend._workers.started <= 2  # concurrency 2: at most two workers

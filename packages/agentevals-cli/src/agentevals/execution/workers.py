@@ -28,17 +28,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..protocol import EvalInput, EvalResult, WorkerOffer, decode_result, encode_input, parse_version
+from . import containment
 from .deadline import Deadline
-from .process import (
-    _LINGER,
-    _RUNNING,
-    ProcessResult,
-    _guard_termination,
-    _kill_group,
-    _kill_pipe_holders,
-    tail,
-)
+from .process import _LINGER, ProcessResult, _guard_termination, _kill_group, _kill_pipe_holders, tail
 from .program import ProgramFailure, read_result
+from .sandbox_env import current_env_setting, evaluator_env
 
 __all__ = ["WorkerPool", "supports_workers"]
 
@@ -58,8 +52,11 @@ def supports_workers(version: str) -> bool:
 class _Worker:
     """One evaluator process that accepted the offer."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, writer: asyncio.StreamWriter, name: str) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, writer: asyncio.StreamWriter, name: str,
+                 token: str) -> None:
         self.proc = proc
+        self.token = token
+        """The containment token its process tree carries (swept when the worker goes)."""
         self.writer = writer
         self.name = name
         self.stderr = bytearray()
@@ -120,7 +117,11 @@ class _Worker:
         self.kill()
         self._pump.cancel()
         self._close_transport()
-        _RUNNING.discard(self.proc.pid)
+        self._release()
+
+    def _release(self) -> None:
+        containment.untrack(self.proc.pid)
+        containment.sweep(self.token)  # descendants that left its session die with it
 
     def _close_transport(self) -> None:
         transport = getattr(self.proc, "_transport", None)  # closed now, not by a collector after the loop ends
@@ -146,7 +147,7 @@ class _Worker:
             self.kill()
             await self.wait(2 * _LINGER)
         _kill_group(self.proc)  # type: ignore[arg-type]
-        _RUNNING.discard(self.proc.pid)
+        self._release()
         self._pump.cancel()
         self._close_transport()
 
@@ -268,10 +269,14 @@ class WorkerPool:
         offer = eval_input.model_copy(update={"request_id": request_id, "worker": WorkerOffer(input_fd=read_fd)})
         payload = encode_input(offer, eval_input.protocol_version).encode()
         _guard_termination()
+        containment.enable_subreaper()
+        token = containment.new_token()
+        # The evaluation's minimal environment (its entry's ``env:``), tagged like every evaluator process.
+        env = containment.tag_env(self.env if self.env is not None else evaluator_env(current_env_setting()), token)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *self._command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, cwd=str(self.cwd), env=self.env, pass_fds=(read_fd,),
+                stderr=asyncio.subprocess.PIPE, cwd=str(self.cwd), env=env, pass_fds=(read_fd,),
                 start_new_session=True, limit=_LINE_LIMIT)
         except FileNotFoundError:
             os.close(write_fd)
@@ -282,12 +287,12 @@ class WorkerPool:
         finally:
             os.close(read_fd)
         self.started += 1
-        _RUNNING.add(proc.pid)
+        containment.track(proc.pid, token)
         loop = asyncio.get_running_loop()
         pipe = os.fdopen(write_fd, "wb", buffering=0)
         transport, protocol = await loop.connect_write_pipe(lambda: asyncio.streams.FlowControlMixin(loop=loop), pipe)
         writer = asyncio.StreamWriter(transport, protocol, None, loop)
-        worker = _Worker(proc, writer, self.name)
+        worker = _Worker(proc, writer, self.name, token)
         deadline.phase = f"running {self.name}"
         self._busy.add(worker)
         try:
