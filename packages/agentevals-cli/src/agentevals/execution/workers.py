@@ -27,10 +27,19 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Optional
 
+from ..limits import current_limits
 from ..protocol import EvalInput, EvalResult, WorkerOffer, decode_result, encode_input, parse_version
 from . import containment
 from .deadline import Deadline
-from .process import _LINGER, ProcessResult, _guard_termination, _kill_group, _kill_pipe_holders, tail
+from .process import (
+    _LINGER,
+    ProcessResult,
+    _Capped,
+    _guard_termination,
+    _kill_group,
+    _kill_pipe_holders,
+    tail,
+)
 from .program import ProgramFailure, read_result
 from .sandbox_env import current_env_setting, evaluator_env
 
@@ -312,15 +321,15 @@ class WorkerPool:
         await worker.wait(_LINGER)  # a 1.0 program: it has exited (or is about to)
         await asyncio.wait({worker._pump}, timeout=_LINGER)  # the rest of its stderr
         await worker.reap()
-        result = ProcessResult(proc.returncode or 0, first, bytes(worker.stderr), 0.0)
+        result = ProcessResult(proc.returncode or 0, first.data(), bytes(worker.stderr), 0.0, stdout_dropped=first.cut)
         checked = read_result(result, name=self.metric_name, threshold=eval_input.threshold,
                               n_invocations=len(eval_input.invocations), sent_version=eval_input.protocol_version)
         _log_stderr(self.metric_name, result.stderr)
         return checked
 
-    async def _first(self, worker: _Worker, payload: bytes) -> dict[str, Any] | bytes:
+    async def _first(self, worker: _Worker, payload: bytes) -> dict[str, Any] | _Capped:
         """Feed the first input on stdin and close it; return the acceptance line as a dict, or (the
-        program did not accept) its whole stdout once it has exited."""
+        program did not accept) its stdout (the last ``max_output_bytes`` of it) once it has exited."""
         proc = worker.proc
         assert proc.stdin is not None and proc.stdout is not None
         try:
@@ -329,8 +338,10 @@ class WorkerPool:
         except (BrokenPipeError, ConnectionResetError):
             pass
         proc.stdin.close()
+        cap = current_limits().max_output_bytes
         out = bytearray()
         scanned = 0
+        capped: Optional[_Capped] = None  # set once stdout is too long to hold an acceptance: a 1.0 program
         read: Optional[asyncio.Future[bytes]] = None
         try:
             while True:
@@ -345,8 +356,19 @@ class WorkerPool:
                         _kill_pipe_holders(proc)  # type: ignore[arg-type]
                 chunk = await read
                 if not chunk:
-                    return bytes(out)
+                    if capped is None:
+                        capped = _Capped(cap)
+                        capped.write(bytes(out))
+                    return capped
+                if capped is not None:
+                    capped.write(chunk)
+                    continue
                 out += chunk
+                if len(out) > cap:  # kept within the output limit, as run_process keeps a program's stdout
+                    capped = _Capped(cap)
+                    capped.write(bytes(out))
+                    out = bytearray()
+                    continue
                 while (newline := out.find(b"\n", scanned)) >= 0:
                     data = _json_object(bytes(out[scanned:newline]))
                     if data is not None and data.get("worker") is True:
