@@ -275,7 +275,8 @@ def regex(output: str, pattern: str, flags: str = "", *, timeout: float = REGEX_
         found = match(output, timeout=timeout, concurrent=True) is not None
     except TimeoutError:
         raise EvaluatorFailure(
-            f"regex /{pattern}/{flags} did not finish within {timeout:g}s on a {len(output)}-character answer "
+            # Worded like the caller's thread deadline, which races this one at the same instant.
+            f"regex /{pattern}/{flags} timed out after {timeout:g}s on a {len(output)}-character answer "
             "(catastrophic backtracking?); simplify the pattern or raise the entry's timeout") from None
     shown = f"/{pattern}/{flags}" + (f" (flags: {flags})" if flags else "")
     return Check(found, f"Output matches pattern {shown}", f"Output does not match pattern {shown}")
