@@ -31,7 +31,7 @@ def test_unknown_command_is_usage_error_exit_2():
 
 
 HEAVY = ('google.adk', 'openai', 'rouge_score', 'nltk', 'numpy', 'jinja2', 'requests', 'yaml', 'pydantic',
-         'fastapi', 'uvicorn', 'grpc', 'opentelemetry', 'google.protobuf', 'mcp')
+         'fastapi', 'uvicorn', 'grpc', 'opentelemetry', 'google.protobuf', 'mcp', 'ray')
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["serve", "--help"], ["mcp", "--help"]])
@@ -49,3 +49,14 @@ def test_import_agentevals_does_not_import_opentelemetry():
     code = "import sys, agentevals\nagentevals.AgentEvals\nprint([m for m in sys.modules if m.startswith('opentelemetry')])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_import_agentevals_and_run_help_do_not_import_ray():
+    code = (
+        "import sys\nimport agentevals\nfrom agentevals.cli import main\n"
+        "try:\n    main(['run', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print('RAY', 'ray' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "--executor" in out and "--ray-address" in out
+    assert "RAY False" in out

@@ -51,6 +51,8 @@ def prepare_run(
     pass_at_k: Sequence[int] = (),
     fail_on_evaluation_error: Optional[bool] = None,
     concurrency: Optional[int] = None,
+    executor: str = "local",
+    ray_address: Optional[str] = None,
 ) -> tuple[list[LoadedEvaluator], RunOptions, Optional[EvalSet]]:
     """Validate everything before anything runs: config, metric names, evaluator files, eval set.
 
@@ -82,8 +84,11 @@ def prepare_run(
         eval_set, note = resolve_config_path(settings.eval_set, loaded.base_dir or Path.cwd())
         if note:
             options.notes.append(f"{loaded.source or 'config'}: eval_set {note}")
+    options.executor, options.ray_address = _check_executor(executor), ray_address
     if concurrency or (settings and settings.concurrency):
         options.concurrency = int(concurrency or settings.concurrency)  # type: ignore[union-attr]
+    elif executor != "local":  # one evaluation at a time per remote worker, one worker per CPU
+        options.concurrency = 1
     chosen: list[LoadedEvaluator] = list(loaded.evaluators) if loaded else []
     given = loaded.settings.model_fields_set if loaded is not None else set()
     if loaded is not None and not chosen and not metrics and not evaluators and (not given or "evaluators" in given):
@@ -138,6 +143,24 @@ def _check_arguments(
             raise ConfigError(f"pass_at_k values must be integers >= 1, got {k!r}")
 
 
+def _check_executor(executor: str) -> str:
+    """The run-level executor exists, has a run-level mode, and its extra is installed (``ConfigError``)."""
+    if executor == "local":
+        return executor
+    from .errors import MissingDependencyError
+    from .execution.backends import EXECUTORS
+
+    factory = EXECUTORS.get(executor)
+    if getattr(factory, "pool", None) is None:
+        raise ConfigError(f"executor '{executor}' runs single evaluators only: set 'executor: {executor}' on "
+                          f"an evaluator in eval_config.yaml (run-level executors: local, ray)")
+    try:
+        getattr(factory, "require", lambda: None)()
+    except MissingDependencyError as exc:
+        raise ConfigError(str(exc)) from None
+    return executor
+
+
 async def evaluate_async(
     traces: Union[TraceInput, Sequence[TraceInput]], *, trace_format: Optional[str] = None, **kwargs: Any
 ) -> RunResult:
@@ -154,6 +177,6 @@ def evaluate(
     Keyword arguments are those of ``prepare_run``: ``eval_set``, ``metrics``, ``config``,
     ``evaluators`` (instances of any evaluator type), ``judge_model``, ``threshold``,
     ``trajectory_match_type``, ``group_by``, ``strict``, ``repeat_key``, ``pass_at_k``,
-    ``fail_on_evaluation_error``, ``concurrency``.
+    ``fail_on_evaluation_error``, ``concurrency``, ``executor`` (``local`` or ``ray``), ``ray_address``.
     """
     return run_sync(evaluate_async(traces, trace_format=trace_format, **kwargs))

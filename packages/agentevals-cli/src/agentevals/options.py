@@ -38,7 +38,13 @@ class RunOptions:
     concurrency: int = field(default_factory=lambda: default_concurrency())
     """How many (case × evaluator) evaluations run at once, across all cases (``--concurrency``,
     ``concurrency:`` in eval_config.yaml); also the most worker processes one evaluator gets.
-    Default: the number of cores."""
+    Default: the number of cores. Under ``executor: ray``: evaluations at once in each Ray actor (default 1,
+    one actor per CPU of the cluster)."""
+    executor: str = "local"
+    """Where the run's work goes (``--executor``): ``local`` (this process) or ``ray`` (batches of cases
+    across a Ray cluster; the ``ray`` extra)."""
+    ray_address: Optional[str] = None
+    """The Ray cluster to use (``--ray-address``; default ``$RAY_ADDRESS``, else a local Ray instance)."""
     dump_inputs: Optional[Path] = None
     """Directory to write each EvalInput sent to an evaluator program into (``--dump-inputs``), as
     ``<evaluator>/<case id>.json``: replay one with ``agentevals evaluator run PATH --input FILE``."""

@@ -43,7 +43,7 @@ from .traces.convert._common import aggregate_metrics
 from .traces.model import ConvertedTrace, Trace
 from .traces.readers import LogEvents, _parallel, _stream, attach_log_events, is_logs_file, read_traces
 
-__all__ = ["Case", "group_traces", "iter_traces", "load_traces", "run_evaluation"]
+__all__ = ["Case", "evaluate_cases", "group_traces", "iter_traces", "load_traces", "run_evaluation"]
 
 log = logging.getLogger(__name__)
 
@@ -223,14 +223,13 @@ async def run_evaluation(
 
     emit(consumers, "run_started", run)
     output = _Output(consumers, stop_on_error=options.fail_on_evaluation_error)
-    pool = _Pool(evs, options, output)
+    pool = _pool_for(options.executor)(evs, options, output, eval_set)
     grouper = _Grouper(options.group_by)
     lone = _LoneCase(hold=eval_set is not None and len(eval_set.eval_cases) == 1 and not options.independent_cases,
                      independent=options.independent_cases)
     seen_traces = False
     try:
-        async for item in _read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs),
-                                workers=options.concurrency):
+        async for item in pool.read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs)):
             if isinstance(item, InputError):
                 run.input_errors.append(item)
                 continue
@@ -239,12 +238,12 @@ async def run_evaluation(
             output.expect(seq)
             for case_seq, case, only_trace in lone.take(ready):
                 await pool.room()
-                _start(case_seq, case, eval_set, pool, output, only_trace=only_trace)
+                pool.submit(case_seq, case, only_trace=only_trace)
         for seq in grouper.dropped():
             output.drop(seq)
         for case_seq, case, only_trace in [*lone.take(grouper.finish()), *lone.finish()]:
             await pool.room()
-            _start(case_seq, case, eval_set, pool, output, only_trace=only_trace)
+            pool.submit(case_seq, case, only_trace=only_trace)
         await pool.join()
     finally:
         await pool.cancel()
@@ -288,13 +287,34 @@ def run_sync(run: Awaitable[RunResult]) -> RunResult:
     return holder[0]
 
 
-def _start(seq: int, case: Case, eval_set: Optional[EvalSet], pool: _Pool, output: _Output, *,
-           only_trace: bool) -> None:
-    """Match a complete case to its eval case and queue its work."""
-    if output.stopped_by is not None:
-        return
-    _match(case, eval_set, only_trace=only_trace)
-    pool.submit(seq, case)
+def _pool_for(executor: str) -> type[_Pool]:
+    """The pool of the run-level executor: ``local`` runs work in this process; another executor (e.g.
+    ``ray``) gives its backend class a ``pool`` attribute that sends batches of cases elsewhere."""
+    if executor == "local":
+        return _Pool
+    from .api import _check_executor
+    from .execution.backends import EXECUTORS
+
+    return EXECUTORS.get(_check_executor(executor)).pool  # type: ignore[attr-defined,no-any-return]
+
+
+async def evaluate_cases(cases: Sequence[tuple[int, Case, bool]], evaluators: Sequence[BaseEvaluator],
+                         options: RunOptions, eval_set: Optional[EvalSet] = None) -> list[tuple[int, CaseResult]]:
+    """Evaluate complete cases (``(seq, case, only_trace)``, see ``_Pool.submit``) in this process, exactly as
+    ``run_evaluation`` does; return each case's result with its sequence number, in that order. What a
+    worker of a remote executor runs."""
+    output = _Output((), stop_on_error=False)
+    pool = _Pool(evaluators, options, output, eval_set)
+    ordered = sorted(cases, key=lambda item: item[0])
+    for seq, *_ in ordered:
+        output.expect(seq)
+    try:
+        for seq, case, only_trace in ordered:
+            pool.submit(seq, case, only_trace=only_trace)
+        await pool.join()
+    finally:
+        await pool.cancel()
+    return [(seq, result) for (seq, *_), result in zip(ordered, output.emitted, strict=True)]
 
 
 class _LoneCase:
@@ -598,10 +618,12 @@ class _Pool:
     """Every (case × evaluator) pair is one work item; ``concurrency`` workers take them in output order,
     so a slow evaluation holds one slot and nothing else."""
 
-    def __init__(self, evaluators: Sequence[BaseEvaluator], options: RunOptions, output: _Output) -> None:
+    def __init__(self, evaluators: Sequence[BaseEvaluator], options: RunOptions, output: _Output,
+                 eval_set: Optional[EvalSet] = None) -> None:
         self.evaluators = list(evaluators)
         self.options = options
         self.output = output
+        self.eval_set = eval_set
         self._queue: deque[tuple[_Job, int]] = deque()
         self._ready = asyncio.Event()
         self._idle = asyncio.Event()
@@ -613,7 +635,17 @@ class _Pool:
         self._workers: list[asyncio.Task[None]] = []
         self._failure: Optional[BaseException] = None
 
-    def submit(self, seq: int, case: Case) -> None:
+    def read(self, inputs: list[TraceInput], trace_format: Optional[str], *,
+             keep_spans: bool) -> AsyncIterator[Union[ConvertedTrace, InputError]]:
+        """The run's converted traces (and input errors), in input order: read in this process."""
+        return _read(inputs, trace_format, keep_spans=keep_spans, workers=self.options.concurrency)
+
+    def submit(self, seq: int, case: Case, *, only_trace: bool = False) -> None:
+        """Match a complete case to its eval case (``only_trace``: it is the run's only case, see
+        ``_LoneCase``) and queue its (case × evaluator) work."""
+        if self.output.stopped_by is not None:
+            return
+        _match(case, self.eval_set, only_trace=only_trace)
         result = _case_header(case)
         invocations = case.invocations
         if case.traces and not invocations:

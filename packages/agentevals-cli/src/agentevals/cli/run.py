@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import sys
@@ -74,6 +75,10 @@ def _prepare_dump_dir(path: Path) -> None:
               help="Evaluations run at once across all cases (default: the number of cores).")
 @click.option("--no-persistent-workers", "no_workers", is_flag=True,
               help="Start one evaluator process per evaluation instead of keeping workers (protocol 1.2).")
+@click.option("--executor", default="local", show_default=True,
+              help="Where evaluations run: local, or ray (batches across a Ray cluster; the 'ray' extra).")
+@click.option("--ray-address", metavar="ADDR",
+              help="Ray cluster for --executor ray (ray://host:10001, or auto); default $RAY_ADDRESS, else a local instance.")
 @click.option("--output-file", type=click.Path(dir_okay=False, writable=True),
               help="Also write the report (in the -o format) to this file, even when the run stops early.")
 @click.option("--emit-otel", is_flag=True,
@@ -99,6 +104,8 @@ def run_command(
     fail_on_evaluation_error: Optional[bool],
     concurrency: Optional[int],
     no_workers: bool,
+    executor: str,
+    ray_address: Optional[str],
     output_file: Optional[str],
     emit_otel: bool,
     dump_inputs: Optional[Path],
@@ -113,7 +120,7 @@ def run_command(
         eval_set=eval_set, metrics=list(metrics), config=config_path, judge_model=judge_model, threshold=threshold,
         trajectory_match_type=trajectory_match_type, group_by=group_by, strict=strict, repeat_key=repeat_key,
         pass_at_k=list(pass_at_k), fail_on_evaluation_error=fail_on_evaluation_error,
-        concurrency=concurrency,
+        concurrency=concurrency, executor=executor, ray_address=ray_address,
     )
     output = output or options.output or "table"
     options.persistent_workers = not no_workers
@@ -128,8 +135,10 @@ def run_command(
 
         consumers.append(EvaluationEventEmitter.from_env())
     try:
-        run = run_sync(run_evaluation(_expand(trace_files), evaluators, eval_set=eval_set_obj, options=options,
-                                      trace_format=trace_format or options.trace_format, consumers=consumers))
+        with contextlib.redirect_stdout(sys.stderr) if executor != "local" else contextlib.nullcontext():
+            # Ray prints cluster events (a worker died…) to stdout; stdout is the report's alone.
+            run = run_sync(run_evaluation(_expand(trace_files), evaluators, eval_set=eval_set_obj, options=options,
+                                          trace_format=trace_format or options.trace_format, consumers=consumers))
     finally:
         for consumer in consumers:
             consumer.shutdown()

@@ -137,8 +137,12 @@ class BackendEvaluator(BaseEvaluator):
         """The program file to run (downloading it if needed); raise ``EvaluatorFailure`` when it cannot."""
 
     def check_executor(self) -> None:
-        """The configured executor exists (``ConfigError`` naming the known ones)."""
-        EXECUTORS.get(self.config.executor)
+        """The configured executor exists and its extra is installed (``ConfigError`` naming the fix)."""
+        factory = EXECUTORS.get(self.config.executor)
+        try:
+            getattr(factory, "require", lambda: None)()  # e.g. ``executor: ray`` needs the ``ray`` extra
+        except ImportError as exc:
+            raise ConfigError(str(exc)) from None
 
     def check_program(self, path: Path) -> None:
         """Load-time checks of a program file on this machine: executor, runtime, manifest."""

@@ -106,6 +106,7 @@ EXECUTORS: Registry[ExecutorFactory] = Registry(
     {
         "local": "agentevals.execution.backends:SubprocessBackend",
         "docker": "agentevals.execution.docker:DockerBackend",
+        "ray": "agentevals.execution.ray_executor:RayBackend",  # the `ray` extra; also `run --executor ray`
     },
 )
 """Executor name (the YAML ``executor:``) → factory ``(path, timeout) -> EvaluatorBackend``."""

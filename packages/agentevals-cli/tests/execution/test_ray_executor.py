@@ -1,0 +1,228 @@
+"""``--executor ray`` on a local Ray instance started here: the same results as the local executor
+(builtin metrics, AgentV checks, ``type: python`` and SDK code evaluators, conversations, input errors),
+evaluator files shipped to the actors, and a worker process killed mid-run costs no row."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install 'agentevals-cli[ray]'")
+
+import agentevals  # noqa: E402
+from agentevals.api import prepare_run  # noqa: E402
+from agentevals.consumers import RunConsumer  # noqa: E402
+from agentevals.runner import run_evaluation  # noqa: E402
+
+pytestmark = [pytest.mark.ray, pytest.mark.timeout(600)]
+
+REPO = Path(__file__).resolve().parents[4]
+HELM = REPO / "examples" / "traces" / "helm.json"
+EVAL_SET = REPO / "examples" / "evalsets" / "eval_set_helm.json"
+
+PYTHON_EVALUATOR = '''\
+from agentevals import Evaluator
+
+
+class AnswerLength(Evaluator):
+    def filter_traces(self, traces):
+        return traces
+
+    def __call__(self, traces, final_answer=None):
+        return {"score": min(1.0, len(final_answer or "") / 200)}
+'''
+
+SLOW_SDK_EVALUATOR = '''\
+import time
+
+from agentevals_evaluator_sdk import EvalInput, EvalResult, evaluator
+
+
+@evaluator
+def slow_quality(input: EvalInput) -> EvalResult:
+    time.sleep(0.1)
+    answer = input.invocations[-1].final_response or ""
+    return EvalResult(score=1.0 if len(answer) > 20 else 0.0)
+
+
+if __name__ == "__main__":
+    slow_quality.run()
+'''
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local instance for the module (starting one costs ~10 s on two cores), loopback only."""
+    if ray.is_initialized():
+        pytest.skip("a Ray instance is already running in this process")
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
+             configure_logging=False)
+    yield ray
+    ray.shutdown()
+
+
+def generate(directory: Path, n: int, *, conversations: int = 0) -> Path:
+    """``n`` copies of the helm trace with distinct ids; the first ``2 * conversations`` pair up into
+    conversations of two traces (shared session id)."""
+    base = json.loads(HELM.read_text())["data"][0]
+    traces = []
+    for i in range(n):
+        trace = copy.deepcopy(base)
+        trace["traceID"] = f"{i + 1:032x}"
+        session = f"conv-{i // 2}" if i < 2 * conversations else f"session-{i}"
+        for span in trace["spans"]:
+            span["traceID"] = trace["traceID"]
+            span["startTime"] += i  # distinct start times keep a conversation's order defined
+            for tag in span["tags"]:
+                if tag["key"] in ("gen_ai.conversation.id", "gcp.vertex.agent.session_id"):
+                    tag["value"] = session
+        traces.append(trace)
+    path = directory / f"traces_{n}.json"
+    path.write_text(json.dumps({"data": traces}))
+    return path
+
+
+def project(directory: Path, *, slow: bool = False, executor: str = "local") -> Path:
+    """An eval_config.yaml with evaluators given by relative paths (so they must travel to the actors)."""
+    examples = REPO / "examples" / "evaluators" / "response_quality.py"
+    (directory / "evaluators" / "quality").mkdir(parents=True)
+    (directory / "evaluators" / "quality" / "quality.py").write_text(
+        SLOW_SDK_EVALUATOR if slow else examples.read_text())
+    (directory / "evaluators" / "quality" / "evaluator.yaml").write_text("name: quality\n")
+    (directory / "length.py").write_text(PYTHON_EVALUATOR)
+    config = directory / "eval_config.yaml"
+    config.write_text(f"""\
+evaluators:
+  - name: tool_trajectory_avg_score
+    type: builtin
+  - name: quality
+    type: code
+    path: evaluators/quality/quality.py
+    executor: {executor}
+  - name: length
+    type: python
+    path: length.py:AnswerLength
+  - type: contains
+    value: helm
+""")
+    return config
+
+
+def comparable(run: Any) -> dict[str, Any]:
+    """A run's JSON without timings."""
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k != "duration_ms"}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return strip(run.model_dump(mode="json"))
+
+
+def test_ray_results_equal_local_results(local_ray, tmp_path):
+    traces = generate(tmp_path, 20, conversations=3)
+    config = project(tmp_path)
+    inputs = [str(traces), str(tmp_path / "missing.json")]
+    local = agentevals.evaluate(inputs, eval_set=EVAL_SET, config=config)
+    remote = agentevals.evaluate(inputs, eval_set=EVAL_SET, config=config, executor="ray")
+    assert len(local.cases) == 17  # 14 single traces + 3 conversations
+    assert {m.status.value for c in local.cases for m in c.metrics} >= {"PASSED"}
+    assert local.input_errors and local.input_errors[0].source.endswith("missing.json")
+    assert comparable(remote) == comparable(local)
+
+
+def test_per_evaluator_ray_executor_equals_local(local_ray, tmp_path):
+    traces = generate(tmp_path, 6)
+    local = agentevals.evaluate([str(traces)], eval_set=EVAL_SET, config=project(tmp_path / "a"))
+    remote = agentevals.evaluate([str(traces)], eval_set=EVAL_SET, config=project(tmp_path / "b", executor="ray"))
+    assert [m.name for m in remote.cases[0].metrics][:2] == ["tool_trajectory_avg_score", "quality"]
+    assert comparable(remote) == comparable(local)
+
+
+def _children(pid: int) -> list[str]:
+    """Child process ids of ``pid`` (any of its threads), from /proc."""
+    found: list[str] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += (task / "children").read_text().split()
+        except OSError:
+            continue
+    return found
+
+
+def kill_a_busy_worker(killed: list[int], stop: threading.Event) -> None:
+    """kill -9 the first evaluation actor (pid from Ray) caught running an evaluator process: mid-batch."""
+    deadline = time.monotonic() + 120
+    while not stop.is_set() and time.monotonic() < deadline:
+        names = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True)
+                 if a["name"].startswith("agentevals-eval-")]
+        for name in names:
+            try:
+                pid = ray.get(ray.get_actor(name, namespace="agentevals").pid.remote(), timeout=5)
+            except Exception:  # still starting
+                continue
+            if pid != os.getpid() and _children(pid):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc to see an actor's evaluator process")
+def test_killed_worker_loses_no_row_and_duplicates_none(local_ray, tmp_path, caplog):
+    traces = generate(tmp_path, 24)
+    config = project(tmp_path, slow=True)
+    seen: list[int] = []
+
+    class Indexes(RunConsumer):
+        def case_finished(self, index: int, case: Any) -> None:
+            seen.append(index)
+
+    killed: list[int] = []
+    stop = threading.Event()
+    killer = threading.Thread(target=kill_a_busy_worker, args=(killed, stop), daemon=True)
+    evaluators, options, eval_set = prepare_run(eval_set=EVAL_SET, config=config, executor="ray")
+    killer.start()
+    try:
+        remote = asyncio.run(run_evaluation([str(traces)], evaluators, eval_set=eval_set, options=options,
+                                            consumers=[Indexes()]))
+    finally:
+        stop.set()
+        killer.join()
+    assert killed, "no busy worker was found to kill"
+    assert "was lost" in caplog.text and "sending it again" in caplog.text
+    assert seen == list(range(24))  # every case emitted once, in order
+    assert [c.case_id for c in remote.cases] == [f"{i + 1:032x}" for i in range(24)]
+    rows = [(c.case_id, m.name, m.status.value) for c in remote.cases for m in c.metrics]
+    assert len(rows) == len(set(rows)) == 24 * 4
+    # the lost batch ran again, to the end: no ERROR, and every copy of the trace scored alike
+    assert "ERROR" not in {status for *_, status in rows}
+    assert len({tuple((m.status, m.score) for m in c.metrics) for c in remote.cases}) == 1
+
+
+def test_cli_executor_ray_prints_the_same_json_report(local_ray, tmp_path):
+    from agentevals.cli import cli
+    from click.testing import CliRunner
+
+    traces = str(generate(tmp_path, 5))
+    args = ["run", traces, "-e", str(EVAL_SET), "-m", "tool_trajectory_avg_score", "-o", "json"]
+    local = CliRunner().invoke(cli, args)
+    remote = CliRunner().invoke(cli, [*args, "--executor", "ray"])
+    assert remote.exit_code == local.exit_code == 0, remote.output
+
+    def strip(doc: Any) -> Any:
+        if isinstance(doc, dict):
+            return {k: strip(v) for k, v in doc.items() if k != "duration_ms"}
+        return [strip(v) for v in doc] if isinstance(doc, list) else doc
+
+    assert strip(json.loads(remote.stdout)) == strip(json.loads(local.stdout))
