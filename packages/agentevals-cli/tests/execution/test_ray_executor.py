@@ -117,16 +117,16 @@ evaluators:
     return config
 
 
+def without_timings(doc: Any) -> Any:
+    """A JSON document without its ``duration_ms`` fields."""
+    if isinstance(doc, dict):
+        return {k: without_timings(v) for k, v in doc.items() if k != "duration_ms"}
+    return [without_timings(v) for v in doc] if isinstance(doc, list) else doc
+
+
 def comparable(run: Any) -> dict[str, Any]:
     """A run's JSON without timings."""
-    def strip(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k != "duration_ms"}
-        if isinstance(value, list):
-            return [strip(v) for v in value]
-        return value
-
-    return strip(run.model_dump(mode="json"))
+    return without_timings(run.model_dump(mode="json"))
 
 
 def test_ray_results_equal_local_results(local_ray, tmp_path):
@@ -219,10 +219,4 @@ def test_cli_executor_ray_prints_the_same_json_report(local_ray, tmp_path):
     local = CliRunner().invoke(cli, args)
     remote = CliRunner().invoke(cli, [*args, "--executor", "ray"])
     assert remote.exit_code == local.exit_code == 0, remote.output
-
-    def strip(doc: Any) -> Any:
-        if isinstance(doc, dict):
-            return {k: strip(v) for k, v in doc.items() if k != "duration_ms"}
-        return [strip(v) for v in doc] if isinstance(doc, list) else doc
-
-    assert strip(json.loads(remote.stdout)) == strip(json.loads(local.stdout))
+    assert without_timings(json.loads(remote.stdout)) == without_timings(json.loads(local.stdout))
