@@ -1,11 +1,13 @@
 """``--executor ray`` without the ``ray`` extra: one line naming the install command, exit 2, before any
-work; executors without a run-level mode are refused the same way."""
+work; executors without a run-level mode, and a cluster that cannot be reached, are refused the same way."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[4]
 HELM = str(REPO / "examples" / "traces" / "helm.json")
@@ -42,3 +44,12 @@ def test_executor_without_a_run_level_mode_is_refused():
     proc = run("run", HELM, "--executor", "nope")
     assert proc.returncode == 2
     assert "unknown executor 'nope'" in proc.stderr
+
+
+def test_unreachable_ray_address_is_one_line_exit_2():
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    proc = subprocess.run([sys.executable, "-m", "agentevals", "run", HELM, "--executor", "ray",
+                           "--ray-address", "127.0.0.1:1"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: ray: cannot connect to 127.0.0.1:1: ")

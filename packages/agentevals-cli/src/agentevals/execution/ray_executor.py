@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ..errors import AgentevalsError, EvaluatorFailure, MissingDependencyError, first_line
+from ..errors import AgentevalsError, ConfigError, EvaluatorFailure, MissingDependencyError, first_line
 from ..protocol import EvalInput, EvalResult
 from ..results import CaseResult, MetricResult
 from .backends import EvaluatorBackend
@@ -78,6 +78,8 @@ REVIVE_TIMEOUT = 120.0
 """Seconds a lost actor gets to come back before the run goes on without it."""
 CLOSE_TIMEOUT = 10.0
 """Seconds the actors get to stop their evaluator processes at the end of a run."""
+CONNECT_TIMEOUT = 10.0
+"""Seconds a cluster address gets to answer before the run stops with a usage error."""
 
 NAMESPACE = "agentevals"
 """Ray namespace of the run's actors (named ``agentevals-eval-<run>-<n>``, ``agentevals-read-<run>``)."""
@@ -103,15 +105,36 @@ def connect(address: Optional[str] = None) -> tuple[Any, bool]:
         return ray, False
     address = address or os.environ.get("RAY_ADDRESS")
     common: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
+    if address:
+        _check_reachable(address)
     try:
         if address:
             ray.init(address=address, **common)
         else:
             ray.init(include_dashboard=False, _node_ip_address="127.0.0.1", **common)
-    except Exception as exc:  # a wrong address, a cluster of another Ray version…
+    except Exception as exc:  # a wrong address, a cluster of another Ray version…: a usage error (exit 2)
         where = address or "a local instance"
-        raise EvaluatorFailure(f"ray: cannot connect to {where}: {first_line(exc)}") from None
+        raise ConfigError(f"ray: cannot connect to {where}: {first_line(exc)}") from None
     return ray, True
+
+
+def _check_reachable(address: str) -> None:
+    """``ConfigError`` when a ``host:port`` (or ``ray://host:port``) address does not answer within
+    ``CONNECT_TIMEOUT``: Ray itself keeps retrying an unreachable head for minutes."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"ray://{address}")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return
+    if not host or not port:
+        return  # ``auto``, ``local``…: Ray resolves them at once
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise ConfigError(f"ray: cannot connect to {address}: {exc.strerror or exc}") from None
 
 
 # --- the driver's side of ``--executor ray`` -----------------------------------------------------------
