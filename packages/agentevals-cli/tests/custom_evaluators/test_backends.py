@@ -54,7 +54,7 @@ def build(tmp_path: Path, **fields) -> CodeEvaluator:
 
 def test_local_is_the_subprocess_backend(tmp_path):
     write(tmp_path / "e.py", "")
-    assert EXECUTORS.names() == ["docker", "local"]
+    assert EXECUTORS.names() == ["docker", "local", "ray"]
     backend = create_backend("local", tmp_path / "e.py", 5)
     assert isinstance(backend, SubprocessBackend) and backend.path == tmp_path / "e.py"
 
@@ -74,7 +74,7 @@ def test_unknown_executor_is_refused_at_load_with_a_suggestion(tmp_path):
     register_executor("docker", lambda path, timeout: DockerBackend(path, timeout))
     with pytest.raises(ConfigError) as info:
         build(tmp_path, executor="dokcer").check()
-    assert str(info.value) == "unknown executor 'dokcer' (did you mean 'docker'?); known: docker, local"
+    assert str(info.value) == "unknown executor 'dokcer' (did you mean 'docker'?); known: docker, local, ray"
 
 
 # -- the built-in docker executor ---------------------------------------------------------------------------

@@ -240,7 +240,7 @@ def test_runtimes_reports_versions_and_only_what_runs(tmp_path, monkeypatch, nod
     assert any(line.split()[:4] == ["node", ".js", ".mjs", ".cjs"] and "node v" in line for line in lines)
     assert any(line.split()[:2] == ["node", ".ts"] and "tsx v" in line for line in lines)
     assert any(line.split()[:2] == ["python", ".py"] and "Python 3." in line for line in lines)
-    assert lines[-1] == "Executors: docker, local"
+    assert lines[-1] == "Executors: docker, local, ray"
 
     monkeypatch.delenv("AGENTEVALS_TSX")
     monkeypatch.setattr("agentevals.execution.runtimes.NodeRuntime.node_version", lambda self: (20, 0, 0))

@@ -147,7 +147,7 @@ evaluators:
     assert out.output.splitlines() == [
         f"Error: {config}:2:5: evaluator 'a': file not found: {tmp_path / 'missing.py'} (path './missing.py' is "
         "relative to the config file's directory; not under the working directory either)",
-        f"{config}:5:5: evaluator 'b': unknown executor 'dokcer' (did you mean 'docker'?); known: docker, local",
+        f"{config}:5:5: evaluator 'b': unknown executor 'dokcer' (did you mean 'docker'?); known: docker, local, ray",
         f"{config}:9:5: evaluator 'c': ref must be a relative path of letters, digits, '_', '-' and single dots "
         "(got '../x.py')",
         f"{config}:15:5: unknown key 'timeot' in evaluator 'd' (did you mean 'timeout'?)",

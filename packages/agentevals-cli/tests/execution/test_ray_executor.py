@@ -220,3 +220,31 @@ def test_cli_executor_ray_prints_the_same_json_report(local_ray, tmp_path):
     remote = CliRunner().invoke(cli, [*args, "--executor", "ray"])
     assert remote.exit_code == local.exit_code == 0, remote.output
     assert without_timings(json.loads(remote.stdout)) == without_timings(json.loads(local.stdout))
+
+
+def test_url_inputs_are_downloaded_by_the_reader_not_the_driver(local_ray, tmp_path):
+    import functools
+    import http.server
+
+    traces = generate(tmp_path, 4)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    handler.log_message = lambda *args: None  # type: ignore[method-assign]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        url, missing = f"{base}/{traces.name}", f"{base}/missing.json"
+        remote = agentevals.evaluate([url, missing], eval_set=EVAL_SET, metrics=["tool_trajectory_avg_score"],
+                                     executor="ray")
+    finally:
+        server.shutdown()
+        server.server_close()
+    local = agentevals.evaluate([str(traces)], eval_set=EVAL_SET, metrics=["tool_trajectory_avg_score"])
+    assert [c.sources for c in remote.cases] == [[url]] * 4
+    assert [e.source for e in remote.input_errors] == [missing]
+    assert remote.input_errors[0].error.startswith(f"{missing}: cannot download: 404")
+    for case in (*remote.cases, *local.cases):
+        case.sources = []
+    assert without_timings(remote.model_dump(mode="json")["cases"]) == \
+        without_timings(local.model_dump(mode="json")["cases"])

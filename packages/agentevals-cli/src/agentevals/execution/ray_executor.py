@@ -4,7 +4,7 @@ only when a run asks for it).
 Two ways in, one module:
 
 - ``agentevals run --executor ray`` (``RayPool``): a reader actor on the cluster reads and converts the
-  inputs and keeps the converted traces in Ray's object store; the driver sees only each trace's ids,
+  inputs (files it can open, or http(s) URLs it downloads) and keeps the converted traces in Ray's object store; the driver sees only each trace's ids,
   forms the cases as a local run does (same grouping, same sequence numbers) and sends them out in
   batches of ``BATCH_CASES`` to long-lived ``EvalWorker`` actors, one per CPU of the cluster. Each actor
   holds its own copy of the run's evaluators for the whole run (builtin metrics, AgentV checks,
@@ -78,6 +78,8 @@ REVIVE_TIMEOUT = 120.0
 """Seconds a lost actor gets to come back before the run goes on without it."""
 CLOSE_TIMEOUT = 10.0
 """Seconds the actors get to stop their evaluator processes at the end of a run."""
+DOWNLOAD_IDLE_TIMEOUT = 60.0
+"""Seconds an http(s) input may send nothing before its download fails."""
 CONNECT_TIMEOUT = 10.0
 """Seconds a cluster address gets to answer before the run stops with a usage error."""
 
@@ -490,7 +492,33 @@ class TraceReader:
 
         if os.path.isdir(cwd):  # the driver's folder, when this node sees it: relative paths read as there
             os.chdir(cwd)
-        self._items = iter_traces(inputs, trace_format=trace_format, keep_spans=keep_spans)
+        self._urls: dict[str, str] = {}
+        """Downloaded file → its URL (the name the results keep)."""
+        self._errors: list[Any] = []
+        self._folder = Path(tempfile.mkdtemp(prefix="agentevals-read-"))
+        local = [self._download(item) if _is_url(item) else item for item in inputs]
+        self._items = iter_traces([item for item in local if item is not None], trace_format=trace_format,
+                                  keep_spans=keep_spans)
+
+    def _download(self, url: str) -> Optional[str]:
+        """An http(s) input, streamed to a file of this node (never through the driver); ``None`` and an
+        input error when it cannot be fetched."""
+        import requests
+
+        from ..results import InputError
+
+        path = self._folder / f"{len(self._urls)}-{Path(url.split('?')[0]).name or 'input'}"
+        try:
+            with requests.get(url, stream=True, timeout=(CONNECT_TIMEOUT, DOWNLOAD_IDLE_TIMEOUT)) as answer:
+                answer.raise_for_status()
+                with path.open("wb") as out:
+                    for block in answer.iter_content(1 << 20):
+                        out.write(block)
+        except (OSError, requests.RequestException) as exc:
+            self._errors.append(InputError(source=url, error=f"{url}: cannot download: {first_line(exc)}"))
+            return None
+        self._urls[str(path)] = url
+        return str(path)
 
     def next(self) -> tuple[list[Any], list[Any], bool]:
         """The next chunk: index entries (``(trace_id, session_id, start_ns, position)`` or an
@@ -499,15 +527,28 @@ class TraceReader:
 
         from ..results import InputError
 
-        index: list[Any] = []
+        index: list[Any] = self._errors
+        self._errors = []
         chunk: list[ConvertedTrace] = []
         for item in itertools.islice(self._items, READ_CHUNK):
+            for path, url in self._urls.items():  # a downloaded input keeps its URL as its name
+                if isinstance(item, InputError):
+                    item.source, item.error = item.source.replace(path, url), item.error.replace(path, url)
+                elif item.source == path:
+                    item.source = url
             if isinstance(item, InputError):
                 index.append(item)
             else:
                 index.append((item.trace_id, item.session_id, item.start_ns, item.source, len(chunk)))
                 chunk.append(item)
-        return index, [ray.put(chunk)] if chunk else [], len(index) < READ_CHUNK
+        done = len(index) < READ_CHUNK
+        if done:
+            shutil.rmtree(self._folder, ignore_errors=True)
+        return index, [ray.put(chunk)] if chunk else [], done
+
+
+def _is_url(item: Any) -> bool:
+    return isinstance(item, str) and item.startswith(("http://", "https://"))
 
 
 class EvalWorker:
