@@ -4,8 +4,8 @@ only when a run asks for it).
 Two ways in, one module:
 
 - ``agentevals run --executor ray`` (``RayPool``): a reader actor on the cluster reads and converts the
-  inputs (files it can open, or http(s) URLs it downloads) and keeps the converted traces in Ray's object store; the driver sees only each trace's ids,
-  forms the cases as a local run does (same grouping, same sequence numbers) and sends them out in
+  inputs (files it can open, or http(s) URLs it downloads) and keeps the converted traces in Ray's
+  object store; the driver sees only each trace's ids, forms the cases as a local run does (same grouping, same sequence numbers) and sends them out in
   batches of ``BATCH_CASES`` to long-lived ``EvalWorker`` actors, one per CPU of the cluster. Each actor
   holds its own copy of the run's evaluators for the whole run (builtin metrics, AgentV checks,
   ``type: python`` and code evaluators alike, so their worker processes live as long as the actor) and
@@ -63,9 +63,9 @@ __all__ = ["BATCH_CASES", "MAX_ATTEMPTS", "RayBackend", "RayPool", "TraceRef", "
 log = logging.getLogger(__name__)
 
 BATCH_CASES = 32
-"""Cases per batch. A round trip to an actor costs ~1 ms on one machine (tools/bench/ray_bench.py) and a
-builtin metric ~0.1–1 ms per case: 32 cases keep the overhead to a few percent while a batch stays small
-enough to spread a run across many actors and to re-run cheaply when a worker is lost."""
+"""Cases per batch. A round trip to an actor costs ~1 ms (0.5–0.7 ms pipelined; tools/bench/ray_bench.py)
+and the cheapest case (one builtin metric) ~5 ms: 32 cases keep the overhead under 1% while a batch stays
+small enough to spread a run across many actors and to re-run cheaply when a worker is lost."""
 MIN_BATCH = 4
 """Cases sent at once to an actor that has nothing to do (the start of a run, a large cluster)."""
 IN_FLIGHT = 2
@@ -84,10 +84,10 @@ CONNECT_TIMEOUT = 10.0
 """Seconds a cluster address gets to answer before the run stops with a usage error."""
 
 NAMESPACE = "agentevals"
-"""Ray namespace of the run's actors (named ``agentevals-eval-<run>-<n>``, ``agentevals-read-<run>``)."""
+"""Ray namespace of the run's actors (the evaluation actors are named ``agentevals-eval-<run>-<n>``)."""
 
 _STAGED_TYPES = ("code", "python")
-"""Evaluator types whose file (and its folder) travels with the job as the actors' ``working_dir``."""
+"""Evaluator types whose file (and its folder) travels with the job to the actors."""
 
 
 def require() -> Any:
@@ -252,7 +252,7 @@ class RayPool:
         try:
             closing = [actor.close.remote() for actor in self.actors]
             await asyncio.wait_for(asyncio.gather(*closing, return_exceptions=True), CLOSE_TIMEOUT)
-        except (asyncio.TimeoutError, Exception):
+        except Exception:  # a timeout, a lost cluster: the actors are ended below all the same
             log.debug("closing the Ray actors failed", exc_info=True)
         for actor in [*self.actors, *([self._reader] if self._reader is not None else [])]:
             try:
@@ -350,6 +350,7 @@ class RayPool:
                                                                 "no Ray actor is left to run it"))
                 self._down.clear()
         self._pump()
+        self._progress.set()
 
 
 def _errored_case(case: Case, evaluators: Sequence[BaseEvaluator], attempts: int, why: str) -> CaseResult:
