@@ -84,6 +84,8 @@ def prepare_run(
         eval_set, note = resolve_config_path(settings.eval_set, loaded.base_dir or Path.cwd())
         if note:
             options.notes.append(f"{loaded.source or 'config'}: eval_set {note}")
+    if ray_address and executor == "local":
+        raise ConfigError("--ray-address goes with --executor ray (an evaluator's 'executor: ray' uses $RAY_ADDRESS)")
     options.executor, options.ray_address = _check_executor(executor), ray_address
     if concurrency or (settings and settings.concurrency):
         options.concurrency = int(concurrency or settings.concurrency)  # type: ignore[union-attr]

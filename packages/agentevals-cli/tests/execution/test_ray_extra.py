@@ -44,6 +44,10 @@ def test_executor_without_a_run_level_mode_is_refused():
     proc = run("run", HELM, "--executor", "nope")
     assert proc.returncode == 2
     assert "unknown executor 'nope'" in proc.stderr
+    proc = run("run", HELM, "--ray-address", "auto")
+    assert proc.returncode == 2
+    assert proc.stderr == ("Error: --ray-address goes with --executor ray (an evaluator's 'executor: ray' uses "
+                           "$RAY_ADDRESS)\n")
 
 
 def test_unreachable_ray_address_is_one_line_exit_2():
