@@ -248,3 +248,22 @@ def test_url_inputs_are_downloaded_by_the_reader_not_the_driver(local_ray, tmp_p
         case.sources = []
     assert without_timings(remote.model_dump(mode="json")["cases"]) == \
         without_timings(local.model_dump(mode="json")["cases"])
+
+
+class InMemoryLength(agentevals.Evaluator):
+    """A MASEval-style class defined here, not in a file the actors could load: it travels by value."""
+
+    def filter_traces(self, traces: dict[str, Any]) -> dict[str, Any]:
+        return traces
+
+    def __call__(self, traces: dict[str, Any], final_answer: Any = None) -> dict[str, Any]:
+        return {"score": min(1.0, len(final_answer or "") / 100)}
+
+
+def test_in_memory_python_evaluator_runs_in_the_actors(local_ray, tmp_path):
+    traces = [str(generate(tmp_path, 3))]
+    evaluator = agentevals.PythonEvaluator.from_class
+    runs = [agentevals.evaluate(traces, evaluators=[evaluator(InMemoryLength)], executor=executor)
+            for executor in ("local", "ray")]
+    assert runs[0].cases[0].metrics[0].status.value in ("PASSED", "FAILED")
+    assert comparable(runs[1]) == comparable(runs[0])
