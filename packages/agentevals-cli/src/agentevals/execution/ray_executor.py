@@ -157,7 +157,8 @@ class TraceRef:
 
 @dataclass
 class _Batch:
-    items: list[tuple[int, Case]]
+    items: list[tuple[int, Case, bool]]
+    """``(seq, case, only_trace)`` as ``runner.evaluate_cases`` takes them."""
     attempts: int = 0
     errors: list[str] = field(default_factory=list)
 
@@ -185,7 +186,7 @@ class RayPool:
         self._down: set[int] = set()
         """Actors lost and not yet answering again (restarting): nothing is sent to them."""
         self._waiting: deque[_Batch] = deque()
-        self._pending: list[tuple[int, Case]] = []
+        self._pending: list[tuple[int, Case, bool]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -214,10 +215,10 @@ class RayPool:
             if done:
                 return
 
-    def submit(self, seq: int, case: Case) -> None:
+    def submit(self, seq: int, case: Case, *, only_trace: bool = False) -> None:
         if self.output.stopped_by is not None:
             return
-        self._pending.append((seq, case))
+        self._pending.append((seq, case, only_trace))
         idle = not self._waiting and any(self._in_flight[i] == 0 for i in range(len(self.actors))
                                          if i not in self._down)
         if len(self._pending) >= (MIN_BATCH if idle else self.batch_size):  # idle actors get work at once
@@ -263,7 +264,7 @@ class RayPool:
         if self._started:
             ray.shutdown()
 
-    def _queue(self, batches: list[list[tuple[int, Case]]]) -> None:
+    def _queue(self, batches: list[list[tuple[int, Case, bool]]]) -> None:
         self._waiting.extend(_Batch(items) for items in batches if items)
         self._pump()
 
@@ -314,7 +315,7 @@ class RayPool:
                 self._waiting.appendleft(batch)
             else:
                 why = batch.errors[-1] if batch.errors else "unknown error"
-                for seq, case in batch.items:
+                for seq, case, _ in batch.items:
                     self.output.finished(seq, _errored_case(case, self.evaluators, batch.attempts, why))
         except BaseException as exc:  # a consumer failed: the run stops with its error
             self._failure = self._failure or exc
@@ -345,7 +346,7 @@ class RayPool:
             if len(self._down) == len(self.actors):  # nobody left: the waiting batches cannot run
                 while self._waiting:
                     batch = self._waiting.popleft()
-                    for seq, case in batch.items:
+                    for seq, case, _ in batch.items:
                         self.output.finished(seq, _errored_case(case, self.evaluators, batch.attempts,
                                                                 "no Ray actor is left to run it"))
                 self._down.clear()
@@ -567,7 +568,7 @@ class EvalWorker:
             except AgentevalsError as exc:
                 self.setup_error = f"evaluator '{ev.display_name}': {exc}"
 
-    async def run_batch(self, items: list[tuple[int, Case]]) -> list[tuple[int, CaseResult]]:
+    async def run_batch(self, items: list[tuple[int, Case, bool]]) -> list[tuple[int, CaseResult]]:
         from ..runner import evaluate_cases
 
         if self.setup_error is not None:
@@ -588,11 +589,11 @@ class EvalWorker:
         return os.getpid()
 
 
-async def _resolve(items: list[tuple[int, Case]]) -> list[tuple[int, Case]]:
+async def _resolve(items: list[tuple[int, Case, bool]]) -> list[tuple[int, Case, bool]]:
     """Replace each case's ``TraceRef``s by the converted traces, fetching each chunk once."""
-    refs = list({t.chunk: None for _, case in items for t in case.traces if isinstance(t, TraceRef)})
+    refs = list({t.chunk: None for _, case, _ in items for t in case.traces if isinstance(t, TraceRef)})
     chunks = dict(zip(refs, await asyncio.gather(*refs), strict=True)) if refs else {}
-    for _, case in items:
+    for _, case, _ in items:
         case.traces = [chunks[t.chunk][t.index] if isinstance(t, TraceRef) else t for t in case.traces]
     return items
 
