@@ -267,3 +267,36 @@ def test_in_memory_python_evaluator_runs_in_the_actors(local_ray, tmp_path):
             for executor in ("local", "ray")]
     assert runs[0].cases[0].metrics[0].status.value in ("PASSED", "FAILED")
     assert comparable(runs[1]) == comparable(runs[0])
+
+
+ENV_EVALUATOR = '''\
+import os
+
+from agentevals_evaluator_sdk import EvalInput, EvalResult, evaluator
+
+
+@evaluator
+def env_probe(input: EvalInput) -> EvalResult:
+    seen = {name: os.environ.get(name) for name in ("RAY_TEST_LISTED", "RAY_TEST_UNLISTED")}
+    return EvalResult(score=1.0, details=seen)
+
+
+if __name__ == "__main__":
+    env_probe.run()
+'''
+
+
+@pytest.mark.parametrize("executor", ["run", "evaluator"])
+def test_secrets_follow_the_local_environment_rules(local_ray, tmp_path, monkeypatch, executor):
+    monkeypatch.setenv("RAY_TEST_LISTED", "passed-on-purpose")
+    monkeypatch.setenv("RAY_TEST_UNLISTED", "must-not-leak")
+    (tmp_path / "probe.py").write_text(ENV_EVALUATOR)
+    config = tmp_path / "eval_config.yaml"
+    config.write_text("evaluators:\n  - name: probe\n    type: code\n    path: probe.py\n"
+                      f"    env: [RAY_TEST_LISTED]\n    executor: {'ray' if executor == 'evaluator' else 'local'}\n")
+    traces = [str(generate(tmp_path, 2))]
+    local = agentevals.evaluate(traces, config=config)
+    remote = agentevals.evaluate(traces, config=config, executor="ray" if executor == "run" else "local")
+    expected = {"RAY_TEST_LISTED": "passed-on-purpose", "RAY_TEST_UNLISTED": None}
+    assert [c.metrics[0].details for c in local.cases] == [expected] * 2
+    assert [c.metrics[0].details for c in remote.cases] == [expected] * 2

@@ -22,6 +22,11 @@ cluster its caller already joined); a ``requirements.txt`` beside a ``type: pyth
 ``docker.image`` in an ``evaluator.yaml`` their ``runtime_env`` ``image_uri``. An absolute path is used
 as it is (a shared filesystem).
 
+Secrets follow the local rules (``sandbox_env``): evaluator processes on the cluster start with the
+minimal environment plus what their entry lists under ``env:``; those listed variables, and only they,
+travel from this process as the actors' ``runtime_env`` ``env_vars`` (``env: inherit`` means the
+environment of the cluster's worker, not of this process).
+
 Faults: a batch whose actor died (a killed worker process, a lost node) is sent again, up to
 ``MAX_ATTEMPTS`` times, to the restarted actor; the driver accepts each case once, so no row is
 duplicated, and a batch that cannot be run becomes ERROR rows naming the cause, so no row is dropped.
@@ -397,7 +402,17 @@ def _prepare(evaluators: Sequence[BaseEvaluator]) -> tuple[list[Any], dict[int, 
     runtime_env: dict[str, Any] = {}
     if pip:
         runtime_env["pip"] = sorted(set(pip))
+    env_vars = _listed_env([getattr(ev.config, "env", None) for ev in evaluators])
+    if env_vars:
+        runtime_env["env_vars"] = env_vars
     return shipped, staged, runtime_env, _zip(stage) if stage is not None else None
+
+
+def _listed_env(settings: Sequence[Any]) -> dict[str, str]:
+    """This process's values of the variables evaluator entries list under ``env:`` (explicitly passed to
+    their programs, so they go to the cluster too); nothing for ``inherit`` or an empty list."""
+    names = {name for setting in settings if isinstance(setting, list) for name in setting}
+    return {name: os.environ[name] for name in sorted(names) if name in os.environ}
 
 
 def _zip(folder: Path) -> bytes:
@@ -613,8 +628,11 @@ class ProgramWorker:
         self.backend = SubprocessBackend(self.folder / relative, timeout, runtime=runtime)  # type: ignore[operator]
         self.backend.use_workers(1)  # a persistent worker (protocol 1.2) per actor, when the program accepts
 
-    async def run(self, payload: dict[str, Any], metric_name: str, remaining: float) -> dict[str, Any]:
-        with deadline_scope(Deadline(remaining)):
+    async def run(self, payload: dict[str, Any], metric_name: str, remaining: float,
+                  env_setting: Any = None) -> dict[str, Any]:
+        from .sandbox_env import env_scope
+
+        with deadline_scope(Deadline(remaining)), env_scope(env_setting):  # the entry's ``env:``, as locally
             result = await self.backend.run(EvalInput.model_validate(payload), metric_name)
         return result.model_dump(mode="json")
 
@@ -642,11 +660,14 @@ class RayBackend(EvaluatorBackend):
         self._next = 0
         self._ray: Any = None
         self._started = False
+        self._env_setting: Any = None
 
     def _start(self) -> None:
         from .manifest import read_manifest
+        from .sandbox_env import current_env_setting
 
         self._ray, self._started = connect(None)
+        self._env_setting = current_env_setting()  # the entry's ``env:`` (this runs within its evaluation)
         stage = Path(tempfile.mkdtemp(prefix="agentevals-ray-"))
         _stage_file(self._path.parent, Path(self._path.name), stage)  # the evaluator's folder is its own here
         bundle = self._ray.put(_zip(stage))
@@ -660,6 +681,9 @@ class RayBackend(EvaluatorBackend):
         image = docker.get("image") if isinstance(docker, dict) else None
         if image:
             runtime_env["image_uri"] = image
+        env_vars = _listed_env([self._env_setting])
+        if env_vars:
+            runtime_env["env_vars"] = env_vars
         count = max(1, min(self._max_actors, int(self._ray.cluster_resources().get("CPU", 1))))
         worker = self._ray.remote(ProgramWorker).options(num_cpus=1, max_restarts=-1, max_task_retries=0,
                                                          runtime_env=runtime_env or None)
@@ -675,7 +699,7 @@ class RayBackend(EvaluatorBackend):
             actor = self._actors[self._next % len(self._actors)]
             self._next += 1
             try:
-                ref = actor.run.remote(payload, metric_name, deadline.remaining())
+                ref = actor.run.remote(payload, metric_name, deadline.remaining(), self._env_setting)
                 return EvalResult.model_validate(await ref)
             except self._ray.exceptions.RayTaskError as exc:
                 cause = getattr(exc, "cause", None)
