@@ -34,7 +34,8 @@ def run_0_11_tree(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[s
     (tree / "samples").mkdir()
     for name in ("traces/helm.json", "traces/k8s.json", "evalsets/eval_set_helm.json"):
         shutil.copy(ROOT / "examples" / name, tree / "samples")
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("cache")), "NO_COLOR": "1"}
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("cache")), "NO_COLOR": "1",
+           "AGENTEVALS_STORE": str(tmp_path_factory.mktemp("store") / "runs.sqlite")}  # nothing cached
     proc = subprocess.run([sys.executable, "-m", "agentevals", *COMMAND], cwd=tree, env=env, capture_output=True,
                           text=True, timeout=600)
     document = json.loads(proc.stdout)

@@ -73,25 +73,34 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     cli = [sys.executable, "-m", "agentevals"]
+    # Repeated runs would be answered by the run store's result cache: measure the engine without it,
+    # and the store on its own below.
+    os.environ["AGENTEVALS_STORE"] = str(Path(tempfile.mkdtemp(prefix="agentevals-bench-")) / "runs.sqlite")
     env_note = f"python {sys.version.split()[0]}, {os.cpu_count()} cores"
     print(f"agentevals benchmarks ({env_note})")
 
     median, best, _ = timed([*cli, "--help"], args.repeat)
     print(f"  start-up   agentevals --help                          median {median * 1000:6.0f} ms  best {best * 1000:6.0f} ms")
-    median, best, peak = timed([*cli, "run", str(HELM), "-e", str(EVAL_SET), "-o", "summary"], args.repeat)
+    median, best, peak = timed([*cli, "run", str(HELM), "-e", str(EVAL_SET), "-o", "summary", "--no-store"],
+                               args.repeat)
     print(f"  one trace  run helm.json (tool_trajectory_avg_score)   median {median * 1000:6.0f} ms  best {best * 1000:6.0f} ms"
           f"  peak RSS {peak} MiB   (target: well under 500 ms)")
     median, best, peak = timed([*cli, "run", str(HELM), "-e", str(EVAL_SET), "-m", "tool_trajectory_avg_score",
-                                "-m", "response_match_score", "-o", "summary"], args.repeat)
+                                "-m", "response_match_score", "-o", "summary", "--no-store"], args.repeat)
     print(f"  one trace  + response_match_score (ROUGE)              median {median * 1000:6.0f} ms  best {best * 1000:6.0f} ms")
 
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.traces:
             path, size = generate(n, Path(tmp))
-            median, best, peak = timed([*cli, "run", str(path), "-e", str(EVAL_SET), "-m", "tool_trajectory_avg_score",
-                                        "-m", "response_match_score", "-o", "summary"], max(1, args.repeat // 3))
+            run = [*cli, "run", str(path), "-e", str(EVAL_SET), "-m", "tool_trajectory_avg_score",
+                   "-m", "response_match_score", "-o", "summary"]
+            median, best, peak = timed([*run, "--no-store"], max(1, args.repeat // 3))
             print(f"  {n:5d} traces ({size / 1e6:6.1f} MB)  two metrics   median {median:6.2f} s   "
                   f"{n / median:7.0f} traces/s   peak RSS {peak} MiB ({peak / (size / 2**20):.1f}x input)")
+            recorded, _, _ = timed([*run, "--no-cache"], max(1, args.repeat // 3))
+            cached, _, _ = timed(run, max(1, args.repeat // 3))
+            print(f"  {n:5d} traces  run store (SQLite): recorded {recorded:6.2f} s "
+                  f"({(recorded - median) / n * 1000:+.2f} ms/case vs --no-store), all cached {cached:6.2f} s")
 
 
 if __name__ == "__main__":

@@ -31,10 +31,11 @@ def test_unknown_command_is_usage_error_exit_2():
 
 
 HEAVY = ('google.adk', 'openai', 'rouge_score', 'nltk', 'numpy', 'jinja2', 'requests', 'yaml', 'pydantic',
-         'fastapi', 'uvicorn', 'grpc', 'opentelemetry', 'google.protobuf', 'mcp', 'ray')
+         'fastapi', 'uvicorn', 'grpc', 'opentelemetry', 'google.protobuf', 'mcp', 'ray', 'rich', 'psycopg', 'sqlite3')
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["serve", "--help"], ["mcp", "--help"]])
+@pytest.mark.parametrize("argv", [["--help"], ["serve", "--help"], ["mcp", "--help"], ["run", "--help"],
+                                  ["runs", "--help"]])
 def test_help_does_not_import_heavy_modules(argv):
     code = (
         "import sys\nfrom agentevals.cli import main\n"

@@ -21,12 +21,14 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Protocol
 
 if TYPE_CHECKING:
-    from .results import CaseResult, RunResult
+    from .evaluators.base import BaseEvaluator
+    from .results import CaseResult, MetricResult, RunResult
+    from .runner import Case
 
-__all__ = ["RunConsumer", "emit"]
+__all__ = ["ResultReuse", "RunConsumer", "emit"]
 
 
 class RunConsumer:
@@ -51,3 +53,17 @@ def emit(consumers: Sequence[RunConsumer], method: str, *args: object) -> None:
     """Call ``method`` on every consumer, in order."""
     for consumer in consumers:
         getattr(consumer, method)(*args)
+
+
+class ResultReuse(Protocol):
+    """Stored results the engine may use instead of running a (case, evaluator) pair.
+
+    The run store's result cache, ``--resume`` and ``--rerun-failed`` are one implementation
+    (``agentevals.store.StoreReuse``). The engine calls ``lookup`` once per pair before scheduling it
+    (a list of results means: do not run it, use these), and ``produced`` once per pair with the
+    results it ended up with (stored or fresh), before the case goes to ``case_finished``.
+    """
+
+    def lookup(self, case: Case, evaluator: BaseEvaluator) -> Optional[list[MetricResult]]: ...
+
+    def produced(self, case: Case, evaluator: BaseEvaluator, metrics: list[MetricResult]) -> None: ...

@@ -6,6 +6,7 @@
     ├── ProtocolError                   an evaluator's output violates the wire protocol
     │   └── ProtocolVersionError        a protocol MAJOR neither side can speak
     ├── EvaluatorFailure                an evaluator could not produce a score (becomes that row's ERROR)
+    ├── StoreError                      the run store cannot be opened or written; exit code 2
     └── MissingDependencyError          an optional extra is not installed (also an ImportError)
 """
 
@@ -19,6 +20,7 @@ __all__ = [
     "MissingDependencyError",
     "ProtocolError",
     "ProtocolVersionError",
+    "StoreError",
     "first_line",
 ]
 
@@ -55,6 +57,12 @@ class ProtocolVersionError(ProtocolError):
 
 class EvaluatorFailure(AgentevalsError):
     """An evaluator could not produce a score; the message is the one-line cause shown in its row."""
+
+
+class StoreError(AgentevalsError):
+    """The run store cannot be opened, migrated or written (names the store, the cause and the fix)."""
+
+    exit_code = 2
 
 
 class MissingDependencyError(AgentevalsError, ImportError):

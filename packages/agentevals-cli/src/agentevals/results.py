@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from enum import Enum
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.json_schema import SkipJsonSchema
 
-__all__ = ["CaseResult", "InputError", "MetricResult", "RunResult", "SpanRef", "Status", "Verdict", "verdict_for"]
+__all__ = ["CaseResult", "InputError", "MetricResult", "RunResult", "SpanRef", "Status", "Verdict", "case_status",
+           "utc_now", "verdict_for"]
 
 RESULT_SCHEMA_VERSION = "1"
 """Version of the ``-o json`` document shape (see ``agentevals/report/schema``)."""
@@ -33,6 +35,12 @@ class Verdict(str, Enum):
     PASS = "pass"
     BORDERLINE = "borderline"
     FAIL = "fail"
+
+
+def utc_now() -> str:
+    """Now, ISO 8601 in UTC with milliseconds (sorts as text): the run's timestamps."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
 
 
 def verdict_for(score: Optional[float]) -> Optional[Verdict]:
@@ -132,6 +140,9 @@ class CaseResult(BaseModel):
     invocation_spans: SkipJsonSchema[list[Optional[SpanRef]]] = Field(default_factory=list, exclude=True)
     """The span that delimits each invocation (in ``user_contents`` order), for parenting results
     (``--emit-otel``). Internal: not part of the ``-o json`` document."""
+    _transcript: list[dict[str, Any]] = PrivateAttr(default_factory=list)
+    """The conversation, compact (user text, tool calls, response per turn), for the HTML report and the
+    run store; not part of the JSON document."""
 
 
 class InputError(BaseModel):
@@ -155,7 +166,15 @@ class RunResult(BaseModel):
     notes: list[str] = Field(default_factory=list)
     """Run-level messages (e.g. why nothing was evaluated)."""
     aborted: Optional[str] = None
-    """Set when the run stopped early (fail_on_evaluation_error)."""
+    """Set when the run stopped early (fail_on_evaluation_error, or interrupted by a signal)."""
+    run_id: Optional[str] = None
+    """The run's id in the run store (``agentevals runs show RUN``); None when the run was not stored."""
+    started_at: Optional[str] = None
+    """When the run started (ISO 8601, UTC)."""
+    finished_at: Optional[str] = None
+    """When the run ended (ISO 8601, UTC)."""
+    _planned: Optional[int] = PrivateAttr(default=None)
+    """How many cases the engine will emit, when it knows before the first (progress bars use it)."""
 
     def counts(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Status}
@@ -163,6 +182,27 @@ class RunResult(BaseModel):
             for metric in case.metrics:
                 counts[metric.status.value] += 1
         return counts
+
+    def totals(self, *, strict: bool = False) -> dict[str, Any]:
+        """Cases and metric rows counted apart, with pass rates (see ``pass_rate``).
+
+        ``{"cases": {"total", "PASSED", "FAILED", ...}, "results": {...}, "pass_rate": r,
+        "metrics": {name: {"passed", "evaluated", "pass_rate"}}}``
+        """
+        cases = {"total": len(self.cases), **{s.value: 0 for s in Status}}
+        metrics: dict[str, dict[str, Any]] = {}
+        for case in self.cases:
+            cases[case_status(case).value] += 1
+            for m in case.metrics:
+                entry = metrics.setdefault(m.name, {"passed": 0, "evaluated": 0})
+                if _counts_in_rate(m.status, strict):
+                    entry["evaluated"] += 1
+                    entry["passed"] += m.status == Status.PASSED
+        for entry in metrics.values():
+            entry["pass_rate"] = entry["passed"] / entry["evaluated"] if entry["evaluated"] else None
+        evaluated = sum(cases[s.value] for s in Status if _counts_in_rate(s, strict))
+        return {"cases": cases, "results": {"total": sum(map(len, (c.metrics for c in self.cases))), **self.counts()},
+                "pass_rate": cases["PASSED"] / evaluated if evaluated else None, "metrics": metrics}
 
     def exit_code(self, *, strict: bool = False) -> int:
         """0 all passed; 1 any FAILED/ERROR, an unreadable input, or nothing evaluated at all.
@@ -178,3 +218,18 @@ class RunResult(BaseModel):
         if strict and counts["NOT_EVALUATED"]:
             return 1
         return 0
+
+
+def case_status(case: CaseResult) -> Status:
+    """One status for a case: ERROR if any row errored, else FAILED if any failed, else PASSED if any
+    passed, else INFORMATIONAL if any row is informational, else NOT_EVALUATED."""
+    present = {m.status for m in case.metrics}
+    for status in (Status.ERROR, Status.FAILED, Status.PASSED, Status.INFORMATIONAL):
+        if status in present:
+            return status
+    return Status.NOT_EVALUATED
+
+
+def _counts_in_rate(status: Status, strict: bool) -> bool:
+    """Pass rates are over PASSED, FAILED and ERROR (and NOT_EVALUATED with ``strict``)."""
+    return status in (Status.PASSED, Status.FAILED, Status.ERROR) or (strict and status == Status.NOT_EVALUATED)

@@ -30,14 +30,15 @@ from pathlib import Path
 from typing import Optional, Union
 
 from .__about__ import __version__
+from ._transcript import transcript
 from .config import LoadedEvaluator
-from .consumers import RunConsumer, emit
+from .consumers import ResultReuse, RunConsumer, emit
 from .errors import AgentevalsError, InputFileError
 from .evalsets import EvalCase, EvalSet, load_eval_set, match_case
 from .evalsets.matching import normalize_text
 from .evaluators.base import BaseEvaluator, EvalContext
 from .options import RunOptions
-from .results import CaseResult, InputError, MetricResult, RunResult, SpanRef, Status, verdict_for
+from .results import CaseResult, InputError, MetricResult, RunResult, SpanRef, Status, utc_now, verdict_for
 from .traces.convert import convert_trace
 from .traces.convert._common import aggregate_metrics
 from .traces.model import ConvertedTrace, Trace
@@ -200,6 +201,7 @@ async def run_evaluation(
     options: Optional[RunOptions] = None,
     trace_format: Optional[str] = None,
     consumers: Sequence[RunConsumer] = (),
+    reuse: Optional[ResultReuse] = None,
 ) -> RunResult:
     """Evaluate traces with evaluators (in the given order) against an optional eval set.
 
@@ -207,11 +209,12 @@ async def run_evaluation(
     into cases, and every (case × evaluator) pair is one work item under one pool of
     ``options.concurrency`` slots, across all cases. Each case's result goes to ``consumers`` as soon as it
     and every case before it are complete (input order, then config order; see ``agentevals.consumers``).
+    ``reuse`` may supply stored results for a (case, evaluator) pair, which then does not run (local pool).
     """
     options = options or RunOptions()
     if isinstance(traces, (str, Path, Trace, ConvertedTrace)):  # one input, not an iterable of characters
         traces = [traces]
-    run = RunResult(agentevals_version=__version__)
+    run = RunResult(agentevals_version=__version__, started_at=utc_now())
     run.notes.extend(options.notes)  # load-time notes (e.g. a config path found relative to the working directory)
     evs = [e.evaluator if isinstance(e, LoadedEvaluator) else e for e in evaluators]
     for ev in evs:
@@ -224,6 +227,7 @@ async def run_evaluation(
     emit(consumers, "run_started", run)
     output = _Output(consumers, stop_on_error=options.fail_on_evaluation_error)
     pool = _pool_for(options.executor)(evs, options, output, eval_set)
+    pool.reuse = reuse
     grouper = _Grouper(options.group_by)
     lone = _LoneCase(hold=eval_set is not None and len(eval_set.eval_cases) == 1 and not options.independent_cases,
                      independent=options.independent_cases)
@@ -244,6 +248,7 @@ async def run_evaluation(
         for case_seq, case, only_trace in [*lone.take(grouper.finish()), *lone.finish()]:
             await pool.room()
             pool.submit(case_seq, case, only_trace=only_trace)
+        run._planned = grouper.count  # every case is known now (progress bars show a total from here on)
         await pool.join()
     finally:
         await pool.cancel()
@@ -271,6 +276,7 @@ async def run_evaluation(
     from .repetitions import summarize_repetitions
 
     run.repetitions = summarize_repetitions(run.cases, k_values=options.pass_at_k, repeat_key=options.repeat_key)
+    run.finished_at = utc_now()
     emit(consumers, "run_finished", run)
     return run
 
@@ -545,7 +551,7 @@ def _match(case: Case, eval_set: Optional[EvalSet], *, only_trace: bool) -> None
 def _case_header(case: Case) -> CaseResult:
     """A case's result before any evaluator ran: what it is, where it came from, its figures."""
     invocations = case.invocations
-    return CaseResult(
+    result = CaseResult(
         case_id=case.case_id,
         trace_ids=[t.trace_id for t in case.traces],
         sources=sorted({t.source for t in case.traces}),
@@ -558,6 +564,8 @@ def _case_header(case: Case) -> CaseResult:
         performance_metrics=_case_metrics(case.traces),
         warnings=[w for t in case.traces for w in t.warnings],
     )
+    result._transcript = transcript(invocations, case.eval_case.conversation if case.eval_case else None)
+    return result
 
 
 @dataclass
@@ -569,6 +577,8 @@ class _Job:
     ctx: Optional[EvalContext]
     metrics: list[list[MetricResult]]
     remaining: int
+    case: Optional[Case] = None
+    """Kept until the case finishes, for the reuse hook (``ResultReuse.produced``)."""
 
 
 class _Output:
@@ -624,6 +634,8 @@ class _Pool:
         self.options = options
         self.output = output
         self.eval_set = eval_set
+        self.reuse: Optional[ResultReuse] = None
+        """Stored results that stand in for running a pair (the run store's cache, resume, rerun-failed)."""
         self._queue: deque[tuple[_Job, int]] = deque()
         self._ready = asyncio.Event()
         self._idle = asyncio.Event()
@@ -665,13 +677,21 @@ class _Pool:
             match_reason=case.match_reason,
         )
         result.repeat_group = _repeat_group(case, self.options.repeat_key)
-        job = _Job(seq, result, ctx, [[] for _ in self.evaluators], len(self.evaluators))
-        if not self.evaluators:
+        job = _Job(seq, result, ctx, [[] for _ in self.evaluators], len(self.evaluators), case)
+        todo = []
+        for i, ev in enumerate(self.evaluators):
+            stored = self.reuse.lookup(case, ev) if self.reuse is not None else None
+            if stored is None:
+                todo.append(i)
+            else:
+                job.metrics[i] = stored
+                job.remaining -= 1
+        if not todo:
             self._finish(job)
             return
         self._jobs += 1
         self._idle.clear()
-        self._queue.extend((job, i) for i in range(len(self.evaluators)))
+        self._queue.extend((job, i) for i in todo)
         while len(self._workers) < min(self._size, len(self._queue) + len(self._workers)):
             self._workers.append(asyncio.create_task(self._work()))
         self._ready.set()
@@ -699,6 +719,10 @@ class _Pool:
                     self._idle.set()
 
     def _finish(self, job: _Job) -> None:
+        if self.reuse is not None and job.case is not None:
+            for ev, metrics in zip(self.evaluators, job.metrics, strict=True):
+                self.reuse.produced(job.case, ev, metrics)
+        job.case = None
         result = job.result
         result.metrics = [m for metrics in job.metrics for m in metrics]
         job.ctx = None  # the traces are no longer needed

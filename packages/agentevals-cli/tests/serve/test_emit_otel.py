@@ -37,7 +37,8 @@ def test_run_emit_otel_parents_each_result_to_its_span(otlp_recorder):
     traces = [EXAMPLES / "traces/helm.json", EXAMPLES / "traces/k8s.json"]
     result = subprocess.run(
         [sys.executable, "-m", "agentevals", "run", *map(str, traces), "-e", str(EXAMPLES / "evalsets/eval_set_helm.json"),
-         "-m", "tool_trajectory_avg_score", "-m", "tool_call_count_v1", "-o", "json", "--emit-otel"],
+         "-m", "tool_trajectory_avg_score", "-m", "tool_call_count_v1", "-o", "json", "--emit-otel",
+         "--no-store"],  # HOME is the repository here: no run store under it
         capture_output=True, text=True, timeout=120, cwd=REPO,
         env={"PATH": "", "OTEL_EXPORTER_OTLP_ENDPOINT": otlp_recorder.url, "HOME": str(REPO)})
     assert result.returncode in (0, 1), result.stderr

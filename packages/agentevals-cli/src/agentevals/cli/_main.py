@@ -25,6 +25,8 @@ COMMANDS: dict[str, str] = {
     "evaluator": "agentevals.cli.evaluator_cmd:evaluator_command",
     "serve": "agentevals.cli.serve_cmd:serve_command",
     "mcp": "agentevals.cli.mcp_cmd:mcp_command",
+    "runs": "agentevals.cli.runs_cmd:runs_command",
+    "store": "agentevals.cli.runs_cmd:store_command",
 }
 
 
@@ -67,12 +69,17 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-_state = {"verbose": 0}
+_state = {"verbose": 0, "quiet": 0}
 
 
 def verbosity() -> int:
     """How many -v the user gave (0 when none)."""
     return _state["verbose"]
+
+
+def quiet_enabled() -> bool:
+    """-q was given before the command (``agentevals -q run …``)."""
+    return bool(_state["quiet"])
 
 
 def debug_enabled() -> bool:
@@ -85,11 +92,15 @@ def debug_enabled() -> bool:
     __version__, "--version", prog_name="agentevals", message=f"%(prog)s %(version)s (protocol {PROTOCOL_VERSION})"
 )
 @click.option("-v", "--verbose", count=True, help="More output: -v progress and warnings, -vv debug and tracebacks.")
+@click.option("-q", "--quiet", is_flag=True, help="Less output: no progress; run reports only failures, gate "
+              "results and the totals line.")
 @click.pass_context
-def cli(ctx: click.Context, verbose: int) -> None:
+def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
     """Score AI-agent runs recorded as OpenTelemetry traces against eval sets and evaluators."""
     _state["verbose"] = verbose
-    level = logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.WARNING
+    _state["quiet"] = int(quiet)
+    level = (logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.ERROR if quiet
+             else logging.WARNING)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     for handler in logging.getLogger().handlers:
         if not any(isinstance(f, RedactingFilter) for f in handler.filters):

@@ -1,8 +1,11 @@
-"""``agentevals run``: evaluate trace files and exit 0 (all passed), 1 (failed/error/nothing evaluated) or 2."""
+"""``agentevals run``: evaluate trace files, record the run, write its reports, exit by the gates.
+
+Exit codes: 0 passed, 1 failed (see ``agentevals.gates`` for the rule), 2 usage or config error,
+130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (partial reports written, run stored as interrupted).
+"""
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
 import sys
@@ -11,7 +14,7 @@ from typing import Optional
 
 import click
 
-from ._main import verbosity
+from ._main import quiet_enabled, verbosity
 
 __all__ = ["run_command"]
 
@@ -28,16 +31,6 @@ def _expand(patterns: tuple[str, ...]) -> list[str]:
     return out
 
 
-def _prepare_output_file(path: Path) -> None:
-    """Create the report's directory before running, so a bad path costs nothing but a usage error."""
-    from ..errors import ConfigError
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"--output-file {path}: cannot create its directory: {exc.strerror or exc}") from None
-
-
 def _prepare_dump_dir(path: Path) -> None:
     from ..errors import ConfigError
 
@@ -45,7 +38,6 @@ def _prepare_dump_dir(path: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"--dump-inputs {path}: cannot create the directory: {exc.strerror or exc}") from None
-
 
 @click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("trace_files", nargs=-1, required=True, metavar="TRACE_FILES...")
@@ -58,8 +50,10 @@ def _prepare_dump_dir(path: Path) -> None:
 @click.option("-t", "--threshold", type=click.FloatRange(0.0, 1.0), help="Pass threshold for builtin metrics (0-1).")
 @click.option("--trajectory-match-type", type=click.Choice(["exact", "in_order", "any_order"], case_sensitive=False),
               help="How tool_trajectory_avg_score matches tool calls (default: exact).")
-@click.option("-o", "--output", "output", type=click.Choice(["table", "json", "summary"], case_sensitive=False),
-              help="Report format on stdout (default: the config's 'output', else table).")
+@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=PATH]",
+              help="Report: table, summary, json, junit, markdown, html (default: the config's 'output', else "
+                   "table); FORMAT=PATH writes a file "
+                   "(repeatable: several formats from one run; one may go to stdout).")
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), help="eval_config.yaml.")
 @click.option("--group-by", type=click.Choice(["auto", "trace", "conversation"], case_sensitive=False), default="auto",
               show_default=True,
@@ -80,13 +74,33 @@ def _prepare_dump_dir(path: Path) -> None:
 @click.option("--ray-address", metavar="ADDR",
               help="Ray cluster for --executor ray (ray://host:10001, or auto); default $RAY_ADDRESS, else a local instance.")
 @click.option("--output-file", type=click.Path(dir_okay=False, writable=True),
-              help="Also write the report (in the -o format) to this file, even when the run stops early.")
+              help="Also write the stdout report to this file (with no -o: the format its extension names, "
+                   ".json .xml .md .html), even when the run stops early.")
+@click.option("--min-pass-rate", "min_pass_rates", multiple=True, metavar="[METRIC=]RATE",
+              help="Pass when at least RATE (0-1) of the evaluated cases pass, instead of failing on any "
+                   "failure; METRIC=RATE for one metric's rows (repeatable).")
+@click.option("--baseline", metavar="RUN|FILE",
+              help="Fail only on regressions against a stored run (id, prefix, latest) or an earlier -o json "
+                   "report; shown first in every report.")
+@click.option("--resume", is_flag=False, flag_value="", default=None, metavar="[RUN]",
+              help="Continue an interrupted run (default: the latest one): only what has no result yet runs.")
+@click.option("--rerun-failed", is_flag=False, flag_value="", default=None, metavar="[RUN]",
+              help="Run again only what failed or errored in RUN (default: the latest run); reuse the rest.")
+@click.option("--no-cache", is_flag=True,
+              help="Run every (trace, evaluator) pair even when the store holds a result for the same trace "
+                   "content and evaluator.")
+@click.option("--store", "store", metavar="PATH|URL", help="Run store: a SQLite file or postgresql:// URL "
+              "(default: $AGENTEVALS_STORE, else runs.sqlite in the user data folder).")
+@click.option("--no-store", is_flag=True, help="Do not record this run (no cache, resume or rerun-failed).")
+@click.option("--color/--no-color", default=None, help="Colours (default: only when the output is a terminal "
+              "and NO_COLOR is unset).")
 @click.option("--emit-otel", is_flag=True,
               help="Also send each result as an OpenTelemetry gen_ai.evaluation.result event, parented to the "
                    "evaluated span; the exporter is set by the standard OTEL_EXPORTER_OTLP_* variables.")
 @click.option("--dump-inputs", type=click.Path(file_okay=False, path_type=Path),
               help="Write the EvalInput each evaluator program receives to DIR/<evaluator>/<case>.json "
-              "(replay one: agentevals evaluator run PATH --input FILE).")
+              "(replay one: agentevals evaluator run PATH --input FILE); every pair runs (no result cache).")
+@click.option("-q", "--quiet", is_flag=True, help="Only failures, gate results and the totals line.")
 def run_command(
     trace_files: tuple[str, ...],
     eval_set: Optional[str],
@@ -95,7 +109,7 @@ def run_command(
     judge_model: Optional[str],
     threshold: Optional[float],
     trajectory_match_type: Optional[str],
-    output: Optional[str],
+    outputs: tuple[str, ...],
     config_path: Optional[str],
     group_by: str,
     strict: bool,
@@ -107,14 +121,24 @@ def run_command(
     executor: str,
     ray_address: Optional[str],
     output_file: Optional[str],
+    min_pass_rates: tuple[str, ...],
+    baseline: Optional[str],
+    resume: Optional[str],
+    rerun_failed: Optional[str],
+    no_cache: bool,
+    store: Optional[str],
+    no_store: bool,
+    color: Optional[bool],
+    quiet: bool,
     emit_otel: bool,
     dump_inputs: Optional[Path],
 ) -> None:
-    """Score TRACE_FILES (Jaeger JSON, OTLP JSON or Tempo exports; globs allowed) against an eval set."""
+    """Score TRACE_FILES (Jaeger JSON, OTLP JSON or Tempo exports; globs allowed) against an eval set.
+
+    Put --resume/--rerun-failed without a RUN after the trace files (or write --resume=RUN).
+    """
     from ..api import prepare_run
-    from ..redact import redact
-    from ..report import render
-    from ..runner import run_evaluation, run_sync
+    from ._pipeline import RunRequest, execute
 
     evaluators, options, eval_set_obj = prepare_run(
         eval_set=eval_set, metrics=list(metrics), config=config_path, judge_model=judge_model, threshold=threshold,
@@ -122,34 +146,21 @@ def run_command(
         pass_at_k=list(pass_at_k), fail_on_evaluation_error=fail_on_evaluation_error,
         concurrency=concurrency, executor=executor, ray_address=ray_address,
     )
-    output = output or options.output or "table"
-    options.persistent_workers = not no_workers
-    if output_file:
-        _prepare_output_file(Path(output_file))
     if dump_inputs is not None:
         _prepare_dump_dir(dump_inputs)
     options.dump_inputs = dump_inputs
-    consumers = []
-    if emit_otel:
-        from ..otel_events import EvaluationEventEmitter
-
-        consumers.append(EvaluationEventEmitter.from_env())
-    try:
-        with contextlib.redirect_stdout(sys.stderr) if executor != "local" else contextlib.nullcontext():
-            # Ray prints cluster events (a worker died…) to stdout; stdout is the report's alone.
-            run = run_sync(run_evaluation(_expand(trace_files), evaluators, eval_set=eval_set_obj, options=options,
-                                          trace_format=trace_format or options.trace_format, consumers=consumers))
-    finally:
-        for consumer in consumers:
-            consumer.shutdown()
-    color = output != "json" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    text = render(run, output, color=color)
-    if output_file:
-        Path(output_file).write_text(render(run, output), "utf-8")
-    click.echo(text, nl=False)
-    if output == "json":
-        for note in [*(e.error for e in run.input_errors), *run.notes]:
-            click.echo(redact(f"agentevals: {note}"), err=True)
+    options.persistent_workers = not no_workers
+    request = RunRequest(
+        inputs=_expand(trace_files), evaluators=evaluators, options=options, eval_set=eval_set_obj,
+        eval_set_path=eval_set, config_path=config_path, trace_format=trace_format or options.trace_format,
+        outputs=outputs or ((options.output,) if options.output else ()),
+        output_file=output_file, min_pass_rates=min_pass_rates, baseline=baseline, resume=resume,
+        rerun_failed=rerun_failed, cache=not no_cache and dump_inputs is None, store=None if no_store else store, no_store=no_store,
+        color=color, quiet=quiet or quiet_enabled(), verbose=verbosity(), emit_otel=emit_otel,
+        stdout_to_stderr=executor != "local",
+    )
+    code = execute(request)
     if verbosity() >= 1:
-        click.echo(f"exit code {run.exit_code(strict=options.strict)}", err=True)
-    sys.exit(run.exit_code(strict=options.strict))
+        click.echo(f"exit code {code}", err=True)
+    sys.stdout.flush()
+    sys.exit(code)

@@ -121,6 +121,13 @@ class BaseEvaluator(ABC):
         """Hard deadline in seconds for one evaluation: the entry's ``timeout``, else ``default_timeout``."""
         return getattr(self.config, "timeout", None) or self.default_timeout
 
+    @property
+    def reproducible(self) -> bool:
+        """Whether the config (and the files it names) fully determine this evaluator's code, so the run
+        store's result cache may reuse its results. False e.g. for a remote evaluator fetched from a
+        branch without a pinned ``sha256``: its code can change under the same config."""
+        return True
+
     def check(self) -> None:
         """Load-time checks (files exist, runtime available, extra installed); raise ``ConfigError``."""
 

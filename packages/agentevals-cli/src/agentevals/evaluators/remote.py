@@ -56,6 +56,10 @@ class RemoteEvaluator(BackendEvaluator):
 
     config: Config
 
+    @property
+    def reproducible(self) -> bool:
+        return self.config.sha256 is not None  # otherwise the fetched file may differ from the last run's
+
     def _source(self):  # -> EvaluatorSource
         from ..sources import get_source
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import Any
+from typing import Any, Optional
 
 from ..results import RunResult
+from ._context import ReportContext
 from .legacy import LegacyDocument, legacy_keys
 
 __all__ = ["load_result_schema", "render_json", "result_json_schema"]
@@ -31,6 +32,22 @@ def load_result_schema() -> dict[str, Any]:
     return json.loads(resources.files(__package__).joinpath("schema", "run_result.v1.json").read_text("utf-8"))
 
 
-def render_json(run: RunResult, *, color: bool = False) -> str:
-    document = {**run.model_dump(mode="json"), **legacy_keys(run)}
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+def render_json(run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
+    doc = {**run.model_dump(mode="json"), **legacy_keys(run)}
+    doc.update(run_extras(run, context))
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def run_extras(run: RunResult, context: Optional[ReportContext] = None) -> dict[str, Any]:
+    """Keys added beside the model's: ``totals`` (cases and rows counted apart, pass rates), ``complete``,
+    and when asked for, ``baseline`` (regressions, fixes, deltas) and ``gates``."""
+    extras: dict[str, Any] = {"totals": run.totals(strict=context.strict if context else False),
+                              "complete": not (context and context.incomplete)}
+    if context and context.incomplete:
+        extras["incomplete"] = context.incomplete
+    if context and context.comparison is not None:
+        extras["baseline"] = context.comparison.as_dict()
+    if context and context.gates is not None:
+        extras["gates"] = {"exit_code": context.gates.exit_code, "failed": context.gates.failures,
+                           "met": context.gates.passed}
+    return extras

@@ -2,43 +2,90 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
+from ..gates import format_rate
 from ..results import RunResult, Status
+from ._context import ReportContext, failing_rows, headline_lines
 from ._format import STATUS_COLORS, fmt_num, paint
 
-__all__ = ["render_summary", "totals_line"]
+__all__ = ["failures_block", "gate_lines", "render_summary", "totals_line"]
 
 
-def totals_line(run: RunResult, *, color: bool = False) -> str:
-    counts = run.counts()
+def _counted(counts: dict, noun: str, total: int) -> str:
     parts = [f"{counts[s.value]} {s.value.lower().replace('_', ' ')}" for s in Status if counts[s.value] or s in
              (Status.PASSED, Status.FAILED)]
-    cases = len(run.cases)
-    line = f"{cases} case{'s' if cases != 1 else ''}: " + ", ".join(parts)
+    return f"{total} {noun}{'s' if total != 1 else ''}: " + ", ".join(parts)
+
+
+def totals_line(run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
+    """``2 cases: 1 passed, 1 failed · 3 results: 2 passed, 1 failed · pass rate 50.00% (1/2)``.
+
+    Cases and metric rows are counted apart; the pass rate is over cases (see ``agentevals.gates``) and
+    rounded down, so a failing run never reads 100%.
+    """
+    strict = context.strict if context else False
+    totals = run.totals(strict=strict)
+    cases = totals["cases"]
+    line = _counted(cases, "case", cases["total"])
+    line += " · " + _counted(totals["results"], "result", totals["results"]["total"])
+    evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
+    if evaluated:
+        line += f" · pass rate {format_rate(totals['pass_rate'], cases['PASSED'], evaluated)}"
     if run.input_errors:
         line += f", {len(run.input_errors)} unreadable input{'s' if len(run.input_errors) != 1 else ''}"
-    return paint(line, "red" if run.exit_code() else "green", color, bold=True)
+    if context and context.incomplete:
+        line += " · INCOMPLETE"
+    failed = context.gates.exit_code if context and context.gates else run.exit_code(strict=strict)
+    return paint(line, "red" if failed else "green", color, bold=True)
 
 
-def render_summary(run: RunResult, *, color: bool = False) -> str:
-    out = []
-    for case in run.cases:
+def gate_lines(context: Optional[ReportContext]) -> list[str]:
+    """``gate failed: pass rate 85.00% (17/20) is below --min-pass-rate 90.00%`` (and the gates met)."""
+    if context is None or context.gates is None:
+        return []
+    return [*(f"gate met: {p}" for p in context.gates.passed), *(f"gate failed: {f}" for f in context.gates.failures)]
+
+
+def failures_block(run: RunResult, *, color: bool = False, limit: int = 50) -> list[str]:
+    """The failing rows, one line each, so the end of a long report shows what failed."""
+    rows = failing_rows(run)
+    if not rows:
+        return []
+    out = [paint(f"failures ({len(rows)}):", "red", color, bold=True)]
+    for case, m in rows[:limit]:
+        score = f" score {fmt_num(m.score)} < threshold {fmt_num(m.threshold)}" if m.score is not None else ""
+        why = m.error or m.reason or ""
+        out.append(f"  {case.case_id} · {m.name}: {paint(m.status.value, STATUS_COLORS.get(m.status), color)}"
+                   f"{score}{' · ' + why if why else ''}")
+    if len(rows) > limit:
+        out.append(f"  … {len(rows) - limit} more (see the JSON, JUnit or HTML report)")
+    return out
+
+
+def render_summary(run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
+    out = headline_lines(run, context)
+    for case in run.cases if not (context and context.quiet) else ():
         cells = []
         for m in case.metrics:
             value = fmt_num(m.value if m.status == Status.INFORMATIONAL else m.score)
             cells.append(f"{m.name}={paint(m.status.value, STATUS_COLORS.get(m.status), color)}({value})")
         eval_id = f" [{case.eval_id}]" if case.eval_id else ""
         out.append(f"{case.case_id}{eval_id}: " + " ".join(cells))
-    for rep in run.repetitions:
+    for rep in run.repetitions if not (context and context.quiet) else ():
         if rep["n"] > 1:
             ks = " ".join(f"pass@{k} {fmt_num(v)}" for k, v in rep["pass_at_k"].items())
             hats = " ".join(f"pass^{k} {fmt_num(v)}" for k, v in rep["pass_hat_k"].items())
-            out.append(f"repetitions {rep['eval_id'] or rep['key']}: n={rep['n']} pass rate {fmt_num(rep['pass_rate'])} "
+            out.append(f"repetitions {rep['eval_id'] or rep['key']}: n={rep['n']} pass rate {format_rate(rep['pass_rate'])} "
                        f"{ks} {hats}")
     for err in run.input_errors:
         out.append(f"input error: {err.error}")
-    for note in run.notes:
+    for note in run.notes if not (context and context.quiet) else ():
         out.append(f"note: {note}")
     if run.aborted:
         out.append(f"aborted: {run.aborted}")
-    out.append(totals_line(run, color=color))
+    if context and context.quiet:
+        out.extend(failures_block(run, color=color))
+    out.extend(gate_lines(context))
+    out.append(totals_line(run, color=color, context=context))
     return "\n".join(out) + "\n"

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from ..results import CaseResult, MetricResult, RunResult, Status
+from typing import Optional
+
+from ..gates import format_rate
+from ..results import CaseResult, MetricResult, RunResult, Status, Verdict
+from ._context import ReportContext, headline_lines
 from ._format import STATUS_COLORS, fmt_calls, fmt_num, fmt_perf, paint
-from .summary import totals_line
+from .summary import failures_block, gate_lines, totals_line
 
 __all__ = ["render_table"]
 
@@ -37,7 +41,16 @@ def _notes(m: MetricResult) -> list[str]:
         lines.append(f"miss: {miss}")
     if m.reasoning and m.status in (Status.FAILED,):
         lines.append(f"reasoning: {m.reasoning[:300]}")
+    if _contradicts(m):
+        lines.append(f"verdict {m.verdict.value} is the score's grade (pass ≥ 0.8, borderline ≥ 0.6); STATUS compares "  # type: ignore[union-attr]
+                     f"the score with the threshold {fmt_num(m.threshold)} and decides the exit code")
     return lines
+
+
+def _contradicts(m: MetricResult) -> bool:
+    """STATUS and VERDICT disagree (e.g. a 0.55 score passes a 0.5 threshold but grades 'fail')."""
+    return ((m.status == Status.PASSED and m.verdict in (Verdict.FAIL, Verdict.BORDERLINE))
+            or (m.status == Status.FAILED and m.verdict == Verdict.PASS))
 
 
 def _case_header(case: CaseResult) -> str:
@@ -49,9 +62,15 @@ def _case_header(case: CaseResult) -> str:
     return f"{sources} · {case.case_id} · {turns} · {matched}{rep}{failed}"
 
 
-def render_table(run: RunResult, *, color: bool = False) -> str:
-    out: list[str] = []
-    for case in run.cases:
+def render_table(run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
+    """Case blocks, then repetitions, notes, the failures again (the last screen of a long run shows
+    them) and the totals line. With ``context.quiet``: only the failures and the totals."""
+    out: list[str] = [paint(line, "red" if i == 0 and context and context.incomplete else None, color, bold=True)
+                      for i, line in enumerate(headline_lines(run, context))]
+    if out:
+        out.append("")
+    quiet = bool(context and context.quiet)
+    for case in run.cases if not quiet else ():
         out.append(paint(_case_header(case), None, color, bold=True))
         rows = [_HEAD, *(_row(m) for m in case.metrics)]
         widths = [max(len(r[i]) for r in rows) for i in range(len(_HEAD))]
@@ -73,23 +92,27 @@ def render_table(run: RunResult, *, color: bool = False) -> str:
         for warning in case.warnings:
             out.append(paint(f"  warning: {warning}", "yellow", color))
         out.append("")
-    for rep in run.repetitions:
+    for rep in run.repetitions if not quiet else ():
         if rep["n"] > 1:
             ks = ", ".join(f"pass@{k} {fmt_num(v)}" for k, v in rep["pass_at_k"].items())
             hats = ", ".join(f"pass^{k} {fmt_num(v)}" for k, v in rep["pass_hat_k"].items())
             label = rep["eval_id"] or rep["key"]
             out.append(f"repetitions of {label}: n={rep['n']} passed={rep['passed']} "
-                       f"pass rate {fmt_num(rep['pass_rate'])} · {ks} · {hats}")
+                       f"pass rate {format_rate(rep['pass_rate'])} · {ks} · {hats}")
             for name, stats in rep["metrics"].items():
                 if stats["mean"] is not None:
                     out.append(f"  {name}: mean {fmt_num(stats['mean'])} ± {fmt_num(stats['std'])} (n={stats['n']})")
-    if any(rep["n"] > 1 for rep in run.repetitions):
+    if not quiet and any(rep["n"] > 1 for rep in run.repetitions):
         out.append("")
     for err in run.input_errors:
         out.append(paint(f"input error: {err.error}", "red", color))
-    for note in run.notes:
+    for note in run.notes if not quiet else ():
         out.append(paint(f"note: {note}", "yellow", color))
     if run.aborted:
         out.append(paint(f"aborted: {run.aborted}", "red", color))
-    out.append(totals_line(run, color=color))
+    failures = failures_block(run, color=color)
+    if failures and (quiet or len(run.cases) > 1):
+        out.extend(failures)
+    out.extend(gate_lines(context))
+    out.append(totals_line(run, color=color, context=context))
     return "\n".join(out) + "\n"

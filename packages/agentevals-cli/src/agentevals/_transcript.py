@@ -1,0 +1,31 @@
+"""A case's conversation in brief, kept with its result for reports that show it (HTML, the run store)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+__all__ = ["transcript"]
+
+_MAX_TEXT = 2000
+
+
+def _cut(text: Optional[str]) -> Optional[str]:
+    return text if text is None or len(text) <= _MAX_TEXT else text[:_MAX_TEXT] + "…"
+
+
+def _calls(inv: Any) -> list[dict[str, Any]]:
+    return [{"name": c.name, "args": c.args} for c in inv.intermediate_steps.tool_calls]
+
+
+def transcript(invocations: list[Any], expected: Optional[list[Any]]) -> list[dict[str, Any]]:
+    """Per turn: user text, tool calls, response (texts cut to 2,000 characters), and the golden turn's
+    tool calls and response when there is one."""
+    turns = []
+    for i, inv in enumerate(invocations):
+        turn: dict[str, Any] = {"user": _cut(inv.user_content), "response": _cut(inv.final_response),
+                                "tool_calls": _calls(inv)}
+        if expected is not None and i < len(expected):
+            turn["expected_tool_calls"] = _calls(expected[i])
+            turn["expected_response"] = _cut(expected[i].final_response)
+        turns.append(turn)
+    return turns

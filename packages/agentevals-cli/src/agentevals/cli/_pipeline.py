@@ -1,0 +1,228 @@
+"""What ``agentevals run`` does around the engine: store, reuse, gates, reports, progress, interrupts.
+
+    parse -o and gates → open the store → load the baseline → run (consumers: finisher, store,
+    progress) → on a signal: finish the partial run → write every report → exit code
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import shlex
+import signal
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import click
+
+from ..compare import Comparison, compare_runs, load_baseline
+from ..consumers import RunConsumer, emit
+from ..errors import ConfigError
+from ..gates import GateOutcome, Gates, check_gates, parse_min_pass_rates
+from ..options import RunOptions
+from ..report import ReportContext
+from ..results import CaseResult, RunResult
+from ._outputs import parse_outputs, stdout_format, write_outputs
+
+__all__ = ["RunRequest", "execute"]
+
+
+@dataclass
+class RunRequest:
+    """Everything ``agentevals run`` was asked, validated by ``prepare_run`` and click."""
+
+    inputs: list[str]
+    evaluators: list[Any]
+    options: RunOptions
+    eval_set: Any = None
+    eval_set_path: Optional[str] = None
+    config_path: Optional[str] = None
+    trace_format: Optional[str] = None
+    outputs: tuple[str, ...] = ()
+    output_file: Optional[str] = None
+    min_pass_rates: tuple[str, ...] = ()
+    baseline: Optional[str] = None
+    resume: Optional[str] = None
+    rerun_failed: Optional[str] = None
+    cache: bool = True
+    store: Optional[str] = None
+    no_store: bool = False
+    color: Optional[bool] = None
+    quiet: bool = False
+    verbose: int = 0
+    emit_otel: bool = False
+    stdout_to_stderr: bool = False
+    """While the run goes, what is printed to stdout goes to stderr (Ray prints cluster events there)."""
+
+
+@dataclass
+class _Finisher(RunConsumer):
+    """First consumer: keeps the run and its cases (for a partial report) and, when the run ends,
+    adds the reuse note and settles the baseline comparison and the gates."""
+
+    gates: Gates
+    baseline: Optional[tuple[RunResult, str]] = None
+    strict: bool = False
+    reuse: Any = None
+    run: Optional[RunResult] = None
+    cases: list[CaseResult] = field(default_factory=list)
+    outcome: Optional[GateOutcome] = None
+    finished: bool = False
+
+    def run_started(self, run: RunResult) -> None:
+        self.run = run
+
+    def case_finished(self, index: int, case: CaseResult) -> None:
+        self.cases.append(case)
+
+    def run_finished(self, run: RunResult) -> None:
+        self.run, self.finished = run, True
+        if self.reuse is not None and self.reuse.reused:
+            n = self.reuse.reused
+            run.notes.append(f"{n} result{'s' if n != 1 else ''} reused from the run store, not run again "
+                             "(--no-cache runs everything)")
+        if self.baseline is not None:
+            base, label = self.baseline
+            self.gates.comparison = compare_runs(base, run, baseline_label=label, current_label=run.run_id or "this run")
+        self.outcome = check_gates(run, self.gates, strict=self.strict)
+
+    @property
+    def comparison(self) -> Optional[Comparison]:
+        return self.gates.comparison
+
+
+def execute(req: RunRequest) -> int:
+    """Run, store, report; returns the exit code."""
+    from ..runner import run_evaluation
+    from ._interrupt import run_interruptible
+    from ._progress import progress_consumer
+
+    outputs = parse_outputs(req.outputs, req.output_file)
+    overall, per_metric = parse_min_pass_rates(req.min_pass_rates)
+    gates = Gates(min_pass_rate=overall, metric_min_pass_rates=per_metric)
+    if req.no_store and (req.resume is not None or req.rerun_failed is not None):
+        raise ConfigError("--resume and --rerun-failed need the run store (drop --no-store)")
+    if req.resume is not None and req.rerun_failed is not None:
+        raise ConfigError("--resume and --rerun-failed cannot be combined: resume continues a run, "
+                          "--rerun-failed starts a new one")
+    store = None if req.no_store else _open_store(req.store)
+    emitter = None
+    try:
+        baseline = load_baseline(req.baseline, store) if req.baseline else None
+        run_id, resume_from, rerun_from = _run_identity(req, store)
+        reuse = None
+        if store is not None:
+            from ..store import StoreReuse
+
+            reuse = StoreReuse(store, cache=req.cache, resume_from=resume_from, rerun_failed_from=rerun_from)
+        finisher = _Finisher(gates=gates, baseline=baseline, strict=req.options.strict, reuse=reuse)
+        consumers: list[RunConsumer] = [finisher]
+        recorder = None
+        if store is not None and run_id is not None:
+            from ..store import StoreConsumer
+
+            recorder = StoreConsumer(store, run_id, meta=_meta(req), reuse=reuse, resume=resume_from is not None,
+                                     exit_code=lambda run: finisher.outcome.exit_code if finisher.outcome else 1)
+            consumers.append(recorder)
+        color = req.color if req.color is not None else (sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+        progress = progress_consumer(quiet=req.quiet, verbose=req.verbose,
+                                     color=req.color if req.color is not None else not os.environ.get("NO_COLOR"))
+        if progress is not None:
+            consumers.append(progress)
+        if req.emit_otel:
+            from ..otel_events import EvaluationEventEmitter
+
+            emitter = EvaluationEventEmitter.from_env()
+            consumers.append(emitter)
+
+        with contextlib.redirect_stdout(sys.stderr) if req.stdout_to_stderr else contextlib.nullcontext():
+            run, signum = run_interruptible(run_evaluation(
+                req.inputs, req.evaluators, eval_set=req.eval_set, options=req.options,
+                trace_format=req.trace_format, consumers=consumers, reuse=reuse))
+        incomplete = None
+        if signum is not None:
+            run = _partial(finisher, signum, req.options)
+            incomplete = run.aborted
+            if recorder is not None:
+                recorder.interrupted = True
+                recorder.exit_code = lambda _run: 128 + signum
+            if not finisher.finished:
+                emit(consumers, "run_finished", run)
+        assert run is not None
+        context = ReportContext(comparison=finisher.comparison, gates=finisher.outcome if gates.any else None,
+                                incomplete=incomplete, strict=req.options.strict, quiet=req.quiet)
+        write_outputs(run, outputs, context, color=color)
+        if stdout_format(outputs) == "json" or stdout_format(outputs) is None:
+            from ..redact import redact
+
+            for note in [*(e.error for e in run.input_errors), *run.notes]:
+                click.echo(redact(f"agentevals: {note}"), err=True)
+        if signum is not None:
+            name = signal.Signals(signum).name
+            click.echo(f"agentevals: interrupted by {name}: {len(run.cases)} case(s) finished"
+                       + (f"; continue with: agentevals run ... --resume={run.run_id}" if run.run_id else ""), err=True)
+            return 128 + signum
+        assert finisher.outcome is not None
+        return finisher.outcome.exit_code
+    finally:
+        if emitter is not None:
+            emitter.shutdown()
+        if store is not None:
+            store.close()
+
+
+def _open_store(location: Optional[str]):  # type: ignore[no-untyped-def]
+    from ..store import RunStore, store_location
+
+    return RunStore.open(store_location(location))
+
+
+def _run_identity(req: RunRequest, store: Any) -> tuple[Optional[str], Optional[str], Optional[str]]:
+    """(this run's id, run to resume, run whose failures to rerun)."""
+    if store is None:
+        return None, None, None
+    from ..store import new_run_id
+
+    if req.resume is not None:
+        run_id = store.resolve(req.resume or None, statuses=("interrupted", "running", "aborted"))
+        return run_id, run_id, None
+    rerun_from = store.resolve(req.rerun_failed or None) if req.rerun_failed is not None else None
+    return new_run_id(), None, rerun_from
+
+
+def _partial(finisher: _Finisher, signum: int, options: RunOptions) -> RunResult:
+    """The run as far as it went: the cases that finished, marked incomplete."""
+    from ..repetitions import summarize_repetitions
+    from ..results import utc_now
+
+    run = finisher.run or RunResult()
+    run.cases = list(finisher.cases)
+    planned = f" of {run._planned}" if run._planned is not None else ""
+    run.aborted = (f"interrupted by {signal.Signals(signum).name} after {len(run.cases)}{planned} cases; "
+                   "the report holds the cases that finished")
+    run.finished_at = utc_now()
+    run.repetitions = summarize_repetitions(run.cases, k_values=options.pass_at_k, repeat_key=options.repeat_key)
+    return run
+
+
+def _meta(req: RunRequest) -> dict[str, Any]:
+    from ..__about__ import __version__
+    from ..store.keys import file_digest
+
+    def digest(path: Optional[str]) -> Optional[str]:
+        try:
+            return file_digest(Path(path)) if path else None
+        except OSError:
+            return None
+
+    options = asdict(req.options)
+    options.update(inputs=req.inputs[:1000], evaluators=[e.evaluator.config.name for e in req.evaluators],
+                   outputs=list(req.outputs), min_pass_rates=list(req.min_pass_rates), baseline=req.baseline)
+    return {"command": shlex.join(["agentevals", *sys.argv[1:]]), "cwd": os.getcwd(),  # the store redacts it
+            "config_digest": digest(req.config_path), "eval_set_digest": digest(req.eval_set_path),
+            "versions": {"agentevals": __version__, "python": platform.python_version(),
+                         "platform": platform.platform()},
+            "options": options}

@@ -1,0 +1,150 @@
+"""``agentevals runs list|show|compare`` and ``agentevals store migrate``: the run store from the shell."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Optional
+
+import click
+
+__all__ = ["runs_command", "store_command"]
+
+_STORE_HELP = ("Run store: a SQLite file or postgresql:// URL (default: $AGENTEVALS_STORE, else runs.sqlite in "
+               "the user data folder).")
+
+
+def _open(location: Optional[str], *, migrate: Optional[bool] = None):  # type: ignore[no-untyped-def]
+    from ..store import RunStore, store_location
+
+    return RunStore.open(store_location(location), migrate=migrate)
+
+
+@click.group("runs", context_settings={"help_option_names": ["-h", "--help"]})
+def runs_command() -> None:
+    """Runs recorded in the run store: list them, show one, compare two."""
+
+
+@runs_command.command("list")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=20, show_default=True, help="How many runs.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document instead of the table.")
+@click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
+def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
+    """The latest runs, newest first: id, start, status, cases, pass rate, exit code, command."""
+    from ..gates import format_rate
+
+    db = _open(store)
+    try:
+        records = db.list_runs(limit=limit)
+    finally:
+        db.close()
+    if as_json:
+        click.echo(json.dumps([r.__dict__ for r in records], indent=2))
+        return
+    if not records:
+        click.echo("no runs recorded yet")
+        return
+    rows = [("RUN", "STARTED", "STATUS", "CASES", "FAILED", "PASS RATE", "EXIT", "COMMAND")]
+    for r in records:
+        totals = r.totals or {}
+        cases = totals.get("cases", {})
+        failed = cases.get("FAILED", 0) + cases.get("ERROR", 0) if cases else "-"
+        rows.append((r.run_id, r.started_at[:19].replace("T", " "), r.status, str(cases.get("total", "-")),
+                     str(failed), format_rate(totals.get("pass_rate")) if totals else "-",
+                     "-" if r.exit_code is None else str(r.exit_code), _short(r.command)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        click.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])) + "  " + row[-1])
+
+
+@runs_command.command("show")
+@click.argument("run", default="latest")
+@click.option("-o", "--output", "fmt", default="table", show_default=True,
+              type=click.Choice(["table", "summary", "json", "junit", "markdown", "html"]),
+              help="Report format of the stored run.")
+@click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
+def show_command(run: str, fmt: str, store: Optional[str]) -> None:
+    """One stored run (id, unique prefix or latest) as any report; an interrupted run is marked incomplete."""
+    from ..report import ReportContext, render
+
+    db = _open(store)
+    try:
+        run_id = db.resolve(run)
+        record = db.get_run(run_id)
+        result = db.load_run(run_id)
+    finally:
+        db.close()
+    incomplete = result.aborted if record.status in ("interrupted", "running") else None
+    if fmt in ("table", "summary"):
+        click.echo(f"run {run_id} · {record.status} · started {record.started_at} · {record.command}")
+    click.echo(render(result, fmt, color=fmt in ("table", "summary") and sys.stdout.isatty(),
+                      context=ReportContext(incomplete=incomplete)), nl=False)
+
+
+@runs_command.command("compare")
+@click.argument("run_a")
+@click.argument("run_b", default="latest")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document: regressions, fixes, deltas.")
+@click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
+def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str]) -> None:
+    """What changed from RUN_A (the baseline) to RUN_B: regressions, fixes, score deltas per case and metric.
+
+    Exit 1 when RUN_B has regressions.
+    """
+    from ..compare import compare_runs
+
+    db = _open(store)
+    try:
+        a, b = db.resolve(run_a), db.resolve(run_b)
+        comparison = compare_runs(db.load_run(a), db.load_run(b), baseline_label=a, current_label=b)
+    finally:
+        db.close()
+    if as_json:
+        click.echo(json.dumps(comparison.as_dict(), indent=2))
+    else:
+        click.echo(f"{a} → {b}")
+        click.echo(comparison.headline())
+        for label, rows in (("regression", comparison.regressions), ("fix", comparison.fixes)):
+            for r in rows:
+                click.echo(f"  {label}: {r.describe()}")
+        moved = [r for r in comparison.deltas if r not in comparison.regressions and r not in comparison.fixes]
+        for r in moved:
+            click.echo(f"  score {r.delta:+.3f}: {r.describe()}")
+        if comparison.only_before:
+            click.echo(f"  {comparison.only_before} result(s) of {a} are not in {b}")
+    sys.exit(1 if comparison.regressions else 0)
+
+
+@click.group("store", context_settings={"help_option_names": ["-h", "--help"]})
+def store_command() -> None:
+    """The run store itself: where it is, its schema."""
+
+
+@store_command.command("migrate")
+@click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
+def migrate_command(store: Optional[str]) -> None:
+    """Create or upgrade the store's schema (needed once per Postgres database and per upgrade)."""
+    from ..store import SCHEMA_VERSION, connect, store_location
+
+    location = store_location(store)
+    db = connect(location, migrate=False)
+    try:
+        applied = db.migrate()
+    finally:
+        db.close()
+    done = f"applied migration(s) {', '.join(map(str, applied))}" if applied else "already up to date"
+    click.echo(f"run store schema version {SCHEMA_VERSION}: {done}")
+
+
+@store_command.command("path")
+@click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
+def path_command(store: Optional[str]) -> None:
+    """Print where runs are recorded (passwords in URLs hidden)."""
+    from ..store import store_location
+    from ..store._db import _redact
+
+    click.echo(_redact(store_location(store)))
+
+
+def _short(command: str, width: int = 60) -> str:
+    return command if len(command) <= width else command[: width - 1] + "…"

@@ -1,0 +1,49 @@
+"""What a report shows besides the run itself: baseline comparison, gate results, incompleteness."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+from ..results import CaseResult, MetricResult, RunResult, Status
+
+if TYPE_CHECKING:
+    from ..compare import Comparison
+    from ..gates import GateOutcome
+
+__all__ = ["ReportContext", "failing_rows", "headline_lines"]
+
+
+@dataclass
+class ReportContext:
+    """Passed to every renderer; all optional."""
+
+    comparison: Optional[Comparison] = None
+    """The ``--baseline`` comparison: shown first in every format."""
+    gates: Optional[GateOutcome] = None
+    incomplete: Optional[str] = None
+    """Why the report holds only part of the run (e.g. interrupted by SIGINT)."""
+    strict: bool = False
+    quiet: bool = False
+    """Failures and totals only (``-q``)."""
+
+
+def failing_rows(run: RunResult) -> list[tuple[CaseResult, MetricResult]]:
+    """Every FAILED or ERROR row, in run order."""
+    return [(c, m) for c in run.cases for m in c.metrics if m.status in (Status.FAILED, Status.ERROR)]
+
+
+def headline_lines(run: RunResult, context: Optional[ReportContext]) -> list[str]:
+    """Lines every report puts first: incompleteness, the baseline's regressions, failed gates."""
+    if context is None:
+        return []
+    lines = []
+    if context.incomplete:
+        lines.append(f"INCOMPLETE: {context.incomplete}")
+    if context.comparison is not None:
+        lines.append(context.comparison.headline())
+        lines.extend(f"  regression: {r.describe()}" for r in context.comparison.regressions[:50])
+        extra = len(context.comparison.regressions) - 50
+        if extra > 0:
+            lines.append(f"  … {extra} more regressions")
+    return lines

@@ -1,0 +1,88 @@
+"""``-o markdown``: for a pull request comment or ``$GITHUB_STEP_SUMMARY`` — totals, failures first,
+details collapsed."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..gates import format_rate
+from ..results import RunResult, Status
+from ._context import ReportContext, failing_rows
+from ._format import fmt_calls, fmt_num
+
+__all__ = ["render_markdown"]
+
+_MAX_ROWS = 300
+"""Rows per table: GitHub caps a step summary at 1 MiB."""
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip() or " "
+
+
+def render_markdown(run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
+    strict = context.strict if context else False
+    totals = run.totals(strict=strict)
+    cases = totals["cases"]
+    failed = (context.gates.exit_code if context and context.gates else run.exit_code(strict=strict)) != 0
+    evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
+    out = [f"## agentevals: {'❌ failed' if failed else '✅ passed'} — pass rate "
+           f"{format_rate(totals['pass_rate'], cases['PASSED'], evaluated)}", ""]
+    if context and context.incomplete:
+        out += [f"> [!WARNING]\n> **Incomplete:** {context.incomplete}", ""]
+    if context and context.comparison is not None:
+        comp = context.comparison
+        out += [f"**{comp.headline()}**", ""]
+        if comp.regressions:
+            out += ["| case | metric | before | now | score |", "| --- | --- | --- | --- | --- |"]
+            out += [f"| {_cell(r.case_id)} | {_cell(r.metric)} | {r.before.value if r.before else 'absent'} | "
+                    f"{r.after.value if r.after else 'absent'} | {fmt_num(r.score_before)} → {fmt_num(r.score_after)} |"
+                    for r in comp.regressions[:_MAX_ROWS]]
+            out.append("")
+    if context and context.gates is not None:
+        out += [*(f"- ❌ {f}" for f in context.gates.failures), *(f"- ✅ {p}" for p in context.gates.passed), ""]
+    results = totals["results"]
+    out += ["| | total | passed | failed | error | not evaluated | informational |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for label, counts in (("cases", cases), ("results", results)):
+        out.append(f"| {label} | {counts['total']} | {counts['PASSED']} | {counts['FAILED']} | {counts['ERROR']} | "
+                   f"{counts['NOT_EVALUATED']} | {counts['INFORMATIONAL']} |")
+    out.append("")
+    rows = failing_rows(run)
+    if rows:
+        out += [f"### Failures ({len(rows)})", "", "| case | metric | status | score | threshold | why |",
+                "| --- | --- | --- | --- | --- | --- |"]
+        out += [f"| {_cell(c.case_id)} | {_cell(m.name)} | {m.status.value} | {fmt_num(m.score)} | "
+                f"{fmt_num(m.threshold)} | {_cell((m.error or m.reason or '')[:200])} |" for c, m in rows[:_MAX_ROWS]]
+        if len(rows) > _MAX_ROWS:
+            out.append(f"\n… {len(rows) - _MAX_ROWS} more failing rows")
+        out.append("")
+        for c, m in rows[:50]:
+            diff = [f"turn {x['invocation'] + 1}: expected {fmt_calls(x['expected'])}\n"
+                    f"        actual   {fmt_calls(x['actual'])}" for x in m.details.get("mismatches", ())]
+            body = "\n".join(filter(None, [m.error, m.reason, *diff, m.reasoning]))
+            if body:
+                out += [f"<details><summary>{_cell(c.case_id)} · {_cell(m.name)}</summary>", "", "```text",
+                        body.replace("```", "'''"), "```", "</details>", ""]
+    if totals["metrics"]:
+        out += ["### Metrics", "", "| metric | passed | evaluated | pass rate |", "| --- | --- | --- | --- |"]
+        out += [f"| {_cell(name)} | {e['passed']} | {e['evaluated']} | {format_rate(e['pass_rate'])} |"
+                for name, e in totals["metrics"].items()]
+        out.append("")
+    if run.cases:
+        out += [f"<details><summary>All cases ({len(run.cases)})</summary>", "",
+                "| case | eval case | results |", "| --- | --- | --- |"]
+        for case in run.cases[:_MAX_ROWS]:
+            cells = ", ".join(f"{m.name} {'✅' if m.status == Status.PASSED else '❌' if m.status in (Status.FAILED, Status.ERROR) else '➖'} "
+                              f"{fmt_num(m.score if m.score is not None else m.value)}" for m in case.metrics)
+            out.append(f"| {_cell(case.case_id)} | {_cell(case.eval_id or '')} | {_cell(cells)} |")
+        if len(run.cases) > _MAX_ROWS:
+            out.append(f"\n… {len(run.cases) - _MAX_ROWS} more cases (see the JSON or HTML report)")
+        out += ["", "</details>", ""]
+    notes = [*(f"input error: {e.error}" for e in run.input_errors), *(f"note: {n}" for n in run.notes)]
+    if run.aborted:
+        notes.append(f"aborted: {run.aborted}")
+    out += [f"- {_cell(n)}" for n in notes]
+    tail = f"run `{run.run_id}` · " if run.run_id else ""
+    out += ["", f"<sub>{tail}agentevals {run.agentevals_version} · started {run.started_at or '-'}</sub>", ""]
+    return "\n".join(out)

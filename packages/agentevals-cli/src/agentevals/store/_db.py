@@ -1,0 +1,211 @@
+"""The two databases behind the run store, one schema: SQLite (stdlib) by default, Postgres by URL.
+
+SQL is written once with ``?`` placeholders; the Postgres connection rewrites them to ``%s``.
+Migrations are numbered SQL scripts applied in order and recorded in ``schema_migrations``; SQLite
+applies them when opened, Postgres only on ``agentevals store migrate`` (a shared database is
+upgraded on purpose, not by whichever CI job runs first).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import MissingDependencyError, StoreError
+
+__all__ = ["MIGRATIONS", "Database", "connect"]
+
+MIGRATIONS: list[tuple[int, str, list[str]]] = [
+    (1, "runs, cases, metric results", [
+        """CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            status TEXT NOT NULL,
+            command TEXT NOT NULL,
+            cwd TEXT,
+            config_digest TEXT,
+            eval_set_digest TEXT,
+            versions TEXT NOT NULL,
+            options TEXT NOT NULL,
+            totals TEXT,
+            exit_code INTEGER,
+            run_json TEXT
+        )""",
+        "CREATE INDEX runs_started ON runs (started_at)",
+        """CREATE TABLE cases (
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            case_id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            case_json TEXT NOT NULL,
+            PRIMARY KEY (run_id, idx)
+        )""",
+        """CREATE TABLE metric_results (
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            pos INTEGER NOT NULL,
+            case_id TEXT NOT NULL,
+            evaluator TEXT NOT NULL,
+            metric TEXT NOT NULL,
+            status TEXT NOT NULL,
+            score DOUBLE PRECISION,
+            work_key TEXT,
+            metric_json TEXT NOT NULL,
+            PRIMARY KEY (run_id, idx, pos)
+        )""",
+        "CREATE INDEX metric_results_key ON metric_results (work_key)",
+    ]),
+]
+"""(version, what it adds, statements). Append; never edit a released entry."""
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+class Database:
+    """A DB-API connection with ``?`` placeholders on both backends."""
+
+    kind: str = "sqlite"
+
+    def __init__(self, conn: Any, location: str) -> None:
+        self.conn = conn
+        self.location = location
+
+    def _sql(self, sql: str) -> str:
+        return sql
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        cur = self.conn.cursor()
+        try:
+            cur.execute(self._sql(sql), tuple(params))
+            return list(cur.fetchall()) if cur.description else []
+        finally:
+            cur.close()
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            cur = self.conn.cursor()
+            try:
+                cur.executemany(self._sql(sql), [tuple(r) for r in rows])
+            finally:
+                cur.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        try:
+            yield
+            self.conn.commit()
+        except BaseException:
+            self.conn.rollback()
+            raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # Migrations -----------------------------------------------------------------------------------
+    def schema_version(self) -> int:
+        """The highest applied migration (0 for an empty database)."""
+        if not self._has_table("schema_migrations"):
+            return 0
+        rows = self.execute("SELECT MAX(version) FROM schema_migrations")
+        return int(rows[0][0] or 0)
+
+    def migrate(self) -> list[int]:
+        """Apply every pending migration; returns the versions applied."""
+        applied = []
+        with self.transaction():
+            self.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                         "description TEXT NOT NULL, applied_at TEXT NOT NULL)")
+        current = self.schema_version()
+        for version, description, statements in MIGRATIONS:
+            if version <= current:
+                continue
+            with self.transaction():
+                for statement in statements:
+                    self.execute(statement)
+                self.execute("INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
+                             (version, description, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
+            applied.append(version)
+        return applied
+
+    def _has_table(self, name: str) -> bool:
+        rows = self.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+        return bool(rows)
+
+
+class PostgresDatabase(Database):
+    kind = "postgres"
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", "%s")
+
+    def _has_table(self, name: str) -> bool:
+        rows = self.execute("SELECT to_regclass(?)::text", (name,))
+        return bool(rows and rows[0][0])
+
+
+def connect(location: str, *, migrate: Optional[bool] = None, timeout: float = 10.0) -> Database:
+    """Open the store at ``location``: a file path (SQLite) or a ``postgresql://`` URL.
+
+    ``migrate``: apply pending migrations (default: yes for SQLite, no for Postgres, which then must
+    already be at the current schema). Raises ``StoreError`` with the location and the cause.
+    """
+    if location.startswith(("postgresql://", "postgres://")):
+        db: Database = _connect_postgres(location, timeout)
+        do_migrate = bool(migrate)
+    else:
+        db = _connect_sqlite(Path(location).expanduser(), timeout)
+        do_migrate = migrate is not False
+    try:
+        if do_migrate:
+            db.migrate()
+        elif migrate is None and db.schema_version() < SCHEMA_VERSION:
+            raise StoreError(f"run store {_redact(location)} is at schema version {db.schema_version()}, "
+                             f"this agentevals needs {SCHEMA_VERSION}: run 'agentevals store migrate --store URL'")
+    except StoreError:
+        db.close()
+        raise
+    except Exception as exc:
+        db.close()
+        raise StoreError(f"run store {_redact(location)}: {type(exc).__name__}: {str(exc).strip()}") from None
+    return db
+
+
+def _connect_sqlite(path: Path, timeout: float) -> Database:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=timeout)
+        # WAL: readers (``runs list`` in another terminal) never block the run writing case by case.
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreError(f"run store {path}: cannot open: {exc} (use --store PATH or --no-store)") from None
+    return Database(conn, str(path))
+
+
+def _connect_postgres(url: str, timeout: float) -> Database:
+    try:
+        import psycopg
+    except ImportError:
+        raise MissingDependencyError(
+            "a postgresql:// run store needs psycopg: pip install 'agentevals-cli[postgres]'") from None
+    try:
+        conn = psycopg.connect(url, connect_timeout=max(1, int(timeout)))
+    except psycopg.Error as exc:
+        raise StoreError(f"run store {_redact(url)}: cannot connect: {str(exc).strip().splitlines()[0]}") from None
+    return PostgresDatabase(conn, url)
+
+
+def _redact(url: str) -> str:
+    """A URL without its password, for messages."""
+    if "://" not in url or "@" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    creds, host = rest.rsplit("@", 1)
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in creds else url

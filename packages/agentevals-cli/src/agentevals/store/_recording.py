@@ -1,0 +1,112 @@
+"""The run store as a consumer of a run (case by case) and as the engine's source of reusable results."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Optional
+
+from ..consumers import RunConsumer
+from ..results import CaseResult, MetricResult, RunResult, Status
+from .keys import case_digest, evaluator_identity, work_key
+
+if TYPE_CHECKING:
+    from ..evaluators.base import BaseEvaluator
+    from ..runner import Case
+    from ._store import RunStore
+
+__all__ = ["StoreConsumer", "StoreReuse"]
+
+_CACHEABLE = (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
+"""What the cache reuses: scores. ERROR and NOT_EVALUATED often depend on the moment (a network error,
+a missing API key) and are tried again."""
+_FAILING = (Status.FAILED, Status.ERROR)
+
+
+class StoreReuse:
+    """Decides, per (case, evaluator), whether a stored result replaces running it.
+
+    ``resume_from``: reuse every result that run has (``--resume``). ``rerun_failed_from``: reuse
+    that run's results except those that failed or errored (``--rerun-failed``). ``cache``: reuse
+    the newest stored score for the same work key from any run (see ``store.keys``). Counts what was
+    reused in ``reused``.
+    """
+
+    def __init__(self, store: RunStore, *, cache: bool = True, resume_from: Optional[str] = None,
+                 rerun_failed_from: Optional[str] = None) -> None:
+        self.store = store
+        self.cache = cache
+        self.resume_from = resume_from
+        self.rerun_failed_from = rerun_failed_from
+        self.reused = 0
+        self._identities: dict[int, str] = {}
+        self._keys: dict[int, str] = {}  # id(MetricResult) → work key, until its case is recorded
+
+    def key(self, case: Case, evaluator: BaseEvaluator) -> str:
+        # Kept on the case itself: cases come and go while the run streams, and an id() could be reused.
+        digest = getattr(case, "_work_digest", None)
+        if digest is None:
+            digest = case_digest(case)
+            case._work_digest = digest  # type: ignore[attr-defined]
+        identity = self._identities.get(id(evaluator))
+        if identity is None:
+            identity = self._identities[id(evaluator)] = evaluator_identity(evaluator)
+        return work_key(digest, identity)
+
+    def lookup(self, case: Case, evaluator: BaseEvaluator) -> Optional[list[MetricResult]]:
+        key = self.key(case, evaluator)
+        found = None
+        if self.resume_from is not None:
+            found = self.store.lookup(key, run_id=self.resume_from)
+        elif self.rerun_failed_from is not None:
+            statuses = self.store.stored_statuses(key, self.rerun_failed_from)
+            if any(s in _FAILING for s in statuses):
+                return None  # failed last time: run it, whatever the cache holds
+            if statuses:
+                found = self.store.lookup(key, run_id=self.rerun_failed_from)
+        if found is None and self.cache and evaluator.reproducible:
+            found = self.store.lookup(key, statuses=_CACHEABLE)
+        if found is not None:
+            self.reused += 1
+        return found
+
+    def produced(self, case: Case, evaluator: BaseEvaluator, metrics: list[MetricResult]) -> None:
+        key = self.key(case, evaluator)
+        for metric in metrics:
+            self._keys[id(metric)] = key
+
+    def keys_for(self, case: CaseResult) -> dict[int, str]:
+        """Work keys of a finished case's rows, by position (forgotten once asked)."""
+        return {pos: key for pos, m in enumerate(case.metrics) if (key := self._keys.pop(id(m), None))}
+
+
+class StoreConsumer(RunConsumer):
+    """Writes the run to the store as it goes: the run row first, then each case as it finishes.
+
+    ``exit_code`` computes the code recorded with the run; ``interrupted`` is set by whoever stopped the
+    run (the CLI's signal handling), which makes the stored status ``interrupted`` (``--resume`` continues it).
+    """
+
+    def __init__(self, store: RunStore, run_id: str, *, meta: dict[str, Any], reuse: Optional[StoreReuse] = None,
+                 resume: bool = False, exit_code: Optional[Callable[[RunResult], int]] = None) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.meta = meta
+        self.reuse = reuse
+        self.resume = resume
+        self.exit_code = exit_code
+        self.interrupted = False
+
+    def run_started(self, run: RunResult) -> None:
+        run.run_id = self.run_id
+        if self.resume:
+            self.store.reopen_run(self.run_id)
+        else:
+            self.store.begin_run(self.run_id, started_at=run.started_at or "", **self.meta)
+
+    def case_finished(self, index: int, case: CaseResult) -> None:
+        self.store.record_case(self.run_id, index, case, self.reuse.keys_for(case) if self.reuse else {})
+
+    def run_finished(self, run: RunResult) -> None:
+        status = "interrupted" if self.interrupted else "aborted" if run.aborted else "completed"
+        code = self.exit_code(run) if self.exit_code else run.exit_code()
+        self.store.finish_run(run, status=status, exit_code=code, totals=run.totals())

@@ -1,0 +1,238 @@
+"""``RunStore``: runs, their cases and metric results, written case by case, read back by id."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ..errors import StoreError
+from ..redact import redact, redact_obj
+from ..results import CaseResult, MetricResult, RunResult, Status, case_status, utc_now
+from ._db import Database, connect
+
+__all__ = ["RUN_STATUSES", "RunRecord", "RunStore", "new_run_id", "utc_now"]
+
+RUN_STATUSES = ("running", "completed", "aborted", "interrupted")
+"""``running`` also marks a run whose process died without a word (killed with SIGKILL)."""
+
+
+def new_run_id() -> str:
+    """``20260102-030405-1a2b3c``: sortable by time, unique by its random tail."""
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+
+
+@dataclass
+class RunRecord:
+    """One row of ``runs``: what ``agentevals runs list`` shows."""
+
+    run_id: str
+    started_at: str
+    finished_at: Optional[str]
+    status: str
+    command: str
+    cwd: Optional[str]
+    config_digest: Optional[str]
+    eval_set_digest: Optional[str]
+    versions: dict[str, Any]
+    options: dict[str, Any]
+    totals: Optional[dict[str, Any]]
+    exit_code: Optional[int]
+
+
+_RUN_COLUMNS = ("run_id, started_at, finished_at, status, command, cwd, config_digest, eval_set_digest, versions, "
+                "options, totals, exit_code")
+
+
+class RunStore:
+    """The run store at one location (a SQLite file or a Postgres URL).
+
+    Example:
+        ```python
+        store = RunStore.open("runs.sqlite")
+        for record in store.list_runs(limit=5):
+            print(record.run_id, record.status, record.totals["pass_rate"])
+        run = store.load_run(store.resolve("latest"))
+        ```
+    """
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @classmethod
+    def open(cls, location: str, *, migrate: Optional[bool] = None) -> RunStore:
+        return cls(connect(location, migrate=migrate))
+
+    @property
+    def location(self) -> str:
+        return self.db.location
+
+    def close(self) -> None:
+        self.db.close()
+
+    # Writing ---------------------------------------------------------------------------------------
+    def begin_run(self, run_id: str, *, command: str, cwd: Optional[str], config_digest: Optional[str],
+                  eval_set_digest: Optional[str], versions: dict[str, Any], options: dict[str, Any],
+                  started_at: str) -> None:
+        """Record a new run as ``running``."""
+        with self._writing():
+            self.db.execute(
+                f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES (?, ?, NULL, 'running', ?, ?, ?, ?, ?, ?, NULL, NULL)",
+                (run_id, started_at, redact(command), cwd, config_digest, eval_set_digest, _dumps(versions), _dumps(options)))
+
+    def reopen_run(self, run_id: str) -> None:
+        """A resumed run is ``running`` again; its stored cases stay until replaced."""
+        with self._writing():
+            self.db.execute("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ?", (run_id,))
+
+    def record_case(self, run_id: str, index: int, case: CaseResult, keys: dict[int, str]) -> None:
+        """Store one finished case (replacing what a resumed run stored at ``index``). ``keys`` maps a
+        metric's position in ``case.metrics`` to its work key (see ``store.keys``)."""
+        shell = _shell(case)
+        rows = [(run_id, index, pos, case.case_id, m.name, m.name, m.status.value, m.score, keys.get(pos),
+                 _dumps(m.model_dump(mode="json"))) for pos, m in enumerate(case.metrics)]
+        with self._writing():
+            self.db.execute("DELETE FROM metric_results WHERE run_id = ? AND idx = ?", (run_id, index))
+            self.db.execute("DELETE FROM cases WHERE run_id = ? AND idx = ?", (run_id, index))
+            self.db.execute("INSERT INTO cases (run_id, idx, case_id, status, case_json) VALUES (?, ?, ?, ?, ?)",
+                            (run_id, index, case.case_id, case_status(case).value, _dumps(shell)))
+            self.db.executemany(
+                "INSERT INTO metric_results (run_id, idx, pos, case_id, evaluator, metric, status, score, work_key, "
+                "metric_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def finish_run(self, run: RunResult, *, status: str, exit_code: Optional[int], totals: dict[str, Any]) -> None:
+        """Close the run: final status, totals, exit code and its run-level parts (notes, input errors, …).
+
+        Cases past the run's last one (left by an earlier attempt of a resumed run) are dropped.
+        """
+        if status not in RUN_STATUSES:
+            raise ValueError(f"unknown run status {status!r}")
+        extra = run.model_dump(mode="json", exclude={"cases"})
+        with self._writing():
+            self.db.execute("UPDATE runs SET status = ?, finished_at = ?, totals = ?, exit_code = ?, run_json = ? "
+                            "WHERE run_id = ?", (status, run.finished_at or utc_now(), _dumps(totals), exit_code,
+                                                 _dumps(extra), run.run_id))
+            # Repetition numbers are known only once every case is in: rewrite the cases that got one.
+            self.db.executemany("UPDATE cases SET case_json = ? WHERE run_id = ? AND idx = ?",
+                                [(_dumps(_shell(c)), run.run_id, i) for i, c in enumerate(run.cases)
+                                 if c.repeat_index is not None])
+            if status != "interrupted":
+                self.db.execute("DELETE FROM metric_results WHERE run_id = ? AND idx >= ?", (run.run_id, len(run.cases)))
+                self.db.execute("DELETE FROM cases WHERE run_id = ? AND idx >= ?", (run.run_id, len(run.cases)))
+
+    # Reading ---------------------------------------------------------------------------------------
+    def list_runs(self, *, limit: int = 20) -> list[RunRecord]:
+        rows = self.db.execute(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?",
+                               (limit,))
+        return [_record(row) for row in rows]
+
+    def get_run(self, run_id: str) -> RunRecord:
+        rows = self.db.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,))
+        if not rows:
+            raise StoreError(f"no run {run_id!r} in the run store {self.location} (see 'agentevals runs list')")
+        return _record(rows[0])
+
+    def resolve(self, ref: Optional[str] = None, *, statuses: tuple[str, ...] = ()) -> str:
+        """A run id from ``ref``: a full id, a unique prefix, ``latest``/``last`` or None (the latest run,
+        among ``statuses`` when given)."""
+        if ref in (None, "", "latest", "last"):
+            where = f" WHERE status IN ({', '.join('?' * len(statuses))})" if statuses else ""
+            rows = self.db.execute(f"SELECT run_id FROM runs{where} ORDER BY started_at DESC, run_id DESC LIMIT 1",
+                                   statuses)
+            if not rows:
+                which = f" {'/'.join(statuses)}" if statuses else ""
+                raise StoreError(f"no{which} run in the run store {self.location}")
+            return rows[0][0]
+        assert ref is not None
+        prefix = "".join(ch for ch in ref if ch.isalnum() or ch == "-")
+        rows = self.db.execute("SELECT run_id FROM runs WHERE run_id = ? OR run_id LIKE ? ORDER BY run_id",
+                               (ref, prefix + "%"))
+        ids = [row[0] for row in rows]
+        if ref in ids:
+            return ref
+        if len(ids) == 1:
+            return ids[0]
+        if not ids:
+            raise StoreError(f"no run {ref!r} in the run store {self.location} (see 'agentevals runs list')")
+        raise StoreError(f"run {ref!r} is ambiguous: {', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}")
+
+    def load_run(self, run_id: str) -> RunResult:
+        """The stored run as a ``RunResult`` (cases in order; an interrupted run has what finished)."""
+        record = self.get_run(run_id)
+        extra = json.loads(self.db.execute("SELECT run_json FROM runs WHERE run_id = ?", (run_id,))[0][0] or "{}")
+        metrics: dict[int, list[MetricResult]] = {}
+        for idx, metric_json in self.db.execute(
+                "SELECT idx, metric_json FROM metric_results WHERE run_id = ? ORDER BY idx, pos", (run_id,)):
+            metrics.setdefault(idx, []).append(MetricResult.model_validate_json(metric_json))
+        cases = []
+        for idx, case_json in self.db.execute("SELECT idx, case_json FROM cases WHERE run_id = ? ORDER BY idx",
+                                              (run_id,)):
+            data = json.loads(case_json)
+            transcript = data.pop("_transcript", None)
+            case = CaseResult.model_validate({**data, "metrics": []})
+            case.metrics = metrics.get(idx, [])
+            if transcript:
+                case._transcript = transcript
+            cases.append(case)
+        run = RunResult.model_validate({**extra, "cases": []})
+        run.cases = cases
+        run.run_id = run_id
+        run.started_at = run.started_at or record.started_at
+        run.finished_at = run.finished_at or record.finished_at
+        if record.status == "running" and not run.aborted:
+            run.aborted = "the run did not finish (still running, or its process was killed)"
+        return run
+
+    def lookup(self, key: str, *, run_id: Optional[str] = None,
+               statuses: tuple[Status, ...] = (), exclude_run: Optional[str] = None) -> Optional[list[MetricResult]]:
+        """The stored results of one (case, evaluator) pair by work key: from ``run_id``, or else from
+        the newest run that has them; only when every row's status is in ``statuses`` (any if empty)."""
+        where, params = "m.work_key = ?", [key]
+        if run_id is not None:
+            where += " AND m.run_id = ?"
+            params.append(run_id)
+        if exclude_run is not None:
+            where += " AND m.run_id <> ?"
+            params.append(exclude_run)
+        rows = self.db.execute(
+            "SELECT m.run_id, m.idx, m.status, m.metric_json FROM metric_results m JOIN runs r ON r.run_id = m.run_id "
+            f"WHERE {where} ORDER BY r.started_at DESC, m.run_id DESC, m.idx, m.pos LIMIT 64", params)
+        if not rows:
+            return None
+        first = (rows[0][0], rows[0][1])
+        group = [row for row in rows if (row[0], row[1]) == first]
+        if statuses and any(Status(row[2]) not in statuses for row in group):
+            return None
+        return [MetricResult.model_validate_json(row[3]) for row in group]
+
+    def stored_statuses(self, key: str, run_id: str) -> list[Status]:
+        """Statuses stored for one work key in one run (empty when the run has no result for it)."""
+        return [Status(row[0]) for row in self.db.execute(
+            "SELECT status FROM metric_results WHERE work_key = ? AND run_id = ?", (key, run_id))]
+
+    # ------------------------------------------------------------------------------------------------
+    def _writing(self):  # type: ignore[no-untyped-def]
+        return self.db.transaction()
+
+
+def _record(row: tuple[Any, ...]) -> RunRecord:
+    (run_id, started, finished, status, command, cwd, config_digest, eval_set_digest, versions, options, totals,
+     exit_code) = row
+    return RunRecord(run_id, started, finished, status, command, cwd, config_digest, eval_set_digest,
+                     json.loads(versions or "{}"), json.loads(options or "{}"),
+                     json.loads(totals) if totals else None, exit_code)
+
+
+def _shell(case: CaseResult) -> dict[str, Any]:
+    """A case without its metric rows (stored apart), with its transcript."""
+    shell = case.model_dump(mode="json", exclude={"metrics"})
+    if case._transcript:
+        shell["_transcript"] = case._transcript
+    return shell
+
+
+def _dumps(value: Any) -> str:
+    """JSON of ``value`` with secrets redacted: nothing the store keeps can leak a key (``agentevals.redact``)."""
+    return json.dumps(redact_obj(value), ensure_ascii=False, separators=(",", ":"), default=str)

@@ -1,0 +1,96 @@
+"""Report details: STATUS vs VERDICT explained, JUnit text that XML cannot hold, rates never rounded up,
+Markdown escaping, quiet and coloured output."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import junitparser
+from agentevals.cli import cli
+from agentevals.compare import compare_runs
+from agentevals.gates import Gates, check_gates, format_rate
+from agentevals.report import ReportContext, render
+from agentevals.results import CaseResult, MetricResult, RunResult, Status, Verdict
+from click.testing import CliRunner
+
+
+def run_of(*metrics: MetricResult, case_id: str = "c1") -> RunResult:
+    return RunResult(cases=[CaseResult(case_id=case_id, trace_ids=[case_id], sources=["t.json"], metrics=list(metrics))])
+
+
+def test_status_and_verdict_disagreeing_is_explained_under_the_row():
+    passed_but_graded_fail = MetricResult.scored("judge", 0.55, 0.5)
+    assert passed_but_graded_fail.status == Status.PASSED and passed_but_graded_fail.verdict == Verdict.FAIL
+    text = render(run_of(passed_but_graded_fail), "table")
+    assert ("      verdict fail is the score's grade (pass ≥ 0.8, borderline ≥ 0.6); STATUS compares the score with "
+            "the threshold 0.5 and decides the exit code") in text
+    assert "STATUS compares" not in render(run_of(MetricResult.scored("judge", 0.9, 0.5)), "table")
+
+
+def test_rates_are_rounded_down():
+    assert format_rate(2000 / 2001, 2000, 2001) == "99.95% (2000/2001)"
+    assert format_rate(0.99999) == "99.99%"
+    assert format_rate(1.0) == "100.00%"
+    assert format_rate(None) == "n/a"
+
+
+def test_junit_holds_control_characters_and_markup_safely():
+    bad = MetricResult(name="m<1>", status=Status.FAILED, score=0.1, threshold=0.5,
+                       reason="bell \x07 and <b>tags</b> & \x1b[31mansi")
+    xml = render(run_of(bad, MetricResult(name="m<1>", status=Status.ERROR, error="boom"),
+                        MetricResult(name="other", status=Status.NOT_EVALUATED, reason="no eval case")), "junit")
+    ET.fromstring(xml.encode())  # well-formed
+    suites = junitparser.JUnitXml.fromstring(xml)
+    assert (suites.tests, suites.failures, suites.errors, suites.skipped) == (3, 1, 1, 1)
+    first = next(iter(next(iter(suites))))
+    assert first.result[0].message == "score 0.1 < threshold 0.5: bell \ufffd and <b>tags</b> & \ufffd[31mansi"
+
+
+def test_incomplete_run_is_marked_in_every_format():
+    run = run_of(MetricResult.scored("m", 1.0, 0.5))
+    context = ReportContext(incomplete="interrupted by SIGTERM after 1 of 9 cases")
+    assert render(run, "table", context=context).startswith("INCOMPLETE: interrupted by SIGTERM after 1 of 9 cases\n")
+    assert render(run, "summary", context=context).rstrip().endswith("· INCOMPLETE")
+    assert json.loads(render(run, "json", context=context))["complete"] is False
+    junit = junitparser.JUnitXml.fromstring(render(run, "junit", context=context))
+    assert [p.value for p in next(iter(junit)).properties() if p.name == "incomplete"] == [
+        "interrupted by SIGTERM after 1 of 9 cases"]
+    assert "**Incomplete:** interrupted by SIGTERM" in render(run, "markdown", context=context)
+
+
+def test_baseline_comparison_is_shown_first():
+    before = run_of(MetricResult.scored("m", 1.0, 0.5))
+    after = run_of(MetricResult.scored("m", 0.2, 0.5))
+    comparison = compare_runs(before, after, baseline_label="run-a")
+    gates = check_gates(after, Gates(comparison=comparison))
+    assert gates.exit_code == 1 and gates.failures == ["1 regression against baseline run-a"]
+    context = ReportContext(comparison=comparison, gates=gates)
+    assert render(after, "summary", context=context).splitlines()[:2] == [
+        "baseline run-a: 1 regression, 0 fixes, 1 score change",
+        "  regression: c1 m: PASSED → FAILED (score 1 → 0.2)"]
+    assert render(after, "markdown", context=context).splitlines()[2] == (
+        "**baseline run-a: 1 regression, 0 fixes, 1 score change**")
+    assert json.loads(render(after, "json", context=context))["baseline"]["regressions"][0]["delta"] == -0.8
+
+
+def test_markdown_cells_escape_pipes():
+    text = render(run_of(MetricResult(name="a|b", status=Status.FAILED, score=0.0, threshold=1, reason="x | y")),
+                  "markdown")
+    assert "| c1 | a\\|b | FAILED | 0 | 1 | x \\| y |" in text
+
+
+def test_quiet_and_forced_colour(tmp_path):
+    from pathlib import Path
+
+    adk = Path(__file__).resolve().parents[1] / "data" / "adk"
+    args = ["run", str(adk / "k8s.json"), str(adk / "helm.json"), "-e", str(adk / "eval_set_helm.json")]
+    quiet = CliRunner().invoke(cli, ["-q", *args])
+    assert quiet.stdout.splitlines() == [
+        "failures (1):",
+        "  d497c9dd55717f2c5ecb79bda3028993 · tool_trajectory_avg_score: FAILED score 0 < threshold 0.5",
+        "2 cases: 1 passed, 1 failed · 2 results: 1 passed, 1 failed · pass rate 50.00% (1/2)"]
+    coloured = CliRunner().invoke(cli, [*args, "--color", "-o", "summary"])
+    assert "\x1b[31m" in coloured.stdout
+    plain = CliRunner().invoke(cli, [*args, "-o", "summary"])
+    assert "\x1b[" not in plain.stdout

@@ -1,0 +1,208 @@
+"""The run store on SQLite and on a real PostgreSQL server: runs written case by case, read back, reused."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from agentevals.api import prepare_run
+from agentevals.errors import StoreError
+from agentevals.results import Status
+from agentevals.runner import run_evaluation
+from agentevals.store import SCHEMA_VERSION, RunStore, StoreConsumer, StoreReuse, connect, new_run_id
+from agentevals.store._db import _redact
+
+ADK = Path(__file__).resolve().parents[1] / "data" / "adk"
+HELM, K8S = str(ADK / "helm.json"), str(ADK / "k8s.json")
+ES_HELM = str(ADK / "eval_set_helm.json")
+META = {"command": "agentevals run …", "cwd": "/x", "config_digest": None, "eval_set_digest": "abc",
+        "versions": {"agentevals": "test"}, "options": {"strict": False}}
+
+
+def record(store: RunStore, inputs: list[str], *, run_id: str | None = None, cache: bool = True, **reuse_kw):
+    evaluators, options, eval_set = prepare_run(eval_set=ES_HELM)
+    run_id = run_id or new_run_id()
+    reuse = StoreReuse(store, cache=cache, **reuse_kw)
+    consumer = StoreConsumer(store, run_id, meta=META, reuse=reuse, resume="resume_from" in reuse_kw)
+    run = asyncio.run(run_evaluation(inputs, evaluators, eval_set=eval_set, options=options, consumers=[consumer],
+                                     reuse=reuse))
+    return run, reuse
+
+
+def test_run_is_recorded_and_read_back(store_url):
+    store = RunStore.open(store_url)
+    run, _ = record(store, [HELM, K8S])
+    (listed,) = store.list_runs()
+    assert listed.run_id == run.run_id and listed.status == "completed" and listed.exit_code == 1
+    assert listed.command == "agentevals run …" and listed.eval_set_digest == "abc"
+    assert listed.totals["cases"] == {"total": 2, "PASSED": 1, "FAILED": 1, "NOT_EVALUATED": 0, "ERROR": 0,
+                                      "INFORMATIONAL": 0}
+    loaded = store.load_run(store.resolve(run.run_id[:17]))
+    assert loaded.model_dump(mode="json") == run.model_dump(mode="json")
+    assert loaded.cases[0]._transcript[0]["tool_calls"] == [{"name": "helm_list_releases", "args": {}}]
+    assert store.resolve("latest") == run.run_id
+    store.close()
+
+
+def test_unchanged_pairs_are_reused_and_no_cache_runs_them(store_url):
+    store = RunStore.open(store_url)
+    _first, reuse = record(store, [HELM, K8S])
+    assert reuse.reused == 0
+    second, reuse = record(store, [HELM, K8S])
+    assert reuse.reused == 2
+    assert [m.status for c in second.cases for m in c.metrics] == [Status.PASSED, Status.FAILED]
+    _, reuse = record(store, [HELM, K8S], cache=False)
+    assert reuse.reused == 0
+    store.close()
+
+
+def test_rerun_failed_runs_only_what_failed(store_url):
+    store = RunStore.open(store_url)
+    first, _ = record(store, [HELM, K8S])
+    _, reuse = record(store, [HELM, K8S], rerun_failed_from=first.run_id)
+    assert reuse.reused == 1  # the passing helm case; k8s failed and ran again
+    store.close()
+
+
+def test_resume_reuses_the_interrupted_runs_results(store_url):
+    store = RunStore.open(store_url)
+    first, _ = record(store, [HELM], cache=False)
+    store.finish_run(first, status="interrupted", exit_code=130, totals=first.totals())
+    assert store.resolve(None, statuses=("interrupted",)) == first.run_id
+    resumed, reuse = record(store, [HELM, K8S], run_id=first.run_id, cache=False, resume_from=first.run_id)
+    assert reuse.reused == 1
+    record_ = store.get_run(first.run_id)
+    assert record_.status == "completed" and len(store.list_runs()) == 1
+    assert [c.case_id for c in store.load_run(first.run_id).cases] == [c.case_id for c in resumed.cases]
+    store.close()
+
+
+def test_unknown_and_ambiguous_runs_are_one_line_errors(tmp_path):
+    store = RunStore.open(str(tmp_path / "r.sqlite"))
+    with pytest.raises(StoreError, match=r"^no run in the run store .*r\.sqlite$"):
+        store.resolve("latest")
+    store.begin_run("20260101-000000-aaaaaa", started_at="2026-01-01T00:00:00.000Z", **META)
+    store.begin_run("20260101-000000-aaaaab", started_at="2026-01-01T00:00:01.000Z", **META)
+    with pytest.raises(StoreError, match="is ambiguous: 20260101-000000-aaaaaa, 20260101-000000-aaaaab"):
+        store.resolve("20260101")
+    with pytest.raises(StoreError, match=r"no run 'nope' in the run store .* \(see 'agentevals runs list'\)"):
+        store.resolve("nope")
+    store.close()
+
+
+def test_sqlite_store_is_created_and_migrated_on_open(tmp_path):
+    db = connect(str(tmp_path / "deep" / "runs.sqlite"))
+    assert db.schema_version() == SCHEMA_VERSION
+    assert db.migrate() == []
+    db.close()
+
+
+def test_unwritable_sqlite_location_is_a_store_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(StoreError, match=r"run store .*file/runs\.sqlite: cannot open: .*--no-store"):
+        connect(str(blocker / "runs.sqlite"))
+
+
+def test_postgres_needs_an_explicit_migration(postgres_server):
+    url = postgres_server.create_database("needs_migration")
+    with pytest.raises(StoreError, match=r"is at schema version 0, this agentevals needs 1: run 'agentevals store "
+                                         r"migrate --store URL'"):
+        connect(url)
+    db = connect(url, migrate=True)
+    assert db.schema_version() == SCHEMA_VERSION
+    db.close()
+    connect(url).close()
+
+
+def test_unreachable_postgres_is_one_line(postgres_server):
+    url = postgres_server.url.rsplit(":", 1)[0] + ":1/postgres"
+    with pytest.raises(StoreError, match=r"^run store postgresql://agentevals@127\.0\.0\.1:1/postgres: cannot connect: "):
+        connect(url, timeout=2)
+
+
+def test_passwords_never_appear_in_messages():
+    assert _redact("postgresql://ci:s3cret@db.internal:5432/evals") == "postgresql://ci:***@db.internal:5432/evals"
+    assert _redact("runs.sqlite") == "runs.sqlite"
+
+
+def test_records_are_json_documents(tmp_path):
+    store = RunStore.open(str(tmp_path / "r.sqlite"))
+    run, _ = record(store, [HELM])
+    (row,) = store.db.execute("SELECT case_json FROM cases WHERE run_id = ?", (run.run_id,))
+    assert json.loads(row[0])["case_id"] == "3e289017fe03ffd7c4145316d2eb3d0d"
+    store.close()
+
+
+def test_unpinned_remote_evaluators_are_never_taken_from_the_cache(tmp_path):
+    from agentevals.evaluators.base import BaseEvaluator, EvaluatorConfig
+    from agentevals.evaluators.remote import RemoteEvaluator
+    from agentevals.results import MetricResult
+
+    unpinned = RemoteEvaluator(RemoteEvaluator.Config(name="r", ref="evaluators/x/x.py"), base_dir=tmp_path)
+    pinned = RemoteEvaluator(RemoteEvaluator.Config(name="r", ref="evaluators/x/x.py", sha256="a" * 64),
+                             base_dir=tmp_path)
+    assert (unpinned.reproducible, pinned.reproducible) == (False, True)
+
+    calls: list[str] = []
+
+    class Counting(BaseEvaluator):
+        name = "counting"
+        volatile = False
+
+        @property
+        def reproducible(self) -> bool:
+            return not self.volatile
+
+        async def evaluate(self, ctx):
+            calls.append(self.config.name)
+            return MetricResult.scored(self.config.name, 1.0, 0.5, type=self.name)
+
+    def counting(name: str, volatile: bool) -> Counting:
+        ev = Counting(EvaluatorConfig(name=name, type="counting"), base_dir=tmp_path)
+        ev.volatile = volatile
+        return ev
+
+    store = RunStore.open(str(tmp_path / "r.sqlite"))
+    for _ in range(2):
+        evaluators = [counting("steady", False), counting("volatile", True)]
+        reuse = StoreReuse(store)
+        consumer = StoreConsumer(store, new_run_id(), meta=META, reuse=reuse)
+        asyncio.run(run_evaluation([HELM], evaluators, consumers=[consumer], reuse=reuse))
+    assert calls == ["steady", "volatile", "volatile"]
+    store.close()
+
+
+def test_a_store_password_on_the_command_line_is_not_recorded(postgres_url):
+    import subprocess
+    import sys
+
+    url = postgres_url.replace("agentevals@", "agentevals:hunter2@")  # trust auth: any password connects
+    subprocess.run([sys.executable, "-m", "agentevals", "run", HELM, "-e", ES_HELM, "--store", url, "-o", "summary"],
+                   capture_output=True, text=True, timeout=120, check=True)
+    listed = subprocess.run([sys.executable, "-m", "agentevals", "runs", "list", "--json", "--store", url],
+                            capture_output=True, text=True, timeout=60, check=True)
+    (run,) = json.loads(listed.stdout)
+    assert "hunter2" not in listed.stdout
+    assert run["command"].endswith(f"--store {url.replace(':hunter2@', ':***@')} -o summary")
+
+
+def test_the_store_keeps_no_secret(tmp_path, monkeypatch):
+    from agentevals.results import CaseResult, MetricResult
+
+    monkeypatch.setenv("JUDGE_API_KEY", "s3cr3t-judge-value")
+    store = RunStore.open(str(tmp_path / "r.sqlite"))
+    store.begin_run("r1", started_at="2026-01-01T00:00:00.000Z",
+                    **{**META, "command": "agentevals run --store postgresql://ci:hunter2@db/evals"})
+    case = CaseResult(case_id="c", trace_ids=["c"], sources=["t.json"], metrics=[
+        MetricResult.errored("judge", "401 Unauthorized for key s3cr3t-judge-value", details={"k": "s3cr3t-judge-value"})])
+    store.record_case("r1", 0, case, {})
+    dumped = "\n".join(str(row) for table in ("runs", "cases", "metric_results")
+                       for row in store.db.execute(f"SELECT * FROM {table}"))
+    assert "s3cr3t-judge-value" not in dumped and "hunter2" not in dumped
+    (loaded,) = store.load_run("r1").cases
+    assert loaded.metrics[0].error == "401 Unauthorized for key ***"
+    assert store.get_run("r1").command == "agentevals run --store postgresql://ci:***@db/evals"
+    store.close()
