@@ -79,6 +79,8 @@ def run_json(inputs, cfg, *, concurrency: int, workers: bool, group_by: str = "a
     recorder = Recorder()
     run = asyncio.run(run_evaluation(inputs, evaluators, eval_set=eval_set, options=options, consumers=[recorder]))
     document = run.model_dump(mode="json")
+    for key in ("started_at", "finished_at"):  # when it ran, not what it found
+        document.pop(key)
     for case in document["cases"]:
         for metric in case["metrics"]:
             metric.pop("duration_ms")

@@ -118,9 +118,10 @@ evaluators:
 
 
 def without_timings(doc: Any) -> Any:
-    """A JSON document without its ``duration_ms`` fields."""
+    """A JSON document without its ``duration_ms`` fields and the run's times and id."""
     if isinstance(doc, dict):
-        return {k: without_timings(v) for k, v in doc.items() if k != "duration_ms"}
+        return {k: without_timings(v) for k, v in doc.items()
+                if k not in ("duration_ms", "started_at", "finished_at", "run_id")}
     return [without_timings(v) for v in doc] if isinstance(doc, list) else doc
 
 
@@ -215,7 +216,8 @@ def test_cli_executor_ray_prints_the_same_json_report(local_ray, tmp_path):
     from click.testing import CliRunner
 
     traces = str(generate(tmp_path, 5))
-    args = ["run", traces, "-e", str(EVAL_SET), "-m", "tool_trajectory_avg_score", "-o", "json"]
+    args = ["run", traces, "-e", str(EVAL_SET), "-m", "tool_trajectory_avg_score", "-o", "json",
+            "--no-store"]  # the second run must run on Ray, not come from the result cache
     local = CliRunner().invoke(cli, args)
     remote = CliRunner().invoke(cli, [*args, "--executor", "ray"])
     assert remote.exit_code == local.exit_code == 0, remote.output
