@@ -81,25 +81,46 @@ def _values_pattern(values: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(map(re.escape, values))) if values else None
 
 
-def redact(text: str) -> str:
-    """``text`` with secrets (environment values and token shapes) replaced by ``***``."""
+@lru_cache(maxsize=8)
+def _environ_pattern(snapshot: tuple[tuple[bytes, bytes], ...]) -> re.Pattern[str] | None:
+    return _values_pattern(tuple(secret_values()))
+
+
+def _secrets_pattern() -> re.Pattern[str] | None:
+    # Keyed on a snapshot of the environment (one C-level copy): a report redacts hundreds of thousands
+    # of strings, and scanning every variable name for each of them dominated a whole run.
+    environ = getattr(os.environ, "_data", None)
+    if not isinstance(environ, dict):
+        return _values_pattern(tuple(secret_values()))
+    return _environ_pattern(tuple(environ.items()))
+
+
+def _redact(text: str, pattern: re.Pattern[str] | None) -> str:
     if not text:
         return text
-    pattern = _values_pattern(tuple(secret_values()))
     if pattern is not None:
         text = pattern.sub(MASK, text)
     text = _TOKEN_SHAPES.sub(MASK, text)
     return _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{MASK}@", text)
 
 
+def redact(text: str) -> str:
+    """``text`` with secrets (environment values and token shapes) replaced by ``***``."""
+    return _redact(text, _secrets_pattern()) if text else text
+
+
 def redact_obj(obj: T) -> T:
     """A copy of ``obj`` with every string inside it (dict keys too) passed through ``redact``."""
+    return _redact_obj(obj, _secrets_pattern())
+
+
+def _redact_obj(obj: Any, pattern: re.Pattern[str] | None) -> Any:
     if isinstance(obj, str):
-        return redact(obj)  # type: ignore[return-value]
+        return _redact(obj, pattern)
     if isinstance(obj, dict):
-        return {redact_obj(k): redact_obj(v) for k, v in obj.items()}  # type: ignore[return-value]
+        return {_redact_obj(k, pattern): _redact_obj(v, pattern) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [redact_obj(v) for v in obj]  # type: ignore[return-value]
+        return [_redact_obj(v, pattern) for v in obj]
     if isinstance(obj, tuple):
-        return tuple(redact_obj(v) for v in obj)  # type: ignore[return-value]
+        return tuple(_redact_obj(v, pattern) for v in obj)
     return obj
