@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import orjson
 from fastapi import FastAPI, File, Form, HTTPException, Request, UploadFile
@@ -29,6 +29,9 @@ from ._limits import check_token
 from .sessions import SessionAssembler
 from .store import SessionStore
 
+if TYPE_CHECKING:
+    from ..store import RunStore
+
 __all__ = ["ApiContext", "api_app"]
 
 
@@ -37,9 +40,11 @@ class ApiContext:
 
     def __init__(self, *, assembler: SessionAssembler, store: SessionStore, token: Optional[str] = None,
                  max_upload: int = 10 * 2**20, otlp: Optional[dict[str, Any]] = None,
-                 settings: Any = None, ui: bool = True) -> None:
+                 settings: Any = None, ui: bool = True, runs: Optional[RunStore] = None) -> None:
         self.assembler = assembler
         self.store = store
+        self.runs = runs
+        """The run store (``--store``; the one ``run`` writes), or None with ``--no-store``."""
         self.token = token
         self.max_upload = max_upload
         self.otlp = otlp or {}
