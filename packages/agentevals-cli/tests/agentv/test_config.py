@@ -132,7 +132,7 @@ evaluators:
   - {type: not-skill-used, value: {name: pdf}}
   - {type: llm-rubric, metric: polite, value: Is polite}
   - {type: llm-rubric, metric: checklist, value: [Names Paris, {outcome: One sentence}]}
-  - {type: script, metric: fmt, value: python judges/fmt.py}
+  - {type: script, metric: fmt, command: [python, judges/fmt.py], value: {strict: true}}
   - {type: code-grader, name: fmt2, command: [python, judges/fmt.py]}
   - {type: contains, metric: has-paris, value: Paris}
 """
@@ -143,6 +143,8 @@ evaluators:
                    ("CodeJudgeEvaluator", "fmt"), ("CodeJudgeEvaluator", "fmt2"), ("ContainsEvaluator", "has-paris")]
     skills = [e.evaluator.config for e in config.evaluators[:2]]
     assert [(c.skill, c.should_trigger) for c in skills] == [("csv-analyzer", True), ("pdf", False)]
-    assert config.evaluators[2].evaluator.config.prompt == "Is polite"
+    assert config.evaluators[2].evaluator.config.criteria == "Is polite"  # the grader's criteria, not its prompt
+    assert config.evaluators[2].evaluator.config.prompt is None
     assert [r.outcome for r in config.evaluators[3].evaluator.config.rubrics] == ["Names Paris", "One sentence"]
     assert config.evaluators[4].evaluator.config.command == ["python", "judges/fmt.py"]
+    assert config.evaluators[4].evaluator.config.config == {"value": {"strict": True}}  # AgentV 5: config.value

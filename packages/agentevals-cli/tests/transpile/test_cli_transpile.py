@@ -23,6 +23,7 @@ SUITES = [
     "field-accuracy/invoice.eval.yaml",
     "agentv-4/dataset.eval.yaml",  # code-grader / llm-grader (AgentV 4)
     "agentv-5/csv-analyzer.EVAL.yaml",  # assert / script / llm-rubric / skill-used / vars / file:// (AgentV 5)
+    "agentv-5-graders/suite.yaml",  # metric, script command/description, llm-rubric text and items (AgentV 5)
 ]
 
 

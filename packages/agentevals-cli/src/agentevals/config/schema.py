@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..evaluators import EVALUATOR_TYPES
+from ..evaluators.agentv._vocabulary import current_format_schema
 from .loader import RunSettings
 
 __all__ = ["config_json_schema"]
@@ -20,6 +21,7 @@ def config_json_schema() -> dict[str, Any]:
         defs.update(schema.pop("$defs", {}))
         schema.setdefault("properties", {})["type"] = {"const": type_name}
         schema["required"] = sorted({*schema.get("required", []), "type"})
+        current_format_schema(type_name, schema)  # AgentV 5's forms of script, llm-rubric, skill-used, …
         title = f"{type_name}_evaluator"
         defs[title] = schema
         branches.append({"if": {"properties": {"type": {"const": type_name}}}, "then": {"$ref": f"#/$defs/{title}"}})

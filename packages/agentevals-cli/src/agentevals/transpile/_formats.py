@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputFileError
-from ..evaluators.agentv._vocabulary import CURRENT_TYPES, normalize_assertion
+from ..evaluators.agentv._vocabulary import CURRENT_TYPES, RUBRIC_TYPES, normalize_assertion, rubric_texts
 from ._yaml import YamlSeq, load_jsonl, load_yaml, where
 
-__all__ = ["expand_test_includes", "is_current_format", "normalize_assertion", "test_fields"]
+__all__ = ["RUBRIC_TYPES", "expand_test_includes", "is_current_format", "normalize_assertion", "rubric_texts",
+           "test_fields"]
 
 FILE_PREFIX = "file://"
 

@@ -19,6 +19,7 @@ __all__ = [
     "code_judge_instruction",
     "judge_name_from_command",
     "lossy_notes",
+    "script_instruction",
 ]
 
 _SCRIPT: Final = re.compile(r"([^/]+)\.(ts|js|mts|mjs)\Z")
@@ -26,9 +27,10 @@ _CODE_JUDGE: Final = ("code-judge", "code_judge")
 _LLM_JUDGE: Final = ("llm-judge", "llm_judge")
 
 
-def code_judge_instruction(name: str, description: str | None = None) -> str:
-    """The instruction a grader agent follows to run a code judge through ``agentevals eval assert``."""
-    desc = f" This judge: {description}." if description else ""
+def code_judge_instruction(name: str, description: str | None = None, *, noun: str = "judge") -> str:
+    """The instruction a grader agent follows to run a code judge through ``agentevals eval assert``
+    (AgentV 5 calls a ``script`` entry a grader: ``noun="grader"``)."""
+    desc = f" This {noun}: {description}." if description else ""
     return (
         f"Run `agentevals eval assert {name} --agent-output <agent_output> --agent-input <original_prompt>`"
         f" and check the result.{desc} The command accepts --agent-output (the agent's full response text)"
@@ -36,6 +38,14 @@ def code_judge_instruction(name: str, description: str | None = None) -> str:
         ' It returns JSON on stdout: {"score": 0-1, "reasoning": "..."}.'
         " A score >= 0.5 means pass (exit 0); below 0.5 means fail (exit 1)."
     )
+
+
+def script_instruction(entry: Mapping[str, Any]) -> str:
+    """AgentV 5's transpiler text for a ``script`` entry: named by ``metric`` (else its command's script)."""
+    name = next((entry[k] for k in ("metric", "name") if isinstance(entry.get(k), str) and entry[k]), None)
+    description = entry.get("description")
+    return code_judge_instruction(js_str(name or judge_name_from_command(entry.get("command")) or "script"),
+                                  description if isinstance(description, str) else None, noun="grader")
 
 
 def judge_name_from_command(command: Any) -> str | None:

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, InputFileError
-from ._formats import is_current_format, normalize_assertion, test_fields
+from ._formats import RUBRIC_TYPES, is_current_format, normalize_assertion, rubric_texts, test_fields
 from ._js import js_str, js_stringify, js_trim
-from ._render import assertion_to_natural_language, lossy_notes
+from ._render import assertion_to_natural_language, lossy_notes, script_instruction
 from ._suite import describe, load_suite
 from ._yaml import where
 
@@ -138,6 +138,10 @@ def _render_entries(
             raise InputFileError(
                 f"{at}: {context}: an assertion must be a mapping with a 'type', got {describe(entry)}"
             )
+        elif entry.get("type") in RUBRIC_TYPES:  # AgentV 5's transpiler: the text, or one line per item
+            texts.extend(rubric_texts(entry))
+        elif entry.get("type") == "script":
+            texts.append(script_instruction(entry))
         else:
             for item in normalize_assertion(entry):  # later AgentV vocabularies read as v2.19's
                 if item.get("type") == "skill-trigger":

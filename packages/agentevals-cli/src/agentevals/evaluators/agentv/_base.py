@@ -15,7 +15,7 @@ from ...results import MetricResult, Status, Verdict, verdict_for
 from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
 from ._checks import loads_strict
 from ._view import CaseView
-from ._vocabulary import CURRENT_TYPES, normalize_assertion
+from ._vocabulary import CURRENT_TYPES, METRIC_SCHEMA, check_current_fields, normalize_assertion
 
 __all__ = [
     "PASS_THRESHOLD",
@@ -117,9 +117,11 @@ class Outcome:
 
 
 def _name_is_optional(schema: dict[str, Any], _model: Any = None) -> None:
-    """The published schema says what the loader does: an unnamed entry gets AgentV's name."""
+    """The published schema says what the loader does: an unnamed entry gets AgentV's name, and AgentV 5's
+    ``metric:`` is a name too."""
     if "name" in schema.get("required", []):
         schema["required"] = [key for key in schema["required"] if key != "name"]
+    schema.setdefault("properties", {})["metric"] = METRIC_SCHEMA
 
 
 class AgentVConfig(EvaluatorConfig):
@@ -157,6 +159,7 @@ def _later_vocabulary(data: Any) -> Any:
     """AgentV 4/5 spellings (``metric``, ``value``, ``script``, ``llm-rubric``, ``skill-used``…) as v2.19's."""
     if not isinstance(data, dict) or not (data.get("type") in CURRENT_TYPES or "metric" in data):
         return data
+    check_current_fields(data)
     entries = normalize_assertion(data)
     if len(entries) != 1:
         raise ValueError(f"'{data.get('type')}' with {len(entries)} skills: write one entry per skill")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -25,10 +26,20 @@ class ScoreRange(BaseModel):
     outcome: str = Field(validation_alias=AliasChoices("outcome", "expected_outcome", "description"))
 
 
+def _item_schema(schema: dict[str, Any]) -> None:
+    """The published schema lists what the model reads: ``outcome``'s other spellings, the map form of ranges."""
+    properties = schema["properties"]
+    for alias in ("criteria", "expected_outcome", "description"):
+        properties[alias] = {"type": "string", "description": "Same as ``outcome`` (AgentV 5 items write ``criteria``)."}
+    properties["score_ranges"]["anyOf"].insert(1, {
+        "type": "object", "additionalProperties": {"type": "string"},
+        "description": "Shorthand map: lower bound (0-10) → outcome, e.g. ``{0: Wrong, 7: Right}``."})
+
+
 class RubricItem(BaseModel):
     """One criterion."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, json_schema_extra=_item_schema)
 
     id: str = ""
     """Identifier (default ``rubric-<n>``)."""
@@ -40,6 +51,9 @@ class RubricItem(BaseModel):
     Score ranges: ``true`` means the item must score 10."""
     required_min_score: int | None = Field(default=None, ge=0, le=10)
     """Score ranges: minimum 0-10 score, else the verdict is fail."""
+    min_score: float | None = Field(default=None, gt=0, le=1)
+    """Score ranges, AgentV 4+'s gate: minimum normalised score (score / 10) in (0, 1], else the verdict is
+    fail (``0.7`` is ``required_min_score: 7``)."""
     score_ranges: list[ScoreRange] | None = None
     """Bands covering 0-10: a list of ``{score_range: [lo, hi], outcome}`` or a map ``{lower bound: outcome}``."""
 
@@ -155,6 +169,8 @@ def ranges_prompt(view: CaseView, criteria: str, items: list[RubricItem]) -> str
 def _min_score(item: RubricItem) -> int | None:
     if item.required_min_score is not None:
         return item.required_min_score
+    if item.min_score is not None:  # score / 10 < min_score fails: the least passing integer score
+        return math.ceil(round(item.min_score * 10, 9))
     return 10 if item.required is True else None
 
 
@@ -244,7 +260,7 @@ class RubricEvaluator(AgentVEvaluator):
     class Config(JudgeConfig):
         type: str = "rubric"
         rubrics: list[RubricItem] = Field(min_length=1, validation_alias=AliasChoices("rubrics", "criteria"))
-        """The criteria: strings or ``{id, outcome, weight, required, required_min_score, score_ranges}``
+        """The criteria: strings or ``{id, outcome, weight, required, required_min_score | min_score, score_ranges}``
         (``type: rubrics`` writes this list as ``criteria:``)."""
 
         @field_validator("rubrics", mode="before")
