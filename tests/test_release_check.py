@@ -78,3 +78,47 @@ def test_the_cli_pairs_only_with_this_sdk(tree, requirement, problem):
     text = pyproject.read_text()
     pyproject.write_text(text.replace('"agentevals-evaluator-sdk>=0.3,<0.4"', f'"{requirement}"'))
     assert tool.problems(tree) == [problem]
+
+
+def _artefacts(dist: Path, cli_requires: dict[str, str]) -> None:
+    """A wheel and an sdist of each package whose metadata lists ``Requires-Dist`` lines."""
+    import io
+    import tarfile
+    import zipfile
+
+    for name, version, requires in (("agentevals_evaluator_sdk", "0.3.0", ["pydantic<3,>=2.4"]),
+                                    ("agentevals_cli", "0.12.0", None)):
+        for kind in ("wheel", "sdist"):
+            lines = requires or [cli_requires[kind]]
+            metadata = f"Metadata-Version: 2.4\nName: {name}\nVersion: {version}\n" + "".join(
+                f"Requires-Dist: {line}\n" for line in lines)
+            if kind == "wheel":
+                with zipfile.ZipFile(dist / f"{name}-{version}-py3-none-any.whl", "w") as wheel:
+                    wheel.writestr(f"{name}-{version}.dist-info/METADATA", metadata)
+            else:
+                with tarfile.open(dist / f"{name}-{version}.tar.gz", "w:gz") as sdist:
+                    info = tarfile.TarInfo(f"{name}-{version}/PKG-INFO")
+                    info.size = len(metadata.encode())
+                    sdist.addfile(info, io.BytesIO(metadata.encode()))
+
+
+def test_release_artefacts_require_the_sdk_range_and_no_path(tmp_path):
+    tool = load_tool()
+    _artefacts(tmp_path, {"wheel": "agentevals-evaluator-sdk<0.4,>=0.3", "sdist": "agentevals-evaluator-sdk<0.4,>=0.3"})
+    assert tool.artefact_problems(tmp_path) == []
+
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    _artefacts(bad, {"wheel": "agentevals-evaluator-sdk @ file:///src/packages/agentevals-evaluator-sdk",
+                     "sdist": "agentevals-evaluator-sdk>=0.3"})
+    assert tool.artefact_problems(bad) == [
+        "agentevals_cli-0.12.0-py3-none-any.whl: Requires-Dist 'agentevals-evaluator-sdk @ "
+        "file:///src/packages/agentevals-evaluator-sdk' is a direct reference (PyPI refuses it; build with "
+        "AGENTEVALS_RELEASE_BUILD=1)",
+        "agentevals_cli-0.12.0.tar.gz: requires ['agentevals-evaluator-sdk>=0.3'], expected "
+        "['agentevals-evaluator-sdk<0.4,>=0.3']",
+    ]
+    (bad / "agentevals_cli-0.12.0.tar.gz").unlink()
+    assert tool.artefact_problems(bad)[0] == (
+        f"{bad}: expected a wheel and an sdist of agentevals-cli 0.12.0, found "
+        "['agentevals_cli-0.12.0-py3-none-any.whl']")

@@ -114,12 +114,14 @@ def artefact_problems(dist: Path, packages: dict[str, Path] = PACKAGES) -> list[
             out.append(f"{dist}: expected a wheel and an sdist of {name} {package_version(directory)}, "
                        f"found {[p.name for p in found] or 'none'}")
         for artefact in found:
-            requires = HeaderParser().parsestr(artefact_metadata(artefact)).get_all("Requires-Dist") or []
-            out.extend(f"{artefact.name}: Requires-Dist '{line}' is a direct reference (PyPI refuses it; "
-                       f"build with {RELEASE_ENV}=1)" for line in requires if "@" in line.split(";")[0])
-            sdk = [Requirement(line) for line in requires if Requirement(line).name == wanted.name]
-            if name == "agentevals-cli" and [str(r) for r in sdk] != [str(wanted)]:
-                out.append(f"{artefact.name}: requires {[str(r) for r in sdk]}, expected ['{wanted}']")
+            lines = HeaderParser().parsestr(artefact_metadata(artefact)).get_all("Requires-Dist") or []
+            requires = [(line, Requirement(line)) for line in lines]
+            direct = [f"{artefact.name}: Requires-Dist '{line}' is a direct reference (PyPI refuses it; build "
+                      f"with {RELEASE_ENV}=1)" for line, r in requires if r.url]
+            sdk = [str(r) for _, r in requires if r.name == wanted.name]
+            if not direct and name == "agentevals-cli" and sdk != [str(wanted)]:
+                direct.append(f"{artefact.name}: requires {sdk}, expected ['{wanted}']")
+            out += direct
     return out
 
 
