@@ -2,9 +2,10 @@
 
 Reporters, the run store, the live server and the OpenTelemetry exporter are all consumers. The engine
 calls ``run_started`` once, ``case_finished`` once per case as soon as that case is complete (in the
-run's deterministic order: input order, then config order within a case), and ``run_finished`` once
-with the final ``RunResult`` (also when the run stopped early: see ``RunResult.aborted``). A consumer
-never holds traces; it sees compact results only.
+run's deterministic order: input order, then config order within a case), ``cases_planned`` whenever it
+knows better how many cases the run will have (an estimate while the input is read, then the exact
+number), and ``run_finished`` once with the final ``RunResult`` (also when the run stopped early: see
+``RunResult.aborted``). A consumer never holds traces; it sees compact results only.
 
 Example:
     ```python
@@ -13,6 +14,9 @@ Example:
     class Printer(RunConsumer):
         def case_finished(self, index, case):
             print(index, case.case_id, [m.status.value for m in case.metrics])
+
+        def cases_planned(self, total, estimated):
+            print("of", f"~{total}" if estimated else total)
 
     await run_evaluation(["trace.json"], evaluators, consumers=[Printer()])
     ```
@@ -44,6 +48,11 @@ class RunConsumer:
 
     def case_finished(self, index: int, case: CaseResult) -> None:
         """One case is complete. ``index`` is its 0-based position in the run's output order."""
+
+    def cases_planned(self, total: int, estimated: bool) -> None:
+        """How many cases the run will have: ``estimated`` while the input is still being read (called again
+        as the estimate moves, at most every 0.1 s), then once with the exact total when the whole input
+        has been read (``estimated=False``). Also readable as ``RunResult.planned``."""
 
     def run_finished(self, run: RunResult) -> None:
         """The run is over (complete or stopped early); ``run`` is final."""

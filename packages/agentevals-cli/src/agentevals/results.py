@@ -174,7 +174,19 @@ class RunResult(BaseModel):
     finished_at: Optional[str] = None
     """When the run ended (ISO 8601, UTC)."""
     _planned: Optional[int] = PrivateAttr(default=None)
-    """How many cases the engine will emit, when it knows before the first (progress bars use it)."""
+    _planned_estimated: bool = PrivateAttr(default=False)
+
+    @property
+    def planned(self) -> Optional[int]:
+        """How many cases the run will emit, while it runs (progress bars use it): None until the engine has
+        read some input, then an estimate (``planned_estimated``) that follows the reading, exact once the
+        whole input has been read. Not part of the JSON report (``len(cases)`` is, at the end)."""
+        return self._planned
+
+    @property
+    def planned_estimated(self) -> bool:
+        """Whether ``planned`` is still an estimate (the input is being read)."""
+        return self._planned_estimated
 
     def counts(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Status}

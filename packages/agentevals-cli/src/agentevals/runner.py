@@ -18,6 +18,7 @@ import asyncio
 import concurrent.futures
 import heapq
 import logging
+import os
 import sys
 import threading
 import time
@@ -42,7 +43,15 @@ from .results import CaseResult, InputError, MetricResult, RunResult, SpanRef, S
 from .traces.convert import convert_trace
 from .traces.convert._common import aggregate_metrics
 from .traces.model import ConvertedTrace, Trace
-from .traces.readers import LogEvents, _parallel, _stream, attach_log_events, is_logs_file, read_traces
+from .traces.readers import (
+    LogEvents,
+    ReadPosition,
+    _parallel,
+    _stream,
+    attach_log_events,
+    is_logs_file,
+    read_traces,
+)
 
 __all__ = ["Case", "evaluate_cases", "group_traces", "iter_traces", "load_traces", "run_evaluation"]
 
@@ -229,17 +238,19 @@ async def run_evaluation(
     pool = _pool_for(options.executor)(evs, options, output, eval_set)
     pool.reuse = reuse
     grouper = _Grouper(options.group_by)
+    planner = _Planner(run, consumers)
     lone = _LoneCase(hold=eval_set is not None and len(eval_set.eval_cases) == 1 and not options.independent_cases,
                      independent=options.independent_cases)
     seen_traces = False
     try:
-        async for item in pool.read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs)):
+        async for item, fraction in pool.read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs)):
             if isinstance(item, InputError):
                 run.input_errors.append(item)
                 continue
             seen_traces = True
             seq, ready = grouper.add(item)
             output.expect(seq)
+            planner.read(fraction, grouper.count + grouper.pending())
             for case_seq, case, only_trace in lone.take(ready):
                 await pool.room()
                 pool.submit(case_seq, case, only_trace=only_trace)
@@ -248,7 +259,7 @@ async def run_evaluation(
         for case_seq, case, only_trace in [*lone.take(grouper.finish()), *lone.finish()]:
             await pool.room()
             pool.submit(case_seq, case, only_trace=only_trace)
-        run._planned = grouper.count  # every case is known now (progress bars show a total from here on)
+        planner.exact(grouper.count)  # every case is known now
         await pool.join()
     finally:
         await pool.cancel()
@@ -357,8 +368,9 @@ class _LoneCase:
 
 
 async def _read(inputs: list[TraceInput], trace_format: Optional[str], *, keep_spans: bool,
-                workers: int) -> AsyncIterator[Union[ConvertedTrace, InputError]]:
-    """``iter_traces`` in a background thread, so that evaluation runs while the input is read.
+                workers: int) -> AsyncIterator[tuple[Union[ConvertedTrace, InputError], float]]:
+    """``iter_traces`` in a background thread, so that evaluation runs while the input is read; each item
+    comes with how far the reading had got when it was read (0 to 1, for the estimate of the run's size).
 
     Items come in batches through a bounded queue: the reader waits when the engine is behind.
     """
@@ -379,7 +391,7 @@ async def _read(inputs: list[TraceInput], trace_format: Optional[str], *, keep_s
         batch: list = []
         last = time.monotonic()
         try:
-            for item in iter_traces(inputs, trace_format=trace_format, keep_spans=keep_spans, workers=workers):
+            for item in _iter_positioned(inputs, trace_format=trace_format, keep_spans=keep_spans, workers=workers):
                 if stop.is_set():
                     return
                 batch.append(item)
@@ -428,13 +440,26 @@ def iter_traces(inputs: Sequence[TraceInput], *, trace_format: Optional[str] = N
     found only while reading still gets its own traces converted with its records. With ``workers`` > 1,
     large Jaeger files are converted by that many processes (see ``traces.readers._parallel``).
     """
+    for item, _ in _iter_positioned(inputs, trace_format=trace_format, keep_spans=keep_spans, workers=workers):
+        yield item
+
+
+def _iter_positioned(inputs: Sequence[TraceInput], *, trace_format: Optional[str], keep_spans: bool,
+                     workers: int) -> Iterator[tuple[Union[ConvertedTrace, InputError], float]]:
+    """``iter_traces``, each item with how far the reading has got through all the inputs (0 to 1) when it
+    was read: a file weighs its size in bytes, an in-memory trace one (see ``ReadPosition``)."""
     logs_files = {i for i, item in enumerate(inputs) if isinstance(item, (str, Path)) and is_logs_file(item)}
+    weights = [_weight(item) for item in inputs]
+    total = sum(weights) or 1
     log_events: LogEvents = {}
     early, failed = _read_logs_first(inputs, logs_files, trace_format, log_events)
-    yield from failed.values()
+    for error in failed.values():
+        yield error, 0.0
+    before = 0  # the weight of the inputs before this one
     for index, item in enumerate(inputs):
         out: list[ConvertedTrace] = []
         errors: list[InputError] = []
+        weight = weights[index]
         if index in logs_files:
             for trace in early.pop(index, ()):
                 _convert(trace, log_events, keep_spans, out, errors)
@@ -443,34 +468,50 @@ def iter_traces(inputs: Sequence[TraceInput], *, trace_format: Optional[str] = N
         elif isinstance(item, Trace):
             _convert(item, log_events, keep_spans, out, errors)
         else:
+            position = ReadPosition()
             try:
-                yield from _iter_file(item, trace_format, log_events, keep_spans, workers)
+                for converted in _iter_file(item, trace_format, log_events, keep_spans, workers, position):
+                    yield converted, (before + position.fraction * weight) / total
             except InputFileError as exc:
-                yield InputError(source=str(item), error=str(exc))
+                yield InputError(source=str(item), error=str(exc)), (before + weight) / total
+            before += weight
             continue
-        yield from out
-        yield from errors
+        count = len(out) + len(errors)
+        for i, done in enumerate([*out, *errors]):
+            yield done, (before + weight * (i + 1) / count) / total
+        before += weight
+
+
+def _weight(item: TraceInput) -> int:
+    """An input's share of the reading: a file's size (one byte at least: a pipe has none), else one."""
+    if isinstance(item, (str, Path)):
+        try:
+            return max(1, os.stat(item).st_size)
+        except (OSError, ValueError):
+            return 1
+    return 1
 
 
 def _iter_file(path: Union[str, Path], trace_format: Optional[str], log_events: LogEvents,
-               keep_spans: bool, workers: int) -> Iterator[Union[ConvertedTrace, InputError]]:
+               keep_spans: bool, workers: int, position: ReadPosition) -> Iterator[Union[ConvertedTrace, InputError]]:
     """One file's converted traces. A large Jaeger file is converted by ``workers`` processes; another
     streamed file yields trace by trace; a file read whole is converted once it has been read, so that
-    log records it holds reach its own traces."""
+    log records it holds reach its own traces. ``position`` follows the reading (see ``ReadPosition``)."""
     plan = _stream.plan_stream(Path(path), trace_format)
     done = 0
     if (plan is not None and plan.format == "jaeger-json" and workers > 1 and not log_events
             and Path(path).stat().st_size >= _parallel.MIN_BYTES):
         try:
             for item in _parallel.parallel_items(Path(path), str(path), partial(_convert_for_worker, keep_spans),
-                                                 workers=workers):
+                                                 workers=workers, position=position):
                 done += 1
                 yield item
             return
         except _parallel.Fallback:
             log.debug("%s: not a plain Jaeger layout, read serially from trace %d", path, done)
     if plan is not None:
-        for index, trace in enumerate(read_traces(path, format=trace_format, log_events=log_events)):
+        for index, trace in enumerate(read_traces(path, format=trace_format, log_events=log_events,
+                                                  position=position)):
             if index < done:
                 continue
             out: list[ConvertedTrace] = []
@@ -483,8 +524,9 @@ def _iter_file(path: Union[str, Path], trace_format: Optional[str], log_events: 
     out, errors = [], []
     for trace in raw:
         _convert(trace, log_events, keep_spans, out, errors)
-    yield from out
-    yield from errors
+    for i, item in enumerate([*out, *errors]):
+        position.fraction = (i + 1) / (len(out) + len(errors))
+        yield item
 
 
 class _Grouper:
@@ -504,6 +546,9 @@ class _Grouper:
         """Cases formed so far."""
         self._seq = 0
         self._sessions: dict[str, list[tuple[int, ConvertedTrace]]] = {}
+        self._waiting = 0
+        self._shared = False
+        """Some session id has two traces or more (``auto`` then groups conversations)."""
 
     def add(self, trace: ConvertedTrace) -> tuple[int, list[tuple[int, Case]]]:
         """The trace's sequence number and the cases it completes (itself, or none while it waits)."""
@@ -511,8 +556,15 @@ class _Grouper:
         if self.group_by == "trace" or not trace.session_id:
             self.count += 1
             return seq, [(seq, Case(case_id=trace.trace_id, traces=[trace]))]
-        self._sessions.setdefault(trace.session_id, []).append((seq, trace))
+        members = self._sessions.setdefault(trace.session_id, [])
+        members.append((seq, trace))
+        self._waiting += 1
+        self._shared = self._shared or len(members) > 1
         return seq, []
+
+    def pending(self) -> int:
+        """The cases the waiting traces would make if the input ended now."""
+        return len(self._sessions) if self._conversations() else self._waiting
 
     def dropped(self) -> list[int]:
         """At the end: numbers of waiting traces that join an earlier trace's case (no case of their own)."""
@@ -530,14 +582,74 @@ class _Grouper:
         else:
             cases = [(seq, Case(case_id=t.trace_id, traces=[t])) for members in self._sessions.values()
                      for seq, t in members]
-        self._sessions = {}
+        self._sessions, self._waiting = {}, 0
         self.count += len(cases)
         return sorted(cases, key=lambda item: item[0])
 
     def _conversations(self) -> bool:
-        if self.group_by == "auto":
-            return any(len(members) > 1 for members in self._sessions.values())
-        return self.group_by == "conversation"
+        return self._shared if self.group_by == "auto" else self.group_by == "conversation"
+
+
+class _Planner:
+    """How many cases the run will have, for progress bars: estimated while the input is read, exact once
+    it has been (``RunResult.planned``, ``RunConsumer.cases_planned``).
+
+    The estimate extends the cases known so far (formed, plus those the waiting traces would make) over
+    the unread input at the rate they came over the later half of what has been read. For traces without
+    session ids that is ``known / fraction read``; for conversations spread through the whole input it
+    levels off once no new session ids come. It costs a few operations per trace: no extra reading.
+    """
+
+    EVERY = 0.1
+    """Seconds between two estimates sent to the consumers (the exact total is sent at once)."""
+    FIRST = 16
+    """Traces read before the first estimate, unless 5 % of the input is read (a conversation's first
+    trace says nothing yet of how many traces the conversation has)."""
+
+    def __init__(self, run: RunResult, consumers: Sequence[RunConsumer]) -> None:
+        self.run = run
+        self.consumers = consumers
+        self._marks: list[tuple[float, int]] = [(0.0, 0)]  # (fraction read, cases known), ~10 % apart
+        self._anchor = 0  # the latest mark at or before half the fraction read
+        self._at = (0.0, 0)  # the last trace's (fraction read, cases known)
+        self._traces = 0
+        self._sent: Optional[int] = None
+        self._when = 0.0
+
+    def read(self, fraction: float, known: int) -> None:
+        """A trace was read: ``fraction`` of the input is read and ``known`` cases are known.
+
+        Readers report their position in steps (a streamed file by read buffer, a file converted in worker
+        processes by batch: several traces share one value, which is where the step's last trace ends), so
+        the estimate is made when the position moves, from the cases known at the end of the step before.
+        """
+        (last, before), self._at = self._at, (fraction, known)
+        self._traces += 1
+        if fraction == last or not 0.0 < last < 1.0:
+            return
+        marks = self._marks
+        if last >= marks[-1][0] * 1.1:
+            marks.append((last, before))
+        while self._anchor + 1 < len(marks) and marks[self._anchor + 1][0] <= last / 2:
+            self._anchor += 1
+        start, then = marks[self._anchor]
+        rate = (before - then) / (last - start) if last > start else 0.0
+        estimate = max(known, round(before + rate * (1.0 - last)))
+        if self._traces < self.FIRST and last < 0.05:
+            return
+        now = time.monotonic()
+        if estimate != self._sent and (self._sent is None or now - self._when >= self.EVERY):
+            self._when = now
+            self._send(estimate, estimated=True)
+
+    def exact(self, total: int) -> None:
+        """The input has been read: ``total`` cases."""
+        self._send(total, estimated=False)
+
+    def _send(self, total: int, *, estimated: bool) -> None:
+        self._sent = total
+        self.run._planned, self.run._planned_estimated = total, estimated
+        emit(self.consumers, "cases_planned", total, estimated)
 
 
 def _match(case: Case, eval_set: Optional[EvalSet], *, only_trace: bool) -> None:
@@ -648,8 +760,9 @@ class _Pool:
         self._failure: Optional[BaseException] = None
 
     def read(self, inputs: list[TraceInput], trace_format: Optional[str], *,
-             keep_spans: bool) -> AsyncIterator[Union[ConvertedTrace, InputError]]:
-        """The run's converted traces (and input errors), in input order: read in this process."""
+             keep_spans: bool) -> AsyncIterator[tuple[Union[ConvertedTrace, InputError], float]]:
+        """The run's converted traces (and input errors), in input order, read in this process; each with
+        the fraction of the input read so far (0 to 1)."""
         return _read(inputs, trace_format, keep_spans=keep_spans, workers=self.options.concurrency)
 
     def submit(self, seq: int, case: Case, *, only_trace: bool = False) -> None:

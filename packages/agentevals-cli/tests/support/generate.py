@@ -13,7 +13,8 @@ _SESSION_KEYS = ("gen_ai.conversation.id", "gcp.vertex.agent.session_id")
 
 def replicate(path: Path, n: int, *, session_of: Optional[callable] = None) -> Path:
     """Write a Jaeger file of ``n`` helm traces: trace ``i`` gets id ``i`` (hex), starts ``i`` minutes
-    after the original, and belongs to session ``session_of(i)`` (default: its own, ``session-i``)."""
+    after the original, and belongs to session ``session_of(i)`` (default: its own, ``session-i``; None:
+    no session id at all)."""
     base = json.loads(HELM.read_text())["data"][0]
     traces = []
     for i in range(n):
@@ -23,6 +24,8 @@ def replicate(path: Path, n: int, *, session_of: Optional[callable] = None) -> P
         for span in trace["spans"]:
             span["traceID"] = trace["traceID"]
             span["startTime"] += i * 60_000_000
+            if session is None:
+                span["tags"] = [tag for tag in span["tags"] if tag["key"] not in _SESSION_KEYS]
             for tag in span["tags"]:
                 if tag["key"] in _SESSION_KEYS:
                     tag["value"] = session

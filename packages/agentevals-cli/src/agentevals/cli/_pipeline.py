@@ -200,7 +200,7 @@ def _partial(finisher: _Finisher, signum: int, options: RunOptions) -> RunResult
 
     run = finisher.run or RunResult()
     run.cases = list(finisher.cases)
-    planned = f" of {run._planned}" if run._planned is not None else ""
+    planned = "" if run.planned is None else f" of {'~' * run.planned_estimated}{run.planned}"
     run.aborted = (f"interrupted by {signal.Signals(signum).name} after {len(run.cases)}{planned} cases; "
                    "the report holds the cases that finished")
     run.finished_at = utc_now()

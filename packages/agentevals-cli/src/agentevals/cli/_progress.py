@@ -1,4 +1,8 @@
-"""Progress while a run goes: a rich bar with counts and ETA on a terminal, plain lines with -v elsewhere."""
+"""Progress while a run goes: a rich bar with counts and ETA on a terminal, plain lines with -v elsewhere.
+
+While the input is still being read, the total is the engine's estimate and shows as ``~2000`` (the ETA
+follows it); once the input has been read it is exact. With no estimate yet it shows as ``?``.
+"""
 
 from __future__ import annotations
 
@@ -14,21 +18,27 @@ from ..results import CaseResult, RunResult, Status, case_status
 __all__ = ["PlainProgress", "RichProgress", "progress_consumer"]
 
 
-class RichProgress(RunConsumer):
-    """``⠼ cases ━━━━━━╸━━━━ 1043/2000 52% · 3 failed · elapsed 0:01:22 · ETA 0:01:15`` on stderr."""
+def _of(done: int, total: Optional[int], estimated: bool) -> str:
+    """``1043/~2000`` (an estimate), ``1043/2000`` (exact) or ``1043/?`` (unknown yet)."""
+    return f"{done}/{'?' if total is None else ('~' if estimated else '') + str(total)}"
 
-    def __init__(self, *, color: bool) -> None:
+
+class RichProgress(RunConsumer):
+    """``⠼ cases ━━━━━━╸━━━━ 1043/~2000 52% · 3 failed · elapsed 0:01:22 · ETA 0:01:15`` on stderr."""
+
+    def __init__(self, *, color: bool, console: Any = None) -> None:
         from rich.console import Console
 
-        self.console = Console(stderr=True, no_color=not color)
-        self.failed = 0
+        self.console = console if console is not None else Console(stderr=True, no_color=not color)
+        self.failed = self.done = 0
+        self.total: Optional[int] = None
+        self.estimated = False
         self.progress: Any = None
         self.task: Any = None
 
     def run_started(self, run: RunResult) -> None:
         from rich.progress import (
             BarColumn,
-            MofNCompleteColumn,
             Progress,
             SpinnerColumn,
             TaskProgressColumn,
@@ -38,19 +48,26 @@ class RichProgress(RunConsumer):
         )
 
         self.progress = Progress(
-            SpinnerColumn(), TextColumn("cases"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
-            TextColumn("· {task.fields[failed]} failed · elapsed"), TimeElapsedColumn(), TextColumn("· ETA"),
-            TimeRemainingColumn(), console=self.console, transient=True)
+            SpinnerColumn(), TextColumn("cases"), BarColumn(), TextColumn("{task.fields[count]}"),
+            TaskProgressColumn(), TextColumn("· {task.fields[failed]} failed · elapsed"), TimeElapsedColumn(),
+            TextColumn("· ETA"), TimeRemainingColumn(), console=self.console, transient=True)
         self.progress.start()
-        self.run = run
-        self.task = self.progress.add_task("run", total=run._planned, failed=0)
+        self.task = self.progress.add_task("run", total=None, failed=0, count=_of(0, None, False))
+
+    def cases_planned(self, total: int, estimated: bool) -> None:
+        self.total, self.estimated = total, estimated
+        self._update()
 
     def case_finished(self, index: int, case: CaseResult) -> None:
+        self.done += 1
         if case_status(case) in (Status.FAILED, Status.ERROR):
             self.failed += 1
+        self._update()
+
+    def _update(self) -> None:
         if self.progress is not None:
-            # The streaming engine knows the number of cases once the input is read.
-            self.progress.update(self.task, advance=1, failed=self.failed, total=self.run._planned)
+            self.progress.update(self.task, completed=self.done, total=self.total, failed=self.failed,
+                                 count=_of(self.done, self.total, self.estimated))
 
     def run_finished(self, run: RunResult) -> None:
         if self.progress is not None:
@@ -59,20 +76,24 @@ class RichProgress(RunConsumer):
 
 
 class PlainProgress(RunConsumer):
-    """``progress: 400/2000 cases (20%), 3 failed, 41s elapsed, ~2m44s left`` at most every 10 s (CI logs)."""
+    """``progress: 400/~2000 cases (20%), 3 failed, 41s elapsed, ~2m44s left`` at most every 10 s (CI logs).
+
+    ``~`` before the total marks the engine's estimate (the input is still being read)."""
 
     def __init__(self, *, every: float = 10.0) -> None:
         self.every = every
         self.start = self.last = 0.0
         self.total: Optional[int] = None
+        self.estimated = False
         self.done = self.failed = 0
 
     def run_started(self, run: RunResult) -> None:
         self.start = self.last = time.monotonic()
-        self.run = run
+
+    def cases_planned(self, total: int, estimated: bool) -> None:
+        self.total, self.estimated = total, estimated
 
     def case_finished(self, index: int, case: CaseResult) -> None:
-        self.total = self.run._planned
         self.done += 1
         self.failed += case_status(case) in (Status.FAILED, Status.ERROR)
         now = time.monotonic()
@@ -82,13 +103,13 @@ class PlainProgress(RunConsumer):
 
     def line(self, now: float) -> str:
         elapsed = now - self.start
-        text = f"progress: {self.done}"
+        text = f"progress: {_of(self.done, self.total, self.estimated)} cases"
         if self.total:
-            left = elapsed / self.done * (self.total - self.done) if self.done else 0
-            text += f"/{self.total} cases ({100 * self.done // self.total}%)"
+            left = elapsed / self.done * max(0, self.total - self.done) if self.done else 0
+            text += f" ({100 * min(self.done, self.total) // self.total}%)"
             text += f", {self.failed} failed, {_dur(elapsed)} elapsed, ~{_dur(left)} left"
         else:
-            text += f" cases, {self.failed} failed, {_dur(elapsed)} elapsed"
+            text += f", {self.failed} failed, {_dur(elapsed)} elapsed"
         return text
 
 

@@ -200,9 +200,10 @@ class RayPool:
         self._reader: Any = None
 
     async def read(self, inputs: list[TraceInput], trace_format: Optional[str], *,
-                   keep_spans: bool) -> AsyncIterator[Union[TraceRef, Any]]:
-        """Traces as ``TraceRef``s (and input errors), in input order; the files are opened by the reader
-        actor, where they live (paths relative to this directory, or absolute on a shared filesystem)."""
+                   keep_spans: bool) -> AsyncIterator[tuple[Union[TraceRef, Any], float]]:
+        """Traces as ``TraceRef``s (and input errors), in input order, each with the fraction of the input
+        read (as ``_Pool.read``); the files are opened by the reader actor, where they live (paths relative
+        to this directory, or absolute on a shared filesystem)."""
         reader_cls = self._ray.remote(TraceReader).options(num_cpus=0, max_restarts=0, namespace=NAMESPACE)
         self._reader = reader_cls.remote(inputs, trace_format, keep_spans, os.getcwd())
         pending = self._reader.next.remote()
@@ -216,7 +217,10 @@ class RayPool:
             if not done:
                 pending = self._reader.next.remote()  # read ahead while this chunk is grouped
             for entry in index:
-                yield entry if not isinstance(entry, tuple) else TraceRef(*entry[:4], chunks[0], entry[4])
+                if len(entry) == 2:  # an input error and the fraction read
+                    yield entry
+                else:
+                    yield TraceRef(*entry[:4], chunks[0], entry[4]), entry[5]
             if done:
                 return
 
@@ -505,7 +509,7 @@ class TraceReader:
     code), a chunk at a time; the chunks stay in the object store, the driver gets their references."""
 
     def __init__(self, inputs: list[Any], trace_format: Optional[str], keep_spans: bool, cwd: str) -> None:
-        from ..runner import iter_traces
+        from ..runner import _iter_positioned
 
         if os.path.isdir(cwd):  # the driver's folder, when this node sees it: relative paths read as there
             os.chdir(cwd)
@@ -514,8 +518,8 @@ class TraceReader:
         self._errors: list[Any] = []
         self._folder = Path(tempfile.mkdtemp(prefix="agentevals-read-"))
         local = [self._download(item) if _is_url(item) else item for item in inputs]
-        self._items = iter_traces([item for item in local if item is not None], trace_format=trace_format,
-                                  keep_spans=keep_spans)
+        self._items = _iter_positioned([item for item in local if item is not None], trace_format=trace_format,
+                                       keep_spans=keep_spans, workers=1)
 
     def _download(self, url: str) -> Optional[str]:
         """An http(s) input, streamed to a file of this node (never through the driver); ``None`` and an
@@ -532,14 +536,15 @@ class TraceReader:
                     for block in answer.iter_content(1 << 20):
                         out.write(block)
         except (OSError, requests.RequestException) as exc:
-            self._errors.append(InputError(source=url, error=f"{url}: cannot download: {first_line(exc)}"))
+            self._errors.append((InputError(source=url, error=f"{url}: cannot download: {first_line(exc)}"), 0.0))
             return None
         self._urls[str(path)] = url
         return str(path)
 
     def next(self) -> tuple[list[Any], list[Any], bool]:
-        """The next chunk: index entries (``(trace_id, session_id, start_ns, position)`` or an
-        ``InputError``; a trace's entry is ``(trace_id, session_id, start_ns, source, position)``), ``[ObjectRef]`` of the chunk's traces (``[]`` when none), and whether it is the last."""
+        """The next chunk: index entries (a trace's ``(trace_id, session_id, start_ns, source, position in
+        the chunk, fraction of the input read)``, or ``(InputError, fraction read)``), ``[ObjectRef]`` of the
+        chunk's traces (``[]`` when none), and whether it is the last."""
         import ray
 
         from ..results import InputError
@@ -547,16 +552,16 @@ class TraceReader:
         index: list[Any] = self._errors
         self._errors = []
         chunk: list[ConvertedTrace] = []
-        for item in itertools.islice(self._items, READ_CHUNK):
+        for item, fraction in itertools.islice(self._items, READ_CHUNK):
             for path, url in self._urls.items():  # a downloaded input keeps its URL as its name
                 if isinstance(item, InputError):
                     item.source, item.error = item.source.replace(path, url), item.error.replace(path, url)
                 elif item.source == path:
                     item.source = url
             if isinstance(item, InputError):
-                index.append(item)
+                index.append((item, fraction))
             else:
-                index.append((item.trace_id, item.session_id, item.start_ns, item.source, len(chunk)))
+                index.append((item.trace_id, item.session_id, item.start_ns, item.source, len(chunk), fraction))
                 chunk.append(item)
         done = len(index) < READ_CHUNK
         if done:

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Optional
 
+from ._position import ReadPosition
+
 __all__ = ["MIN_BYTES", "Fallback", "parallel_items", "trace_slices"]
 
 MIN_BYTES = 32 * 2**20
@@ -88,14 +90,16 @@ def _array_end(tail: bytes) -> int:
     raise Fallback
 
 
-def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, workers: int) -> Iterator[Any]:
+def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, workers: int,
+                   position: Optional[ReadPosition] = None) -> Iterator[Any]:
     """Yield ``convert(trace)`` items for every trace of the Jaeger file ``path``, in file order, using
     ``workers`` processes. ``convert`` must be a module-level function (it is pickled by name).
 
     The workers are plain ``python -m agentevals.traces.readers._parallel`` processes fed through their
     stdin (not multiprocessing, whose spawn would re-run the caller's script). Raises ``Fallback``
     (possibly after yielding some traces: the caller skips that many) and ``InputFileError`` for a trace
-    the serial reader would also refuse.
+    the serial reader would also refuse. ``position``: the fraction of the file's
+    traces converted so far, set before each batch's items.
     """
     from ...errors import InputFileError
 
@@ -111,6 +115,8 @@ def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, w
                 _send(procs[sent % len(procs)], tasks[sent])
                 sent += 1
             kind, payload = _receive(procs[index % len(procs)])
+            if position is not None:
+                position.fraction = min(len(slices), (index + 1) * _BATCH) / len(slices)
             if kind == "error":
                 yield from payload[1]
                 raise InputFileError(payload[0])

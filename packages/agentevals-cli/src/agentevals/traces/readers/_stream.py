@@ -30,6 +30,7 @@ from ..._files import JsonDepthGuard
 from ...errors import InputFileError, first_line
 from ..model import Span, Trace
 from ._json import _raise_syntax_error
+from ._position import ReadPosition
 from .jaeger import read_jaeger_trace
 from .otlp import batch_spans, batch_trace_ids
 
@@ -80,11 +81,13 @@ def plan_stream(path: Path, format: Optional[str], source: Optional[str] = None)
     return StreamPlan(format=fmt, key=key)
 
 
-def stream_traces(path: Path, source: str, plan: StreamPlan, *, detect: bool) -> Iterator[Trace]:
+def stream_traces(path: Path, source: str, plan: StreamPlan, *, detect: bool,
+                  position: Optional[ReadPosition] = None) -> Iterator[Trace]:
     """Yield the traces of a planned file. ``detect``: raise ``Fallback`` when the first Jaeger element
-    is not a trace (format detection would not call the file Jaeger)."""
+    is not a trace (format detection would not call the file Jaeger). ``position``: the byte offset
+    reached, as a fraction of the file, before each trace."""
     if plan.format == "jaeger-json":
-        for t_index, entry in enumerate(_items(path, "data.item", source)):
+        for t_index, entry in enumerate(_items(path, "data.item", source, position)):
             if t_index == 0 and detect and not (isinstance(entry, dict) and "spans" in entry):
                 raise Fallback
             yield read_jaeger_trace(entry, source, t_index)
@@ -95,7 +98,7 @@ def stream_traces(path: Path, source: str, plan: StreamPlan, *, detect: bool) ->
         for trace_id in batch_trace_ids(batch):
             last[trace_id] = b
     pending: dict[str, list[Span]] = {}  # open traces, in first-seen order
-    for b, batch in enumerate(_items(path, prefix, source)):
+    for b, batch in enumerate(_items(path, prefix, source, position)):
         for span in batch_spans(batch, f"{source}: {plan.key}[{b}]"):
             pending.setdefault(span.trace_id, []).append(span)
         while pending and last.get(next(iter(pending)), -1) <= b:
@@ -105,10 +108,11 @@ def stream_traces(path: Path, source: str, plan: StreamPlan, *, detect: bool) ->
         yield Trace(trace_id=trace_id, spans=spans, source=source)
 
 
-def _items(path: Path, prefix: str, source: str) -> Iterator[Any]:
+def _items(path: Path, prefix: str, source: str, position: Optional[ReadPosition] = None) -> Iterator[Any]:
     """The elements at ``prefix`` (numbers as int/float, like orjson); a syntax error is one line."""
     import ijson
 
+    size = max(1, path.stat().st_size)
     with path.open("rb") as f:
         if f.read(len(_BOM)) != _BOM:
             f.seek(0)
@@ -120,6 +124,8 @@ def _items(path: Path, prefix: str, source: str) -> Iterator[Any]:
                 return
             except (ijson.JSONError, UnicodeDecodeError) as exc:
                 _syntax_error(path, source, exc)
+            if position is not None:  # ijson reads ahead by one buffer (64 KiB): close enough in a large file
+                position.fraction = min(1.0, f.tell() / size)
             yield item
 
 
