@@ -3,16 +3,18 @@
 Uses the maintained ``rouge-score`` library with Porter stemming and ADK's Unicode-aware tokenizer
 (NFKC, lowercase; CJK characters as single tokens; Thai/Lao/Khmer/Myanmar split per character;
 ASCII words through rouge's own tokenizer and stemmer; other words kept whole). Target = expected,
-prediction = actual. Two empty texts score 0.
+prediction = actual. Two empty texts score 0. rouge-score's pieces are taken without the nltk package
+import its scorer costs (see ``agentevals.evaluators._rouge``).
 """
 
 from __future__ import annotations
 
 import unicodedata
 from functools import cache, lru_cache
-from typing import Any, Optional
+from typing import Optional
 
 from ...results import MetricResult
+from .._rouge import ngram_fmeasure, porter_stemmer, tokenize
 from ..base import EvalContext
 from ._base import BuiltinMetric
 from ._pairs import pair_turns
@@ -29,18 +31,13 @@ def _in(char: str, ranges: tuple[tuple[int, int], ...]) -> bool:
 
 
 class _UnicodeTokenizer:
-    def __init__(self) -> None:
-        from rouge_score import tokenizers
-
-        self._ascii = tokenizers.DefaultTokenizer(use_stemmer=True)
-
     def tokenize(self, text: str) -> list[str]:
         return list(self._tokenize(text))
 
     @lru_cache(maxsize=4096)  # noqa: B019 - one tokenizer per process; golden answers repeat across traces
     def _tokenize(self, text: str) -> tuple[str, ...]:
         if text.isascii():  # same tokens as the per-character pass below, much faster
-            return tuple(self._ascii.tokenize(text))
+            return tuple(tokenize(text, stem=True))
         chars: list[str] = []
         for char in unicodedata.normalize("NFKC", text).lower():
             if _in(char, _CJK):
@@ -53,20 +50,19 @@ class _UnicodeTokenizer:
                 chars.append(" ")
         tokens: list[str] = []
         for word in "".join(chars).split():
-            tokens += self._ascii.tokenize(word) if word.isascii() else [word]
+            tokens += tokenize(word, stem=True) if word.isascii() else [word]
         return tuple(tokens)
 
 
 @cache
-def _scorer() -> Any:
-    from rouge_score import rouge_scorer
-
-    return rouge_scorer.RougeScorer(["rouge1"], tokenizer=_UnicodeTokenizer())
+def _tokenizer() -> _UnicodeTokenizer:
+    return _UnicodeTokenizer()
 
 
 def rouge1_fmeasure(actual: Optional[str], expected: Optional[str]) -> float:
     """ROUGE-1 F of ``actual`` against ``expected`` (ADK's response_match_score for one turn)."""
-    return float(_scorer().score(expected or "", actual or "")["rouge1"].fmeasure)
+    tokenizer = _tokenizer()
+    return ngram_fmeasure(tokenizer.tokenize(expected or ""), tokenizer.tokenize(actual or ""), 1)
 
 
 class ResponseMatchMetric(BuiltinMetric):
@@ -83,7 +79,7 @@ class ResponseMatchMetric(BuiltinMetric):
         def compute() -> list[Optional[float]]:
             return [rouge1_fmeasure(actual.final_response, expected.final_response) for actual, expected in pairs]
 
-        _scorer()  # imports nltk's stemmer in this thread: two threads must not import nltk at once
+        porter_stemmer()  # loaded in this thread: two threads must not import nltk's modules at once
         # CPU-bound on long answers: a watched thread, so the deadline fires and the loop keeps running.
         scores = await run_in_thread(compute, timeout=self.evaluator.timeout, what=self.config.name)
         total = sum(s for s in scores if s is not None)

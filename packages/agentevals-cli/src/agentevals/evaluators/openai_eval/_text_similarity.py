@@ -9,7 +9,8 @@ library's standard form (the choices Microsoft's azure-ai-evaluation made for th
     gleu          nltk ``sentence_gleu`` (1- to 4-grams)
     meteor        nltk ``meteor_score`` (alpha 0.9, beta 3, gamma 0.5; WordNet synonyms)
     rouge_N/L     rouge-score ``RougeScorer`` F-measure, no stemming, its tokenizer for ASCII words
-                  (non-ASCII words are kept whole, lower-cased, where rouge-score would drop them)
+                  (non-ASCII words are kept whole, lower-cased, where rouge-score would drop them);
+                  computed as rouge-score does without importing its scorer (``evaluators._rouge``)
     cosine        cosine of the two embedding vectors, clipped to [0, 1] (see ``cosine``)
 
 bleu/gleu/meteor tokenize with nltk's Treebank-style word tokenizer (no data download). Both texts
@@ -31,10 +32,11 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
+from .._rouge import ngram_fmeasure, tokenize
 __all__ = ["LOCAL_METRICS", "cosine", "meteor_unavailable", "preload", "similarity"]
 
-_ROUGE = {"rouge_1": "rouge1", "rouge_2": "rouge2", "rouge_3": "rouge3", "rouge_4": "rouge4",
-          "rouge_5": "rouge5", "rouge_l": "rougeL"}  # fmt: skip
+_ROUGE = {"rouge_1": 1, "rouge_2": 2, "rouge_3": 3, "rouge_4": 4, "rouge_5": 5, "rouge_l": 0}
+"""ROUGE metric → n-gram length (0: ROUGE-L)."""
 
 METEOR_HELP = (
     "meteor needs NLTK's WordNet data, which no maintained PyPI package ships and agentevals never "
@@ -49,7 +51,7 @@ _MODULES = {
     "bleu": ("nltk.translate.bleu_score", "nltk.tokenize"),
     "gleu": ("nltk.translate.gleu_score", "nltk.tokenize"),
     "meteor": ("nltk.translate.meteor_score", "nltk.tokenize", "nltk.corpus"),
-    **{name: ("rouge_score.rouge_scorer", "rouge_score.tokenizers") for name in _ROUGE},
+    **{name: ("rouge_score.tokenize",) for name in _ROUGE},
 }
 
 
@@ -79,7 +81,8 @@ def _similarity(metric: str, text: str, reference: str, wordnet: Any) -> float:
     if metric == "rouge_l":
         return rouge_l(text, reference)
     if metric in _ROUGE:
-        return float(_rouge_scorer(_ROUGE[metric]).score(reference, text)[_ROUGE[metric]].fmeasure)
+        tokenizer = _rouge_tokenizer()
+        return ngram_fmeasure(tokenizer.tokenize(reference), tokenizer.tokenize(text), _ROUGE[metric])
     return _FUNCTIONS[metric](text, reference)
 
 
@@ -156,15 +159,10 @@ def _tokenizer() -> Any:
 class _RougeTokenizer:
     """rouge-score's default tokenizer, except that words with non-ASCII letters are kept, not dropped."""
 
-    def __init__(self) -> None:
-        from rouge_score.tokenizers import DefaultTokenizer
-
-        self._default = DefaultTokenizer(use_stemmer=False)
-
     def tokenize(self, text: str) -> list[str]:
         tokens: list[str] = []
         for word in re.findall(r"\w+", text.lower()):
-            tokens += self._default.tokenize(word) if word.isascii() else [word]
+            tokens += tokenize(word, stem=False) if word.isascii() else [word]
         return tokens
 
 
@@ -203,9 +201,3 @@ def rouge_l(text: str, reference: str) -> float:
 def _rouge_tokenizer() -> _RougeTokenizer:
     return _RougeTokenizer()
 
-
-@cache
-def _rouge_scorer(rouge_type: str) -> Any:
-    from rouge_score import rouge_scorer
-
-    return rouge_scorer.RougeScorer([rouge_type], tokenizer=_RougeTokenizer())
