@@ -53,7 +53,6 @@ def test_a_huge_rouge_l_ends_at_its_deadline_and_small_ones_match_rouge_score():
     import random
 
     from agentevals.evaluators.openai_eval import _text_similarity as ts
-
     from rouge_score import rouge_scorer
 
     ts.preload("rouge_l")

@@ -33,6 +33,7 @@ from functools import cache
 from typing import Any
 
 from .._rouge import ngram_fmeasure, tokenize
+
 __all__ = ["LOCAL_METRICS", "cosine", "meteor_unavailable", "preload", "similarity"]
 
 _ROUGE = {"rouge_1": 1, "rouge_2": 2, "rouge_3": 3, "rouge_4": 4, "rouge_5": 5, "rouge_l": 0}
