@@ -143,6 +143,8 @@ class CaseResult(BaseModel):
     _transcript: list[dict[str, Any]] = PrivateAttr(default_factory=list)
     """The conversation, compact (user text, tool calls, response per turn), for the HTML report and the
     run store; not part of the JSON document."""
+    _evaluator_rows: Optional[list[int]] = PrivateAttr(default=None)
+    """How many of ``metrics`` each evaluator produced, in config order (set once the evaluators ran)."""
 
 
 class InputError(BaseModel):

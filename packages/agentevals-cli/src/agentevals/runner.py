@@ -218,7 +218,8 @@ async def run_evaluation(
     into cases, and every (case × evaluator) pair is one work item under one pool of
     ``options.concurrency`` slots, across all cases. Each case's result goes to ``consumers`` as soon as it
     and every case before it are complete (input order, then config order; see ``agentevals.consumers``).
-    ``reuse`` may supply stored results for a (case, evaluator) pair, which then does not run (local pool).
+    ``reuse`` may supply stored results for a (case, evaluator) pair, which then does not run (under
+    ``--executor ray`` too: the Ray pool looks them up before it sends a case).
     """
     options = options or RunOptions()
     if isinstance(traces, (str, Path, Trace, ConvertedTrace)):  # one input, not an iterable of characters
@@ -315,23 +316,54 @@ def _pool_for(executor: str) -> type[_Pool]:
     return EXECUTORS.get(_check_executor(executor)).pool  # type: ignore[attr-defined,no-any-return]
 
 
-async def evaluate_cases(cases: Sequence[tuple[int, Case, bool]], evaluators: Sequence[BaseEvaluator],
-                         options: RunOptions, eval_set: Optional[EvalSet] = None) -> list[tuple[int, CaseResult]]:
+Stored = dict[int, list[MetricResult]]
+"""Results that stand in for running some of a case's evaluators, by the evaluator's index in the run."""
+
+
+async def evaluate_cases(cases: Sequence[Union[tuple[int, Case, bool], tuple[int, Case, bool, Optional[Stored]]]],
+                         evaluators: Sequence[BaseEvaluator], options: RunOptions,
+                         eval_set: Optional[EvalSet] = None) -> list[tuple[int, CaseResult]]:
     """Evaluate complete cases (``(seq, case, only_trace)``, see ``_Pool.submit``) in this process, exactly as
     ``run_evaluation`` does; return each case's result with its sequence number, in that order. What a
-    worker of a remote executor runs."""
+    worker of a remote executor runs.
+
+    A fourth item, ``Stored``, gives results the caller's ``ResultReuse`` found for some evaluators: those
+    do not run, and their rows take their place in the case (``CaseResult._evaluator_rows`` tells how
+    many rows each evaluator has, for the caller's ``ResultReuse.produced``)."""
     output = _Output((), stop_on_error=False)
     pool = _Pool(evaluators, options, output, eval_set)
     ordered = sorted(cases, key=lambda item: item[0])
+    given = {id(item[1]): item[3] for item in ordered if len(item) > 3 and item[3]}
+    if given:
+        pool.reuse = GivenResults(evaluators, given)
     for seq, *_ in ordered:
         output.expect(seq)
     try:
-        for seq, case, only_trace in ordered:
+        for seq, case, only_trace, *_ in ordered:
             pool.submit(seq, case, only_trace=only_trace)
         await pool.join()
     finally:
         await pool.cancel()
     return [(seq, result) for (seq, *_), result in zip(ordered, output.emitted, strict=True)]
+
+
+class GivenResults:
+    """A ``ResultReuse`` over results looked up beforehand, by case (its ``id``) and evaluator index: what
+    a remote worker applies for the driver's run store, and the driver for cases it need not send.
+    ``produced`` goes to ``forward`` when given."""
+
+    def __init__(self, evaluators: Sequence[BaseEvaluator], given: dict[int, Stored],
+                 forward: Optional[ResultReuse] = None) -> None:
+        self._index = {id(ev): i for i, ev in enumerate(evaluators)}
+        self.given = given
+        self.forward = forward
+
+    def lookup(self, case: Case, evaluator: BaseEvaluator) -> Optional[list[MetricResult]]:
+        return self.given.get(id(case), {}).get(self._index[id(evaluator)])
+
+    def produced(self, case: Case, evaluator: BaseEvaluator, metrics: list[MetricResult]) -> None:
+        if self.forward is not None:
+            self.forward.produced(case, evaluator, metrics)
 
 
 class _LoneCase:
@@ -838,6 +870,7 @@ class _Pool:
         job.case = None
         result = job.result
         result.metrics = [m for metrics in job.metrics for m in metrics]
+        result._evaluator_rows = [len(metrics) for metrics in job.metrics]
         job.ctx = None  # the traces are no longer needed
         if any(m.status == Status.ERROR for m in result.metrics):
             result.evaluation_status = "evaluation_failed"

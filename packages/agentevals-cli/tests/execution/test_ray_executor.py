@@ -302,3 +302,112 @@ def test_secrets_follow_the_local_environment_rules(local_ray, tmp_path, monkeyp
     expected = {"RAY_TEST_LISTED": "passed-on-purpose", "RAY_TEST_UNLISTED": None}
     assert [c.metrics[0].details for c in local.cases] == [expected] * 2
     assert [c.metrics[0].details for c in remote.cases] == [expected] * 2
+
+
+COUNTED_EVALUATOR = '''\
+from agentevals_evaluator_sdk import EvalInput, EvalResult, evaluator
+
+
+@evaluator
+def counted(input: EvalInput) -> EvalResult:
+    with open(CALLS, "a") as calls:  # one line per evaluation that really ran
+        calls.write("x\\n")
+    return EvalResult(score=1.0)
+
+
+if __name__ == "__main__":
+    counted.run()
+'''
+
+
+def counted_project(directory: Path) -> tuple[Path, Path]:
+    """A config with a builtin metric and an SDK evaluator that counts its evaluations in a file."""
+    calls = directory / "calls.txt"
+    (directory / "counted.py").write_text(f"CALLS = {str(calls)!r}\n" + COUNTED_EVALUATOR)
+    config = directory / "eval_config.yaml"
+    config.write_text("evaluators:\n  - {name: tool_trajectory_avg_score, type: builtin}\n"
+                      "  - {name: counted, type: code, path: counted.py}\n")
+    return config, calls
+
+
+def ran(calls: Path) -> int:
+    return len(calls.read_text().splitlines()) if calls.exists() else 0
+
+
+class ChosenReuse:
+    """A ``ResultReuse`` with a stored row for chosen pairs: every evaluator of an even case, the builtin
+    metric of a case whose number divides by 3. Keeps what the engine reports as produced in ``rows``."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str], list[Any]] = {}
+
+    def lookup(self, case: Any, evaluator: Any) -> Any:
+        from agentevals.results import MetricResult, Status
+
+        number = int(case.case_id, 16)
+        if number % 2 == 0 or (number % 3 == 0 and evaluator.name == "builtin"):
+            return [MetricResult(name=evaluator.display_name, status=Status.PASSED, score=0.25,
+                                 reason="from the store", type=evaluator.name)]
+        return None
+
+    def produced(self, case: Any, evaluator: Any, metrics: list[Any]) -> None:
+        self.rows[(case.case_id, evaluator.display_name)] = metrics
+
+
+def test_stored_results_are_applied_before_cases_go_to_ray(local_ray, tmp_path):
+    """The reuse hook under --executor ray: a case whose every result is stored is not sent at all, one
+    with some stored is sent to run only the others, and the hook hears of every row, as in a local run."""
+    traces = generate(tmp_path, 12)
+    config, calls = counted_project(tmp_path)
+
+    def run(executor: str) -> tuple[Any, ChosenReuse, list[int]]:
+        reuse = ChosenReuse()
+        emitted: list[int] = []
+
+        class Rows(RunConsumer):
+            def case_finished(self, index: int, case: Any) -> None:
+                produced = {id(m) for metrics in reuse.rows.values() for m in metrics}
+                emitted.extend(id(m) for m in case.metrics if id(m) in produced)
+
+        evaluators, options, eval_set = prepare_run(eval_set=EVAL_SET, config=config, executor=executor)
+        result = asyncio.run(run_evaluation([str(traces)], evaluators, eval_set=eval_set, options=options,
+                                            consumers=[Rows()], reuse=reuse))
+        return result, reuse, emitted
+
+    remote, reuse, emitted = run("ray")
+    assert ran(calls) == 6  # the counted evaluator ran on the odd cases only
+    stored = {(c.case_id, m.name) for c in remote.cases for m in c.metrics if m.reason == "from the store"}
+    evens = {f"{n:032x}" for n in range(2, 13, 2)}
+    assert stored == ({(case, name) for case in evens for name in ("tool_trajectory_avg_score", "counted")}
+                      | {(f"{n:032x}", "tool_trajectory_avg_score") for n in (3, 9)})
+    # every (case, evaluator) was reported produced, with the very rows the consumers got
+    assert set(reuse.rows) == {(f"{n:032x}", name) for n in range(1, 13)
+                                   for name in ("tool_trajectory_avg_score", "counted")}
+    assert len(emitted) == 24
+
+    local, _, _ = run("local")
+    assert ran(calls) == 12
+    assert comparable(remote) == comparable(local)
+
+
+def test_cli_result_cache_under_executor_ray(local_ray, tmp_path):
+    """Two runs with the run store: the second one's results all come from the store, nothing runs on
+    Ray, and its JSON report is the first one's."""
+    from agentevals.cli import cli
+    from click.testing import CliRunner
+
+    traces = str(generate(tmp_path, 6))
+    config, calls = counted_project(tmp_path)
+    args = ["run", traces, "-e", str(EVAL_SET), "-c", str(config), "-o", "json", "--executor", "ray",
+            "--store", str(tmp_path / "runs.sqlite")]
+    first = CliRunner().invoke(cli, args)
+    assert first.exit_code == 0, first.output
+    assert ran(calls) == 6
+    second = CliRunner().invoke(cli, args)
+    assert second.exit_code == 0, second.output
+    assert ran(calls) == 6
+    again, before = without_timings(json.loads(second.stdout)), without_timings(json.loads(first.stdout))
+    assert again.pop("notes") == ["12 results reused from the run store, not run again (--no-cache runs everything)"]
+    assert before.pop("notes") == [] and again == before
+    rerun = CliRunner().invoke(cli, [*args, "--no-cache"])
+    assert rerun.exit_code == 0 and ran(calls) == 12

@@ -27,6 +27,11 @@ minimal environment plus what their entry lists under ``env:``; those listed var
 travel from this process as the actors' ``runtime_env`` ``env_vars`` (``env: inherit`` means the
 environment of the cluster's worker, not of this process).
 
+Stored results (the run store's cache, ``--resume``, ``--rerun-failed``: ``RayPool.reuse``) are looked up
+on the driver before a case is sent, with the case's traces fetched from the object store and matched
+as the worker will: a case whose every result is stored is assembled on the driver, the others travel
+with their stored rows, which the worker uses instead of running those evaluators.
+
 Faults: a batch whose actor died (a killed worker process, a lost node) is sent again, up to
 ``MAX_ATTEMPTS`` times, to the restarted actor; the driver accepts each case once, so no row is
 duplicated, and a batch that cannot be run becomes ERROR rows naming the cause, so no row is dropped.
@@ -57,10 +62,11 @@ from .deadline import Deadline, current_deadline, deadline_scope
 from .program import ProgramFailure
 
 if TYPE_CHECKING:
+    from ..consumers import ResultReuse
     from ..evalsets import EvalSet
     from ..evaluators.base import BaseEvaluator
     from ..options import RunOptions
-    from ..runner import Case, TraceInput, _Output
+    from ..runner import Case, Stored, TraceInput, _Output, _Pool
     from ..traces.model import ConvertedTrace
 
 __all__ = ["BATCH_CASES", "MAX_ATTEMPTS", "RayBackend", "RayPool", "TraceRef", "connect", "require"]
@@ -87,6 +93,8 @@ DOWNLOAD_IDLE_TIMEOUT = 60.0
 """Seconds an http(s) input may send nothing before its download fails."""
 CONNECT_TIMEOUT = 10.0
 """Seconds a cluster address gets to answer before the run stops with a usage error."""
+FETCH_TIMEOUT = 60.0
+"""Seconds the driver waits for a chunk of traces from the object store (to look up stored results)."""
 
 NAMESPACE = "agentevals"
 """Ray namespace of the run's actors (the evaluation actors are named ``agentevals-eval-<run>-<n>``)."""
@@ -160,10 +168,14 @@ class TraceRef:
     index: int
 
 
+_Item = tuple[int, "Case", bool, Optional["Stored"]]
+"""One case of a batch: ``(seq, case, only_trace, results stored for some of its evaluators)``."""
+
+
 @dataclass
 class _Batch:
-    items: list[tuple[int, Case, bool]]
-    """``(seq, case, only_trace)`` as ``runner.evaluate_cases`` takes them."""
+    items: list[_Item]
+    """``(seq, case, only_trace, stored)`` as ``runner.evaluate_cases`` takes them."""
     attempts: int = 0
     errors: list[str] = field(default_factory=list)
 
@@ -191,13 +203,23 @@ class RayPool:
         self._down: set[int] = set()
         """Actors lost and not yet answering again (restarting): nothing is sent to them."""
         self._waiting: deque[_Batch] = deque()
-        self._pending: list[tuple[int, Case, bool]] = []
+        self._pending: list[_Item] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
         self._progress = asyncio.Event()
         self._failure: Optional[BaseException] = None
         self._reader: Any = None
+        self.eval_set = eval_set
+        self.reuse: Optional[ResultReuse] = None
+        """Stored results that stand in for running a pair (the run store's cache, resume, rerun-failed):
+        looked up here, before a case is sent; a case whose every result is stored is not sent at all."""
+        self._chunks: dict[Any, list[ConvertedTrace]] = {}
+        """The last few trace chunks fetched for lookups (a case's traces usually sit in the latest)."""
+        self._looked_up: dict[int, Case] = {}
+        """Cases in flight whose results are looked up here, with their traces, until their results
+        come back (``ResultReuse.produced`` needs them)."""
+        self._here: Optional[_Pool] = None
 
     async def read(self, inputs: list[TraceInput], trace_format: Optional[str], *,
                    keep_spans: bool) -> AsyncIterator[tuple[Union[TraceRef, Any], float]]:
@@ -227,7 +249,16 @@ class RayPool:
     def submit(self, seq: int, case: Case, *, only_trace: bool = False) -> None:
         if self.output.stopped_by is not None:
             return
-        self._pending.append((seq, case, only_trace))
+        stored: Optional[Stored] = None
+        if self.reuse is not None:
+            looked_up = self._look_up(case, only_trace)
+            if looked_up is not None:
+                full, stored = looked_up
+                if len(stored) == len(self.evaluators):  # nothing to run: the case is finished here
+                    self._finish_here(seq, full, only_trace, stored)
+                    return
+                self._looked_up[seq] = full
+        self._pending.append((seq, case, only_trace, stored or None))
         idle = not self._waiting and any(self._in_flight[i] == 0 for i in range(len(self.actors))
                                          if i not in self._down)
         if len(self._pending) >= (MIN_BATCH if idle else self.batch_size):  # idle actors get work at once
@@ -273,7 +304,60 @@ class RayPool:
         if self._started:
             ray.shutdown()
 
-    def _queue(self, batches: list[list[tuple[int, Case, bool]]]) -> None:
+    def _look_up(self, case: Case, only_trace: bool) -> Optional[tuple[Case, Stored]]:
+        """The case with its traces (fetched from the object store) matched to its eval case, as the
+        worker will, and what ``reuse`` has stored for it by evaluator index; None when nothing is to be
+        looked up (a case with no agent turns, which is NOT_EVALUATED; a chunk that cannot be fetched:
+        the case then runs)."""
+        from ..runner import Case, _match
+
+        assert self.reuse is not None
+        try:
+            full = Case(case_id=case.case_id, traces=[self._trace(t) for t in case.traces])
+        except self._ray.exceptions.RayError:
+            log.debug("ray: fetching a case's traces for the result cache failed; it runs", exc_info=True)
+            return None
+        _match(full, self.eval_set, only_trace=only_trace)
+        if full.traces and not full.invocations:
+            return None
+        stored = {}
+        for index, ev in enumerate(self.evaluators):
+            found = self.reuse.lookup(full, ev)
+            if found is not None:
+                stored[index] = found
+        return full, stored
+
+    def _trace(self, ref: Union[TraceRef, ConvertedTrace]) -> ConvertedTrace:
+        if not isinstance(ref, TraceRef):
+            return ref
+        chunk = self._chunks.get(ref.chunk)
+        if chunk is None:
+            chunk = self._chunks[ref.chunk] = self._ray.get(ref.chunk, timeout=FETCH_TIMEOUT)
+            while len(self._chunks) > 4:
+                del self._chunks[next(iter(self._chunks))]
+        return chunk[ref.index]
+
+    def _finish_here(self, seq: int, case: Case, only_trace: bool, stored: Stored) -> None:
+        """A case whose every result is stored: assembled in this process, exactly as a local run does."""
+        from ..runner import GivenResults, _Pool
+
+        if self._here is None:
+            self._here = _Pool(self.evaluators, self.options, self.output, self.eval_set)
+        self._here.reuse = GivenResults(self.evaluators, {id(case): stored}, forward=self.reuse)
+        self._here.submit(seq, case, only_trace=only_trace)
+
+    def _produced(self, seq: int, result: CaseResult) -> None:
+        """Tell ``reuse`` what each evaluator of a case that ran on the cluster ended up with."""
+        case = self._looked_up.pop(seq, None)
+        rows = result._evaluator_rows
+        if case is None or self.reuse is None or rows is None:
+            return
+        start = 0
+        for ev, count in zip(self.evaluators, rows, strict=True):
+            self.reuse.produced(case, ev, result.metrics[start:start + count])
+            start += count
+
+    def _queue(self, batches: list[list[_Item]]) -> None:
         self._waiting.extend(_Batch(items) for items in batches if items)
         self._pump()
 
@@ -317,6 +401,7 @@ class RayPool:
         try:
             if results is not None:
                 for seq, result in results:
+                    self._produced(seq, result)
                     self.output.finished(seq, result)
             elif batch.attempts < MAX_ATTEMPTS:
                 log.warning("ray: a batch of %d case(s) was lost (%s); sending it again", len(batch.items),
@@ -324,7 +409,8 @@ class RayPool:
                 self._waiting.appendleft(batch)
             else:
                 why = batch.errors[-1] if batch.errors else "unknown error"
-                for seq, case, _ in batch.items:
+                for seq, case, *_ in batch.items:
+                    self._looked_up.pop(seq, None)  # nothing produced: the pairs run again next time
                     self.output.finished(seq, _errored_case(case, self.evaluators, batch.attempts, why))
         except BaseException as exc:  # a consumer failed: the run stops with its error
             self._failure = self._failure or exc
@@ -355,7 +441,8 @@ class RayPool:
             if len(self._down) == len(self.actors):  # nobody left: the waiting batches cannot run
                 while self._waiting:
                     batch = self._waiting.popleft()
-                    for seq, case, _ in batch.items:
+                    for seq, case, *_ in batch.items:
+                        self._looked_up.pop(seq, None)
                         self.output.finished(seq, _errored_case(case, self.evaluators, batch.attempts,
                                                                 "no Ray actor is left to run it"))
                 self._down.clear()
@@ -588,7 +675,7 @@ class EvalWorker:
             except AgentevalsError as exc:
                 self.setup_error = f"evaluator '{ev.display_name}': {exc}"
 
-    async def run_batch(self, items: list[tuple[int, Case, bool]]) -> list[tuple[int, CaseResult]]:
+    async def run_batch(self, items: list[_Item]) -> list[tuple[int, CaseResult]]:
         from ..runner import evaluate_cases
 
         if self.setup_error is not None:
@@ -609,11 +696,11 @@ class EvalWorker:
         return os.getpid()
 
 
-async def _resolve(items: list[tuple[int, Case, bool]]) -> list[tuple[int, Case, bool]]:
+async def _resolve(items: list[_Item]) -> list[_Item]:
     """Replace each case's ``TraceRef``s by the converted traces, fetching each chunk once."""
-    refs = list({t.chunk: None for _, case, _ in items for t in case.traces if isinstance(t, TraceRef)})
+    refs = list({t.chunk: None for _, case, *_ in items for t in case.traces if isinstance(t, TraceRef)})
     chunks = dict(zip(refs, await asyncio.gather(*refs), strict=True)) if refs else {}
-    for _, case, _ in items:
+    for _, case, *_ in items:
         case.traces = [chunks[t.chunk][t.index] if isinstance(t, TraceRef) else t for t in case.traces]
     return items
 
