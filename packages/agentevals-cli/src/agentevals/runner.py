@@ -53,7 +53,8 @@ from .traces.readers import (
     read_traces,
 )
 
-__all__ = ["Case", "evaluate_cases", "group_traces", "iter_traces", "load_traces", "run_evaluation"]
+__all__ = ["Case", "GivenResults", "Stored", "evaluate_cases", "group_traces", "iter_traces", "load_traces",
+           "run_evaluation"]
 
 log = logging.getLogger(__name__)
 
