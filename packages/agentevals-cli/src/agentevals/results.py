@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import time
 from enum import Enum
+from collections.abc import Mapping
 from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.json_schema import SkipJsonSchema
 
 __all__ = ["CaseResult", "InputError", "MetricResult", "RunResult", "SpanRef", "Status", "Verdict", "case_status",
-           "utc_now", "verdict_for"]
+           "tally_totals", "utc_now", "verdict_for"]
 
 RESULT_SCHEMA_VERSION = "1"
 """Version of the ``-o json`` document shape (see ``agentevals/report/schema``)."""
@@ -203,20 +204,15 @@ class RunResult(BaseModel):
         ``{"cases": {"total", "PASSED", "FAILED", ...}, "results": {...}, "pass_rate": r,
         "metrics": {name: {"passed", "evaluated", "pass_rate"}}}``
         """
-        cases = {"total": len(self.cases), **{s.value: 0 for s in Status}}
-        metrics: dict[str, dict[str, Any]] = {}
+        case_counts: dict[str, int] = {}
+        metric_counts: dict[str, dict[str, int]] = {}
         for case in self.cases:
-            cases[case_status(case).value] += 1
+            status = case_status(case).value
+            case_counts[status] = case_counts.get(status, 0) + 1
             for m in case.metrics:
-                entry = metrics.setdefault(m.name, {"passed": 0, "evaluated": 0})
-                if _counts_in_rate(m.status, strict):
-                    entry["evaluated"] += 1
-                    entry["passed"] += m.status == Status.PASSED
-        for entry in metrics.values():
-            entry["pass_rate"] = entry["passed"] / entry["evaluated"] if entry["evaluated"] else None
-        evaluated = sum(cases[s.value] for s in Status if _counts_in_rate(s, strict))
-        return {"cases": cases, "results": {"total": sum(map(len, (c.metrics for c in self.cases))), **self.counts()},
-                "pass_rate": cases["PASSED"] / evaluated if evaluated else None, "metrics": metrics}
+                per = metric_counts.setdefault(m.name, {})
+                per[m.status.value] = per.get(m.status.value, 0) + 1
+        return tally_totals(case_counts, metric_counts, strict=strict)
 
     def exit_code(self, *, strict: bool = False) -> int:
         """0 all passed; 1 any FAILED/ERROR, an unreadable input, or nothing evaluated at all.
@@ -242,6 +238,24 @@ def case_status(case: CaseResult) -> Status:
         if status in present:
             return status
     return Status.NOT_EVALUATED
+
+
+def tally_totals(case_counts: Mapping[str, int], metric_counts: Mapping[str, Mapping[str, int]], *,
+                 strict: bool = False) -> dict[str, Any]:
+    """``RunResult.totals()`` from counts alone: cases by status, and each metric's rows by status.
+
+    The run store uses it to keep a live run's totals without loading its cases.
+    """
+    cases = {"total": sum(case_counts.values()), **{s.value: case_counts.get(s.value, 0) for s in Status}}
+    results = {s.value: sum(per.get(s.value, 0) for per in metric_counts.values()) for s in Status}
+    metrics: dict[str, dict[str, Any]] = {}
+    for name, per in metric_counts.items():
+        evaluated = sum(n for status, n in per.items() if _counts_in_rate(Status(status), strict))
+        passed = per.get(Status.PASSED.value, 0)
+        metrics[name] = {"passed": passed, "evaluated": evaluated, "pass_rate": passed / evaluated if evaluated else None}
+    evaluated = sum(cases[s.value] for s in Status if _counts_in_rate(s, strict))
+    return {"cases": cases, "results": {"total": sum(results.values()), **results},
+            "pass_rate": cases["PASSED"] / evaluated if evaluated else None, "metrics": metrics}
 
 
 def _counts_in_rate(status: Status, strict: bool) -> bool:

@@ -5,11 +5,13 @@ folder (``default_location()``; e.g. ``~/.local/share/agentevals/runs.sqlite`` o
 
 Example:
     ```python
-    from agentevals.store import RunStore, default_location
+    from agentevals.store import RunStore, default_location, metric_trend
 
     store = RunStore.open(default_location())
     latest = store.load_run(store.resolve("latest"))
     print(latest.run_id, latest.totals()["pass_rate"])
+    for point in metric_trend(store, "tool_trajectory_avg_score", limit=10):
+        print(point["run_id"], point["pass_rate"], point["mean_score"])
     ```
 """
 
@@ -19,11 +21,12 @@ import os
 from typing import Optional
 
 from ._db import SCHEMA_VERSION, connect
-from ._recording import StoreConsumer, StoreReuse
+from ._recording import LiveRunRecorder, StoreConsumer, StoreReuse
 from ._store import RUN_STATUSES, RunRecord, RunStore, new_run_id, utc_now
+from ._trend import metric_trend
 
-__all__ = ["RUN_STATUSES", "SCHEMA_VERSION", "RunRecord", "RunStore", "StoreConsumer", "StoreReuse",
-           "connect", "default_location", "new_run_id", "store_location", "utc_now"]
+__all__ = ["RUN_STATUSES", "SCHEMA_VERSION", "LiveRunRecorder", "RunRecord", "RunStore", "StoreConsumer", "StoreReuse",
+           "connect", "default_location", "metric_trend", "new_run_id", "store_location", "utc_now"]
 
 ENV_VAR = "AGENTEVALS_STORE"
 

@@ -9,6 +9,7 @@ upgraded on purpose, not by whichever CI job runs first).
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -60,6 +61,9 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         )""",
         "CREATE INDEX metric_results_key ON metric_results (work_key)",
     ]),
+    (2, "cases by case id (serve replaces a re-evaluated session's case)", [
+        "CREATE INDEX cases_case_id ON cases (run_id, case_id)",
+    ]),
 ]
 """(version, what it adds, statements). Append; never edit a released entry."""
 
@@ -67,44 +71,53 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
 class Database:
-    """A DB-API connection with ``?`` placeholders on both backends."""
+    """A DB-API connection with ``?`` placeholders on both backends.
+
+    Safe to share between threads (``serve`` writes live results on its evaluation thread while the API
+    reads on others): each statement, and each transaction as a whole, holds the connection's lock.
+    """
 
     kind: str = "sqlite"
 
     def __init__(self, conn: Any, location: str) -> None:
         self.conn = conn
         self.location = location
+        self.lock = threading.RLock()
 
     def _sql(self, sql: str) -> str:
         return sql
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        cur = self.conn.cursor()
-        try:
-            cur.execute(self._sql(sql), tuple(params))
-            return list(cur.fetchall()) if cur.description else []
-        finally:
-            cur.close()
-
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        if rows:
+        with self.lock:
             cur = self.conn.cursor()
             try:
-                cur.executemany(self._sql(sql), [tuple(r) for r in rows])
+                cur.execute(self._sql(sql), tuple(params))
+                return list(cur.fetchall()) if cur.description else []
             finally:
                 cur.close()
 
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            with self.lock:
+                cur = self.conn.cursor()
+                try:
+                    cur.executemany(self._sql(sql), [tuple(r) for r in rows])
+                finally:
+                    cur.close()
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        try:
-            yield
-            self.conn.commit()
-        except BaseException:
-            self.conn.rollback()
-            raise
+        with self.lock:
+            try:
+                yield
+                self.conn.commit()
+            except BaseException:
+                self.conn.rollback()
+                raise
 
     def close(self) -> None:
-        self.conn.close()
+        with self.lock:
+            self.conn.close()
 
     # Migrations -----------------------------------------------------------------------------------
     def schema_version(self) -> int:
@@ -178,7 +191,7 @@ def connect(location: str, *, migrate: Optional[bool] = None, timeout: float = 1
 def _connect_sqlite(path: Path, timeout: float) -> Database:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), timeout=timeout)
+        conn = sqlite3.connect(str(path), timeout=timeout, check_same_thread=False)  # see Database
         # WAL: readers (``runs list`` in another terminal) never block the run writing case by case.
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")

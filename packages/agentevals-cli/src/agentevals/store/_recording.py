@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..consumers import RunConsumer
-from ..results import CaseResult, MetricResult, RunResult, Status
+from ..results import CaseResult, MetricResult, RunResult, Status, case_status, tally_totals, utc_now
 from .keys import case_digest, evaluator_identity, work_key
 
 if TYPE_CHECKING:
@@ -14,7 +16,9 @@ if TYPE_CHECKING:
     from ..runner import Case
     from ._store import RunStore
 
-__all__ = ["StoreConsumer", "StoreReuse"]
+__all__ = ["LiveRunRecorder", "StoreConsumer", "StoreReuse"]
+
+log = logging.getLogger(__name__)
 
 _CACHEABLE = (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
 """What the cache reuses: scores. ERROR and NOT_EVALUATED often depend on the moment (a network error,
@@ -110,3 +114,79 @@ class StoreConsumer(RunConsumer):
         status = "interrupted" if self.interrupted else "aborted" if run.aborted else "completed"
         code = self.exit_code(run) if self.exit_code else run.exit_code()
         self.store.finish_run(run, status=status, exit_code=code, totals=run.totals())
+
+
+class LiveRunRecorder(RunConsumer):
+    """Records what ``agentevals serve`` evaluates as the cases of one run that stays open while it serves.
+
+        recorder = LiveRunRecorder(store, meta={"command": "agentevals serve", ...})
+        recorder.begin()             # the run is stored as ``live``
+        await run_evaluation(traces, evaluators, consumers=[recorder])   # once per batch of sessions
+        recorder.close()             # ``completed``, with its totals
+
+    A case is found again by its case id (the session id), so a session evaluated again replaces its
+    case instead of adding one. Totals are kept as counts, and each case is written together with the
+    run's new totals: ``agentevals runs list`` shows the live run's case count and pass rate as it grows,
+    without anyone reading its cases. A write that fails is logged once per cause (the live sessions are
+    still served from memory) and counted in ``failures``.
+    """
+
+    def __init__(self, store: RunStore, *, meta: dict[str, Any], run_id: Optional[str] = None) -> None:
+        from ._store import new_run_id
+
+        self.store = store
+        self.run_id = run_id or new_run_id()
+        self.meta = meta
+        self.recorded = 0
+        self.failures = 0
+        self._next = 0
+        self._cases: dict[str, int] = {}
+        self._metrics: dict[str, dict[str, int]] = {}
+        self._lock = threading.Lock()
+        self._logged: set[str] = set()
+
+    def begin(self) -> None:
+        """Store the run as ``live`` (raises ``StoreError`` like ``run`` when the store cannot be written)."""
+        self.store.begin_run(self.run_id, started_at=utc_now(), status="live", totals=self.totals(), **self.meta)
+
+    def totals(self) -> dict[str, Any]:
+        """The run's totals so far (``RunResult.totals()`` of its stored cases)."""
+        return tally_totals(self._cases, self._metrics)
+
+    def case_finished(self, index: int, case: CaseResult) -> None:
+        with self._lock:
+            try:
+                self._record(case)
+            except Exception as exc:  # any backend's error: the server goes on, the cause is logged once
+                self.failures += 1
+                cause = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+                if cause not in self._logged and len(self._logged) < 20:
+                    self._logged.add(cause)
+                    log.warning("run store %s: session %s not recorded in run %s: %s", self.store.location,
+                                case.case_id, self.run_id, cause)
+
+    def _record(self, case: CaseResult) -> None:
+        cases, metrics = dict(self._cases), {name: dict(per) for name, per in self._metrics.items()}
+        index = self.store.case_index(self.run_id, case.case_id)
+        if index is None:
+            index = self._next
+        else:  # replaced: its old statuses leave the counts
+            old_status, old_rows = self.store.case_statuses(self.run_id, index)
+            if old_status is not None:
+                cases[old_status.value] -= 1
+            for name, status in old_rows:
+                metrics[name][status.value] -= 1
+        status = case_status(case).value
+        cases[status] = cases.get(status, 0) + 1
+        for m in case.metrics:
+            per = metrics.setdefault(m.name, {})
+            per[m.status.value] = per.get(m.status.value, 0) + 1
+        self.store.record_case(self.run_id, index, case, {}, totals=tally_totals(cases, metrics))
+        self._cases, self._metrics = cases, metrics
+        self._next = max(self._next, index + 1)
+        self.recorded += 1
+
+    def close(self, *, status: str = "completed") -> None:
+        """End the run with its final totals (``interrupted`` when sessions were left unevaluated)."""
+        with self._lock:
+            self.store.close_run(self.run_id, status=status, totals=self.totals())

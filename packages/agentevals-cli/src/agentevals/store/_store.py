@@ -15,8 +15,10 @@ from ._db import Database, connect
 
 __all__ = ["RUN_STATUSES", "RunRecord", "RunStore", "new_run_id", "utc_now"]
 
-RUN_STATUSES = ("running", "completed", "aborted", "interrupted")
-"""``running`` also marks a run whose process died without a word (killed with SIGKILL)."""
+RUN_STATUSES = ("running", "completed", "aborted", "interrupted", "live")
+"""``running`` also marks a run whose process died without a word (killed with SIGKILL). ``live``: the
+run of an ``agentevals serve`` that is serving (its sessions are added as they are evaluated; it is
+``completed`` when serve stops, or stays ``live`` if serve was killed)."""
 
 
 def new_run_id() -> str:
@@ -75,21 +77,25 @@ class RunStore:
     # Writing ---------------------------------------------------------------------------------------
     def begin_run(self, run_id: str, *, command: str, cwd: Optional[str], config_digest: Optional[str],
                   eval_set_digest: Optional[str], versions: dict[str, Any], options: dict[str, Any],
-                  started_at: str) -> None:
-        """Record a new run as ``running``."""
+                  started_at: str, status: str = "running", totals: Optional[dict[str, Any]] = None) -> None:
+        """Record a new run as ``running`` (or ``live``, for ``serve``)."""
+        _check_status(status)
         with self._writing():
             self.db.execute(
-                f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES (?, ?, NULL, 'running', ?, ?, ?, ?, ?, ?, NULL, NULL)",
-                (run_id, started_at, redact(command), cwd, config_digest, eval_set_digest, _dumps(versions), _dumps(options)))
+                f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                (run_id, started_at, status, redact(command), cwd, config_digest, eval_set_digest, _dumps(versions),
+                 _dumps(options), _dumps(totals) if totals is not None else None))
 
     def reopen_run(self, run_id: str) -> None:
         """A resumed run is ``running`` again; its stored cases stay until replaced."""
         with self._writing():
             self.db.execute("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ?", (run_id,))
 
-    def record_case(self, run_id: str, index: int, case: CaseResult, keys: dict[int, str]) -> None:
+    def record_case(self, run_id: str, index: int, case: CaseResult, keys: dict[int, str], *,
+                    totals: Optional[dict[str, Any]] = None) -> None:
         """Store one finished case (replacing what a resumed run stored at ``index``). ``keys`` maps a
-        metric's position in ``case.metrics`` to its work key (see ``store.keys``)."""
+        metric's position in ``case.metrics`` to its work key (see ``store.keys``); ``totals``, when
+        given, become the run's totals in the same transaction (a live run's running count)."""
         shell = _shell(case)
         rows = [(run_id, index, pos, case.case_id, m.name, m.name, m.status.value, m.score, keys.get(pos),
                  _dumps(m.model_dump(mode="json"))) for pos, m in enumerate(case.metrics)]
@@ -101,14 +107,24 @@ class RunStore:
             self.db.executemany(
                 "INSERT INTO metric_results (run_id, idx, pos, case_id, evaluator, metric, status, score, work_key, "
                 "metric_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            if totals is not None:
+                self.db.execute("UPDATE runs SET totals = ? WHERE run_id = ?", (_dumps(totals), run_id))
+
+    def close_run(self, run_id: str, *, status: str, totals: Optional[dict[str, Any]] = None,
+                  exit_code: Optional[int] = None, finished_at: Optional[str] = None) -> None:
+        """End a run that was written case by case without a final ``RunResult`` (``serve``'s live run)."""
+        _check_status(status)
+        with self._writing():
+            self.db.execute("UPDATE runs SET status = ?, finished_at = ?, exit_code = ?, totals = COALESCE(?, totals) "
+                            "WHERE run_id = ?", (status, finished_at or utc_now(), exit_code,
+                                                 _dumps(totals) if totals is not None else None, run_id))
 
     def finish_run(self, run: RunResult, *, status: str, exit_code: Optional[int], totals: dict[str, Any]) -> None:
         """Close the run: final status, totals, exit code and its run-level parts (notes, input errors, …).
 
         Cases past the run's last one (left by an earlier attempt of a resumed run) are dropped.
         """
-        if status not in RUN_STATUSES:
-            raise ValueError(f"unknown run status {status!r}")
+        _check_status(status)
         extra = run.model_dump(mode="json", exclude={"cases"})
         with self._writing():
             self.db.execute("UPDATE runs SET status = ?, finished_at = ?, totals = ?, exit_code = ?, run_json = ? "
@@ -207,6 +223,18 @@ class RunStore:
             return None
         return [MetricResult.model_validate_json(row[3]) for row in group]
 
+    def case_index(self, run_id: str, case_id: str) -> Optional[int]:
+        """Where ``case_id`` is stored in the run (its first position), or None."""
+        rows = self.db.execute("SELECT MIN(idx) FROM cases WHERE run_id = ? AND case_id = ?", (run_id, case_id))
+        return rows[0][0] if rows and rows[0][0] is not None else None
+
+    def case_statuses(self, run_id: str, index: int) -> tuple[Optional[Status], list[tuple[str, Status]]]:
+        """The stored case status at ``index`` and its rows as (metric, status); (None, []) when empty."""
+        case = self.db.execute("SELECT status FROM cases WHERE run_id = ? AND idx = ?", (run_id, index))
+        rows = self.db.execute("SELECT metric, status FROM metric_results WHERE run_id = ? AND idx = ? ORDER BY pos",
+                               (run_id, index))
+        return (Status(case[0][0]) if case else None), [(name, Status(status)) for name, status in rows]
+
     def stored_statuses(self, key: str, run_id: str) -> list[Status]:
         """Statuses stored for one work key in one run (empty when the run has no result for it)."""
         return [Status(row[0]) for row in self.db.execute(
@@ -215,6 +243,11 @@ class RunStore:
     # ------------------------------------------------------------------------------------------------
     def _writing(self):  # type: ignore[no-untyped-def]
         return self.db.transaction()
+
+
+def _check_status(status: str) -> None:
+    if status not in RUN_STATUSES:
+        raise ValueError(f"unknown run status {status!r}")
 
 
 def _record(row: tuple[Any, ...]) -> RunRecord:
