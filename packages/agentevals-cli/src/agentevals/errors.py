@@ -7,6 +7,7 @@
     │   └── ProtocolVersionError        a protocol MAJOR neither side can speak
     ├── EvaluatorFailure                an evaluator could not produce a score (becomes that row's ERROR)
     ├── StoreError                      the run store cannot be opened or written; exit code 2
+    │   └── RunNotFoundError            no stored run matches the id, prefix or ``latest`` asked for
     └── MissingDependencyError          an optional extra is not installed (also an ImportError)
 """
 
@@ -20,6 +21,7 @@ __all__ = [
     "MissingDependencyError",
     "ProtocolError",
     "ProtocolVersionError",
+    "RunNotFoundError",
     "StoreError",
     "first_line",
 ]
@@ -63,6 +65,10 @@ class StoreError(AgentevalsError):
     """The run store cannot be opened, migrated or written (names the store, the cause and the fix)."""
 
     exit_code = 2
+
+
+class RunNotFoundError(StoreError):
+    """No stored run matches what was asked for (the HTTP API answers 404)."""
 
 
 class MissingDependencyError(AgentevalsError, ImportError):

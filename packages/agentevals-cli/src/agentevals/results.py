@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from enum import Enum
 from collections.abc import Mapping
+from enum import Enum
 from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import platform
-import shlex
 import signal
 import sys
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Optional
 
 import click
@@ -188,6 +185,9 @@ def _run_identity(req: RunRequest, store: Any) -> tuple[Optional[str], Optional[
 
     if req.resume is not None:
         run_id = store.resolve(req.resume or None, statuses=("interrupted", "running", "aborted"))
+        if store.get_run(run_id).options.get("live"):
+            raise ConfigError(f"--resume {run_id}: that run records the sessions of agentevals serve; "
+                              "it cannot be resumed by run")
         return run_id, run_id, None
     rerun_from = store.resolve(req.rerun_failed or None) if req.rerun_failed is not None else None
     return new_run_id(), None, rerun_from
@@ -209,20 +209,9 @@ def _partial(finisher: _Finisher, signum: int, options: RunOptions) -> RunResult
 
 
 def _meta(req: RunRequest) -> dict[str, Any]:
-    from ..__about__ import __version__
-    from ..store.keys import file_digest
-
-    def digest(path: Optional[str]) -> Optional[str]:
-        try:
-            return file_digest(Path(path)) if path else None
-        except OSError:
-            return None
+    from ..store._recording import run_meta
 
     options = asdict(req.options)
     options.update(inputs=req.inputs[:1000], evaluators=[e.evaluator.config.name for e in req.evaluators],
                    outputs=list(req.outputs), min_pass_rates=list(req.min_pass_rates), baseline=req.baseline)
-    return {"command": shlex.join(["agentevals", *sys.argv[1:]]), "cwd": os.getcwd(),  # the store redacts it
-            "config_digest": digest(req.config_path), "eval_set_digest": digest(req.eval_set_path),
-            "versions": {"agentevals": __version__, "python": platform.python_version(),
-                         "platform": platform.platform()},
-            "options": options}
+    return run_meta(options=options, config_path=req.config_path, eval_set_path=req.eval_set_path)

@@ -66,6 +66,7 @@ def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
 def show_command(run: str, fmt: str, store: Optional[str]) -> None:
     """One stored run (id, unique prefix or latest) as any report; an interrupted run is marked incomplete."""
     from ..report import ReportContext, render
+    from ..store._store import incomplete_reason
 
     db = _open(store)
     try:
@@ -74,7 +75,7 @@ def show_command(run: str, fmt: str, store: Optional[str]) -> None:
         result = db.load_run(run_id)
     finally:
         db.close()
-    incomplete = result.aborted if record.status in ("interrupted", "running") else None
+    incomplete = incomplete_reason(record, result)
     if fmt in ("table", "summary"):
         click.echo(f"run {run_id} · {record.status} · started {record.started_at} · {record.command}")
     click.echo(render(result, fmt, color=fmt in ("table", "summary") and sys.stdout.isatty(),

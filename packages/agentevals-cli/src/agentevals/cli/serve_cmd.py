@@ -36,10 +36,14 @@ __all__ = ["serve_command"]
               help="Spans and log records held at most; beyond it receivers answer 'retry later'.")
 @click.option("--max-upload-mb", default=10, show_default=True, type=click.IntRange(min=1),
               help="Largest accepted upload or OTLP request body, in MiB.")
+@click.option("--store", "store", metavar="PATH|URL", help="Run store where this server's sessions are recorded, as one "
+              "run: a SQLite file or postgresql:// URL (default: $AGENTEVALS_STORE, else runs.sqlite in the user data "
+              "folder; the store `run` writes).")
+@click.option("--no-store", is_flag=True, help="Do not record sessions in the run store (no /api/runs, no run tools).")
 def serve_command(dev: bool, host: str, port: int, otlp_http_port: int, otlp_grpc_port: int, mcp_port: Optional[int],
                   eval_sets: Optional[str], config_path: Optional[str], metrics: tuple[str, ...], headless: bool,
                   emit_otel: bool, api_token: Optional[str], session_idle: float, max_buffered: int,
-                  max_upload_mb: int) -> None:
+                  max_upload_mb: int, store: Optional[str], no_store: bool) -> None:
     """Receive agent traces over OTLP, evaluate each session as it completes, and serve the results."""
     import asyncio
 
@@ -51,7 +55,8 @@ def serve_command(dev: bool, host: str, port: int, otlp_http_port: int, otlp_grp
     options = ServeOptions(host=host, port=port, otlp_http_port=otlp_http_port, otlp_grpc_port=otlp_grpc_port,
                            mcp_port=mcp_port, config=config_path, metrics=list(metrics), eval_sets=eval_sets,
                            token=api_token or None, session_idle=session_idle, max_buffered=max_buffered,
-                           max_upload=max_upload_mb * 2**20, emit_otel=emit_otel, ui=not headless)
+                           max_upload=max_upload_mb * 2**20, emit_otel=emit_otel, ui=not headless,
+                           store=store, no_store=no_store)
 
     def announce(a: dict) -> None:
         shown = f"[{a['host']}]" if ":" in a["host"] else a["host"]
@@ -62,6 +67,8 @@ def serve_command(dev: bool, host: str, port: int, otlp_http_port: int, otlp_grp
         click.echo(f"  OTLP gRPC: {shown}:{a['otlp_grpc_port']}")
         if a["mcp_port"] is not None:
             click.echo(f"  MCP:       http://{shown}:{a['mcp_port']}/mcp")
+        if a.get("run_id"):
+            click.echo(f"  Run store: {a['store']} (sessions are recorded as run {a['run_id']})")
         if dev:
             click.echo(f"\n  export OTEL_EXPORTER_OTLP_ENDPOINT=http://{shown}:{a['otlp_http_port']}")
             click.echo("  (or OTEL_EXPORTER_OTLP_PROTOCOL=grpc with the gRPC address)")

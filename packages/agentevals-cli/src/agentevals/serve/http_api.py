@@ -2,7 +2,9 @@
 
 Every answer is ``{"data": …, "error": null}`` as in agentevals 0.11; a bad request is
 ``{"data": null, "error": "<one line>"}`` with status 400 (413 for an upload over the size limit,
-401 without the API token when one is set). ``/api/health`` needs no token.
+401 without the API token when one is set, 404 for an unknown session or run, 409 for the run routes
+when serve runs with ``--no-store``). ``/api/health`` needs no token. The run store is read on worker
+threads, never on the event loop.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -22,7 +24,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
 
 from ..__about__ import __version__
 from ..consumers import RunConsumer
-from ..errors import AgentevalsError
+from ..errors import AgentevalsError, RunNotFoundError
 from ..results import CaseResult, RunResult
 from . import operations
 from ._limits import check_token
@@ -104,6 +106,17 @@ def api_app(ctx: ApiContext) -> FastAPI:
     async def agentevals_error(request: Request, exc: AgentevalsError):
         return JSONResponse({"data": None, "error": _public(str(exc))}, status_code=400)
 
+    @app.exception_handler(RunNotFoundError)
+    async def run_not_found(request: Request, exc: RunNotFoundError):
+        return JSONResponse({"data": None, "error": str(exc)}, status_code=404)
+
+    async def from_runs(read: Callable[..., Any], *args: Any) -> dict[str, Any]:
+        """``read(run_store, *args)`` on a worker thread, enveloped; 409 without a run store."""
+        if ctx.runs is None:
+            raise HTTPException(409, "this server runs with --no-store: there is no run store to read "
+                                     "(restart serve without --no-store)")
+        return _ok(await asyncio.to_thread(read, ctx.runs, *args))
+
     @app.get("/api/health", summary="Liveness, version and receiver counters")
     async def health() -> dict[str, Any]:
         return _ok({"status": "ok", "version": __version__, "receiver": ctx.assembler.stats()})
@@ -177,6 +190,24 @@ def api_app(ctx: ApiContext) -> FastAPI:
         if record is None:
             raise HTTPException(404, f"no session '{session_id}' (it may still be collecting, or was forgotten)")
         return _ok({**operations.summarize(record), "record": record.model_dump(mode="json")})
+
+    @app.get("/api/runs", summary="Runs in the run store, newest first (batch runs and serve's live run)")
+    async def runs(limit: int = 20) -> dict[str, Any]:
+        return await from_runs(operations.list_runs, max(1, min(limit, 1000)))
+
+    @app.get("/api/runs/compare", summary="What changed from run a (the baseline) to run b: regressions, fixes, deltas")
+    async def compare(a: str, b: str = "latest") -> dict[str, Any]:
+        return await from_runs(operations.compare_stored_runs, a, b)
+
+    @app.get("/api/runs/{run}", summary="One stored run (id, unique prefix or latest): the `runs show -o json` document")
+    async def run(run: str) -> dict[str, Any]:
+        return await from_runs(operations.run_document, run)
+
+    @app.get("/api/metrics/{name}/trend", summary="A metric's pass rate and mean score per run, oldest first")
+    async def trend(name: str, limit: int = 20) -> dict[str, Any]:
+        from ..store import metric_trend
+
+        return await from_runs(metric_trend, name, max(1, min(limit, 1000)))
 
     if ctx.ui:
         from .web_ui import add_web_ui

@@ -4,7 +4,7 @@ The receivers' event loop only decodes and buffers; conversion and evaluation (C
 processes) run here, so the server keeps answering while sessions are evaluated. Each batch of ready
 sessions is converted (``runner.load_traces``), matched to an eval set, and evaluated by
 ``runner.run_evaluation`` with ``group_by="conversation"`` so that one session is one case; results go
-to the session store and to the extra ``consumers`` (``--emit-otel``, later the run store).
+to the session store and to the extra ``consumers`` (``--emit-otel``, the run store's live run).
 """
 
 from __future__ import annotations
@@ -129,6 +129,10 @@ class LiveEvaluator:
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="agentevals-live", daemon=True)
         self._thread.start()
+
+    def running(self) -> bool:
+        """Whether the evaluation thread is still at work (after ``stop``: it missed its deadline)."""
+        return self._thread is not None and self._thread.is_alive()
 
     def stop(self, timeout: float = 30.0) -> None:
         self._stop.set()

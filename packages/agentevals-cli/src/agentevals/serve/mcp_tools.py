@@ -3,19 +3,26 @@
 ``agentevals mcp`` serves them on stdio and reads sessions from a running ``serve`` over its HTTP API
 (``RemoteSessions``); ``serve --mcp-port`` serves them over Streamable HTTP and reads its own store
 (``LocalSessions``). Tools: ``list_metrics``, ``evaluate_traces``, ``list_sessions``,
-``summarize_session``, ``evaluate_sessions``.
+``summarize_session``, ``evaluate_sessions``, and over the run store (``StoreRuns``; both read it
+directly): ``list_runs``, ``show_run``, ``compare_runs``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Protocol
+import asyncio
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Optional, Protocol
 
 from ..errors import AgentevalsError
 from . import operations
 from .sessions import SessionAssembler
 from .store import SessionRecord, SessionStore
 
-__all__ = ["LocalSessions", "RemoteSessions", "SessionSource", "build_mcp"]
+if TYPE_CHECKING:
+    from ..store import RunStore
+
+__all__ = ["LocalSessions", "RemoteSessions", "SessionSource", "StoreRuns", "build_mcp"]
 
 
 class SessionSource(Protocol):
@@ -72,6 +79,30 @@ class RemoteSessions:
         return SessionRecord.model_validate(self._get(f"/sessions/{quote(session_id, safe='')}")["record"])
 
 
+class StoreRuns:
+    """The run store the run tools read: an open one (``serve --mcp-port``), or a location opened at the
+    first run tool call (``agentevals mcp --store``), so the other tools work without it. Reads run on
+    a worker thread. Neither given: the tools answer that there is no run store (``--no-store``)."""
+
+    def __init__(self, store: Optional[RunStore] = None, *, location: Optional[str] = None) -> None:
+        self.store, self.location = store, location
+        self._lock = threading.Lock()
+
+    def _open(self) -> RunStore:
+        with self._lock:
+            if self.store is None:
+                if self.location is None:
+                    raise AgentevalsError("this server runs with --no-store: there is no run store to read")
+                from ..store import RunStore
+
+                self.store = RunStore.open(self.location)
+            return self.store
+
+    async def read(self, read: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``read(store, *args, **kwargs)`` on a worker thread."""
+        return await asyncio.to_thread(lambda: read(self._open(), *args, **kwargs))
+
+
 def _server_class() -> Any:
     try:  # mcp 2.x
         from mcp.server.mcpserver import MCPServer
@@ -80,12 +111,14 @@ def _server_class() -> Any:
     return MCPServer
 
 
-def build_mcp(sessions: SessionSource) -> Any:
-    """The MCP server with the five tools; ``.run_stdio_async()`` or ``.streamable_http_app()`` to serve it."""
+def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None) -> Any:
+    """The MCP server with the eight tools; ``.run_stdio_async()`` or ``.streamable_http_app()`` to serve it."""
+    runs = runs or StoreRuns()
     server = _server_class()("agentevals", instructions=(
         "Evaluate AI-agent traces (OpenTelemetry) against golden eval sets. list_metrics first; "
         "evaluate_traces for files; list_sessions / summarize_session / evaluate_sessions for live sessions "
-        "received by `agentevals serve`."))
+        "received by `agentevals serve`; list_runs / show_run / compare_runs for recorded runs (batch runs "
+        "and serve's live run)."))
 
     @server.tool()
     def list_metrics() -> dict[str, Any]:
@@ -142,6 +175,35 @@ def build_mcp(sessions: SessionSource) -> Any:
         except AgentevalsError as exc:
             return {"error": str(exc)}
         return {"exit_code": run.exit_code(), **run.model_dump(mode="json")}
+
+    @server.tool()
+    async def list_runs(limit: int = 20) -> dict[str, Any]:
+        """Runs recorded in the run store, newest first: id, status (`live` for a serving `agentevals serve`),
+        start, command, totals (cases by status, pass rate)."""
+        try:
+            return {"runs": await runs.read(operations.list_runs, max(1, min(limit, 200)))}
+        except AgentevalsError as exc:
+            return {"error": str(exc)}
+
+    @server.tool()
+    async def show_run(run: str = "latest", full: bool = False, rows: int = 50) -> dict[str, Any]:
+        """One stored run (id, unique prefix or `latest`) in brief: totals, then its result rows with the
+        failing ones first (at most `rows`). `full=true` returns the whole `runs show -o json` document."""
+        try:
+            if full:
+                return {"run": await runs.read(operations.run_document, run)}
+            return await runs.read(operations.run_summary, run, rows=max(0, min(rows, 1000)))
+        except AgentevalsError as exc:
+            return {"error": str(exc)}
+
+    @server.tool()
+    async def compare_runs(a: str, b: str = "latest") -> dict[str, Any]:
+        """What changed from stored run `a` (the baseline) to run `b`: regressions, fixes, score deltas per
+        case and metric, and a one-line headline."""
+        try:
+            return await runs.read(operations.compare_stored_runs, a, b)
+        except AgentevalsError as exc:
+            return {"error": str(exc)}
 
     return server
 

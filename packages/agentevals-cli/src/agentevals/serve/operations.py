@@ -1,4 +1,5 @@
-"""What the HTTP API and the MCP tools do, once: list metrics, validate, convert, evaluate, summarize.
+"""What the HTTP API and the MCP tools do, once: list metrics, validate, convert, evaluate, summarize,
+and read the run store (list, show, summarize, compare runs).
 
 Each function takes file paths (uploads are saved to a temporary folder first) and returns plain JSON
 values, so the two front ends stay thin and cannot disagree.
@@ -9,14 +10,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..consumers import RunConsumer
 from ..errors import AgentevalsError
 from ..results import RunResult
 from .store import SessionRecord
 
-__all__ = ["convert_files", "evaluate_files", "list_metrics", "summarize", "validate_eval_set"]
+if TYPE_CHECKING:
+    from ..store import RunStore
+
+__all__ = ["compare_stored_runs", "convert_files", "evaluate_files", "list_metrics", "list_runs", "run_document",
+           "run_summary", "summarize", "validate_eval_set"]
 
 
 def list_metrics() -> list[dict[str, Any]]:
@@ -119,3 +124,56 @@ def summarize(record: SessionRecord) -> dict[str, Any]:
                      "reason": m.reason or m.error or m.reasoning} for m in (result.metrics if result else [])],
         "match_reason": result.match_reason if result else None,
     }
+
+
+def list_runs(store: RunStore, limit: int = 20) -> list[dict[str, Any]]:
+    """The latest runs, newest first, as ``agentevals runs list --json`` prints them."""
+    return [dict(r.__dict__) for r in store.list_runs(limit=max(1, limit))]
+
+
+def run_document(store: RunStore, ref: str = "latest") -> dict[str, Any]:
+    """One stored run (id, unique prefix or ``latest``) as ``agentevals runs show RUN -o json`` prints it.
+
+    Raises ``RunNotFoundError`` for an unknown run, ``StoreError`` for an ambiguous prefix.
+    """
+    import json
+
+    from ..report import ReportContext, render
+    from ..store._store import incomplete_reason
+
+    run_id = store.resolve(ref)
+    record, result = store.get_run(run_id), store.load_run(run_id)
+    return json.loads(render(result, "json", context=ReportContext(incomplete=incomplete_reason(record, result))))
+
+
+_ORDER = {"ERROR": 0, "FAILED": 1, "NOT_EVALUATED": 2, "PASSED": 3, "INFORMATIONAL": 4}
+
+
+def run_summary(store: RunStore, ref: str = "latest", *, rows: int = 50) -> dict[str, Any]:
+    """A stored run in brief, for an agent to read: its record, totals, and its result rows with the
+    failing ones first (ERROR, FAILED, then NOT_EVALUATED), at most ``rows`` of them."""
+    from ..redact import redact_obj
+    from ..store._store import incomplete_reason
+
+    run_id = store.resolve(ref)
+    record, result = store.get_run(run_id), store.load_run(run_id)
+    found = [{"case_id": c.case_id, "eval_id": c.eval_id, "metric": m.name, "status": m.status.value,
+              "score": m.score, "threshold": m.threshold, "reason": m.error or m.reason}
+             for c in result.cases for m in c.metrics]
+    found.sort(key=lambda r: _ORDER.get(r["status"], 5))  # stable: config order within a status
+    return redact_obj({
+        "run_id": run_id, "status": record.status, "started_at": record.started_at,
+        "finished_at": record.finished_at, "command": record.command, "exit_code": record.exit_code,
+        "incomplete": incomplete_reason(record, result), "totals": result.totals(),
+        "input_errors": [e.model_dump() for e in result.input_errors], "notes": result.notes,
+        "rows": found[:max(0, rows)], "rows_left_off": max(0, len(found) - max(0, rows)),
+    })
+
+
+def compare_stored_runs(store: RunStore, a: str, b: str = "latest") -> dict[str, Any]:
+    """What changed from stored run ``a`` (the baseline) to ``b``, as ``agentevals runs compare A B --json``."""
+    from ..compare import compare_runs
+
+    run_a, run_b = store.resolve(a), store.resolve(b)
+    comparison = compare_runs(store.load_run(run_a), store.load_run(run_b), baseline_label=run_a, current_label=run_b)
+    return {**comparison.as_dict(), "headline": comparison.headline()}

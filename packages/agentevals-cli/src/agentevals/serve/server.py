@@ -5,6 +5,10 @@
 
 Sockets are bound before anything is announced, so port 0 works (tests) and the printed addresses are
 the real ones. SIGINT/SIGTERM stop every server, then buffered sessions are flushed and evaluated.
+
+Unless ``--no-store``, the process is one run in the run store (status ``live`` while serving,
+``completed`` after a clean stop): every evaluated session is a case of it (``LiveRunRecorder``), and
+the API and MCP tools read the same store.
 """
 
 from __future__ import annotations
@@ -17,10 +21,13 @@ import signal
 import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..consumers import RunConsumer
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..store import LiveRunRecorder, RunStore
 
 __all__ = ["ServeOptions", "is_loopback", "run_server"]
 
@@ -47,6 +54,10 @@ class ServeOptions:
     emit_otel: bool = False
     ui: bool = True
     """Serve the web UI at ``/`` (``--headless`` turns it off)."""
+    store: Optional[str] = None
+    """The run store (``--store PATH|URL``; default ``store_location()``, the one ``run`` writes)."""
+    no_store: bool = False
+    """``--no-store``: keep live results in memory only; no run API, no run tools."""
 
     def check(self) -> None:
         """Refuse to listen beyond this machine without a token (raises ``ConfigError``)."""
@@ -89,12 +100,7 @@ def _port(sock: socket.socket) -> int:
 async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any]], None] = lambda _: None,
                      consumers: Sequence[RunConsumer] = ()) -> None:
     """Start the receivers, the API (and MCP), call ``on_ready`` with the bound addresses, serve until a signal."""
-    import uvicorn
-
-    from .http_api import ApiContext, api_app
     from .live import EvalSettings, LiveEvaluator, load_eval_sets
-    from .otlp_grpc import start_otlp_grpc
-    from .otlp_http import otlp_http_app
     from .sessions import SessionAssembler
     from .store import MemorySessionStore
 
@@ -102,14 +108,30 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
     settings = EvalSettings(config=options.config, metrics=list(options.metrics),
                             eval_sets=load_eval_sets(options.eval_sets) if options.eval_sets else {})
     consumers = list(consumers)
+    runs, recorder = _open_run_store(options)
     if options.emit_otel:
         from ..otel_events import EvaluationEventEmitter
 
         consumers.append(EvaluationEventEmitter.from_env())
     assembler = SessionAssembler(max_units=options.max_buffered, idle=options.session_idle)
     store = MemorySessionStore(options.max_sessions)
-    worker = LiveEvaluator(assembler, store, settings, consumers=consumers)
+    try:
+        worker = LiveEvaluator(assembler, store, settings, consumers=[*consumers, *([recorder] if recorder else [])])
+        await _serve(options, settings, assembler, store, worker, recorder, on_ready)
+    finally:
+        if runs is not None:
+            runs.close()
 
+
+async def _serve(options: ServeOptions, settings: Any, assembler: Any, store: Any, worker: Any,
+                 recorder: Optional[LiveRunRecorder], on_ready: Callable[[dict[str, Any]], None]) -> None:
+    import uvicorn
+
+    from .http_api import ApiContext, api_app
+    from .otlp_grpc import start_otlp_grpc
+    from .otlp_http import otlp_http_app
+
+    runs = recorder.store if recorder is not None else None
     api_sock = _bind(options.host, options.port)
     otlp_sock = _bind(options.host, options.otlp_http_port)
     mcp_sock = _bind(options.host, options.mcp_port) if options.mcp_port is not None else None
@@ -119,10 +141,12 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
     grpc_server, grpc_port = await start_otlp_grpc(assembler, f"{grpc_host}:{options.otlp_grpc_port}",
                                                    token=options.token, max_message=options.max_upload)
     addresses = {"host": options.host, "api_port": _port(api_sock), "otlp_http_port": _port(otlp_sock),
-                 "otlp_grpc_port": grpc_port, "mcp_port": _port(mcp_sock) if mcp_sock else None}
+                 "otlp_grpc_port": grpc_port, "mcp_port": _port(mcp_sock) if mcp_sock else None,
+                 "run_id": recorder.run_id if recorder else None, "store": _shown(runs.location) if runs else None}
     ctx = ApiContext(assembler=assembler, store=store, token=options.token, max_upload=options.max_upload,
-                     settings=settings, ui=options.ui, otlp={"http": f"http://{options.host}:{addresses['otlp_http_port']}",
-                                              "grpc": f"{options.host}:{grpc_port}"})
+                     settings=settings, ui=options.ui, runs=runs,
+                     otlp={"http": f"http://{options.host}:{addresses['otlp_http_port']}",
+                           "grpc": f"{options.host}:{grpc_port}"})
     apps: list[tuple[Any, socket.socket]] = [
         (api_app(ctx), api_sock),
         (otlp_http_app(assembler, token=options.token, max_body=options.max_upload), otlp_sock),
@@ -130,7 +154,8 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
     if mcp_sock is not None:
         from .mcp_tools import LocalSessions, build_mcp
 
-        apps.append((build_mcp(LocalSessions(store, assembler)).streamable_http_app(), mcp_sock))
+        apps.append((build_mcp(LocalSessions(store, assembler), runs=_runs_source(runs)).streamable_http_app(),
+                     mcp_sock))
     servers = [_QuietServer(uvicorn.Config(app, log_level="warning", lifespan="on" if i == 2 else "off",
                                            timeout_graceful_shutdown=5)) for i, (app, _) in enumerate(apps)]
 
@@ -143,9 +168,11 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop)
-    worker.start()
     tasks = [asyncio.create_task(server.serve(sockets=[sock])) for server, (_, sock) in zip(servers, apps, strict=True)]
     try:
+        if recorder is not None:  # everything is bound: from now on this process is a run in the store
+            await asyncio.to_thread(recorder.begin)
+        worker.start()
         while not all(s.started for s in servers):
             if any(t.done() for t in tasks):
                 break
@@ -157,9 +184,46 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
         await asyncio.gather(*tasks, return_exceptions=True)
         await grpc_server.stop(grace=2)
         await asyncio.to_thread(worker.stop)
+        if recorder is not None and recorder.begun:  # still evaluating after the deadline: the rest is lost
+            await asyncio.to_thread(_close_run, recorder, "interrupted" if worker.running() else "completed")
         for sock in (api_sock, otlp_sock, mcp_sock):
             if sock is not None:
                 sock.close()
+
+
+def _open_run_store(options: ServeOptions) -> tuple[Optional[RunStore], Optional[LiveRunRecorder]]:
+    """The run store and this process's live run in it (as ``run`` does: a store that cannot be opened
+    stops serve with one line, ``StoreError``, exit 2; ``--no-store`` runs without it)."""
+    if options.no_store:
+        return None, None
+    from ..store import LiveRunRecorder, RunStore, store_location
+    from ..store._recording import run_meta
+
+    runs = RunStore.open(store_location(options.store))
+    return runs, LiveRunRecorder(runs, meta=run_meta(
+        options={"live": True, "host": options.host, "config": options.config, "metrics": list(options.metrics),
+                 "eval_sets": options.eval_sets, "session_idle": options.session_idle},
+        config_path=options.config))
+
+
+def _shown(location: str) -> str:
+    from ..store._db import _redact
+
+    return _redact(location)
+
+
+def _close_run(recorder: LiveRunRecorder, status: str) -> None:
+    try:
+        recorder.close(status=status)
+    except Exception as exc:  # the store went away: say so in one line, the process still exits cleanly
+        log.warning("run store %s: could not close run %s: %s: %s", recorder.store.location, recorder.run_id,
+                    type(exc).__name__, exc)
+
+
+def _runs_source(runs: Optional[RunStore]) -> Any:
+    from .mcp_tools import StoreRuns
+
+    return StoreRuns(runs)
 
 
 def _server_class():

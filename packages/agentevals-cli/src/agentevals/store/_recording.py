@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..consumers import RunConsumer
 from ..results import CaseResult, MetricResult, RunResult, Status, case_status, tally_totals, utc_now
-from .keys import case_digest, evaluator_identity, work_key
+from .keys import case_digest, evaluator_identity, file_digest, work_key
 
 if TYPE_CHECKING:
     from ..evaluators.base import BaseEvaluator
     from ..runner import Case
     from ._store import RunStore
 
-__all__ = ["LiveRunRecorder", "StoreConsumer", "StoreReuse"]
+__all__ = ["LiveRunRecorder", "StoreConsumer", "StoreReuse", "run_meta"]
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +24,31 @@ _CACHEABLE = (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
 """What the cache reuses: scores. ERROR and NOT_EVALUATED often depend on the moment (a network error,
 a missing API key) and are tried again."""
 _FAILING = (Status.FAILED, Status.ERROR)
+
+
+def run_meta(*, options: dict[str, Any], config_path: Optional[str] = None,
+             eval_set_path: Optional[str] = None) -> dict[str, Any]:
+    """What the store records about a run besides its results: this process's command line (redacted by
+    the store), working folder, digests of the config and eval set files, versions, and ``options``."""
+    import os
+    import platform
+    import shlex
+    import sys
+    from pathlib import Path
+
+    from ..__about__ import __version__
+
+    def digest(path: Optional[str]) -> Optional[str]:
+        try:
+            return file_digest(Path(path)) if path else None
+        except OSError:
+            return None
+
+    return {"command": shlex.join(["agentevals", *sys.argv[1:]]), "cwd": os.getcwd(),
+            "config_digest": digest(config_path), "eval_set_digest": digest(eval_set_path),
+            "versions": {"agentevals": __version__, "python": platform.python_version(),
+                         "platform": platform.platform()},
+            "options": options}
 
 
 class StoreReuse:
@@ -139,6 +164,7 @@ class LiveRunRecorder(RunConsumer):
         self.meta = meta
         self.recorded = 0
         self.failures = 0
+        self.begun = False
         self._next = 0
         self._cases: dict[str, int] = {}
         self._metrics: dict[str, dict[str, int]] = {}
@@ -148,6 +174,7 @@ class LiveRunRecorder(RunConsumer):
     def begin(self) -> None:
         """Store the run as ``live`` (raises ``StoreError`` like ``run`` when the store cannot be written)."""
         self.store.begin_run(self.run_id, started_at=utc_now(), status="live", totals=self.totals(), **self.meta)
+        self.begun = True
 
     def totals(self) -> dict[str, Any]:
         """The run's totals so far (``RunResult.totals()`` of its stored cases)."""

@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..errors import StoreError
+from ..errors import RunNotFoundError, StoreError
 from ..redact import redact, redact_obj
 from ..results import CaseResult, MetricResult, RunResult, Status, case_status, utc_now
 from ._db import Database, connect
@@ -147,7 +147,7 @@ class RunStore:
     def get_run(self, run_id: str) -> RunRecord:
         rows = self.db.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,))
         if not rows:
-            raise StoreError(f"no run {run_id!r} in the run store {self.location} (see 'agentevals runs list')")
+            raise RunNotFoundError(f"no run {run_id!r} in the run store {self.location} (see 'agentevals runs list')")
         return _record(rows[0])
 
     def resolve(self, ref: Optional[str] = None, *, statuses: tuple[str, ...] = ()) -> str:
@@ -159,7 +159,7 @@ class RunStore:
                                    statuses)
             if not rows:
                 which = f" {'/'.join(statuses)}" if statuses else ""
-                raise StoreError(f"no{which} run in the run store {self.location}")
+                raise RunNotFoundError(f"no{which} run in the run store {self.location}")
             return rows[0][0]
         assert ref is not None
         prefix = "".join(ch for ch in ref if ch.isalnum() or ch == "-")
@@ -171,7 +171,7 @@ class RunStore:
         if len(ids) == 1:
             return ids[0]
         if not ids:
-            raise StoreError(f"no run {ref!r} in the run store {self.location} (see 'agentevals runs list')")
+            raise RunNotFoundError(f"no run {ref!r} in the run store {self.location} (see 'agentevals runs list')")
         raise StoreError(f"run {ref!r} is ambiguous: {', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}")
 
     def load_run(self, run_id: str) -> RunResult:
@@ -199,6 +199,8 @@ class RunStore:
         run.finished_at = run.finished_at or record.finished_at
         if record.status == "running" and not run.aborted:
             run.aborted = "the run did not finish (still running, or its process was killed)"
+        elif record.status == "live" and not run.aborted:
+            run.aborted = "a live run: agentevals serve is still recording its sessions (or was killed)"
         return run
 
     def lookup(self, key: str, *, run_id: Optional[str] = None,
@@ -243,6 +245,11 @@ class RunStore:
     # ------------------------------------------------------------------------------------------------
     def _writing(self):  # type: ignore[no-untyped-def]
         return self.db.transaction()
+
+
+def incomplete_reason(record: RunRecord, run: RunResult) -> Optional[str]:
+    """Why a stored run is not a finished report (``runs show`` and the API mark it), or None."""
+    return run.aborted if record.status in ("interrupted", "running", "live") else None
 
 
 def _check_status(status: str) -> None:

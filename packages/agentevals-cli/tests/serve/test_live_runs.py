@@ -1,0 +1,199 @@
+"""``serve`` records its sessions in the run store as one run (``live`` while serving), and the runs API
+reads that store: a real OpenTelemetry SDK exporting to a running ``serve``, ``agentevals runs`` in
+subprocesses, and stores filled by real ``agentevals run`` invocations on the shipped samples."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+from support.live_server import EXAMPLES, REPO, stop_server
+
+pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
+
+from support.weather_agent import QUESTION, run_weather_agent, weather_eval_set
+
+HELM = EXAMPLES / "traces/helm.json"
+HELM_SET = EXAMPLES / "evalsets/eval_set_helm.json"
+
+
+def agentevals(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "agentevals", *args], capture_output=True, text=True, timeout=120,
+                          cwd=REPO)
+
+
+def listed(store: str) -> list[dict]:
+    result = agentevals("runs", "list", "--json", "--store", store)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def conversation_turn(endpoint: str, conversation: str, city: str) -> str:
+    """One turn of a conversation (``gen_ai.conversation.id``) from the plain SDK; returns its trace id."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces")))
+    tracer = provider.get_tracer("weather")
+    messages = lambda role, text: json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])  # noqa: E731
+    with tracer.start_as_current_span("invoke_agent weather", attributes={
+            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather",
+            "gen_ai.conversation.id": conversation,
+            "gen_ai.input.messages": messages("user", QUESTION),
+            "gen_ai.output.messages": messages("assistant", f"It is sunny in {city}.")}) as root:
+        with tracer.start_as_current_span("execute_tool get_weather", attributes={
+                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+                "gen_ai.tool.call.arguments": json.dumps({"city": city}), "gen_ai.tool.call.result": "sunny"}):
+            pass
+        trace_id = format(root.get_span_context().trace_id, "032x")
+    provider.shutdown()
+    return trace_id
+
+
+def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    value = None
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"no {what} within {timeout}s: last {value!r}")
+
+
+def test_sessions_from_the_sdk_are_cases_of_the_live_run(serve, tmp_path):
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    store = str(tmp_path / "runs.sqlite")
+    weather_eval_set(tmp_path)
+    server = serve("--eval-sets", str(tmp_path), "--store", store, "--session-idle", "1")
+    (live,) = listed(store)
+    assert live["status"] == "live" and live["command"].startswith("agentevals serve ")
+    assert live["totals"]["cases"]["total"] == 0
+
+    passed = run_weather_agent(OTLPSpanExporter(endpoint=f"{server.otlp_http}/v1/traces"))
+    failed = run_weather_agent(OTLPSpanExporter(endpoint=f"{server.otlp_http}/v1/traces"), city="Rome")
+    conversation_turn(server.otlp_http, "conv-7", "Paris")
+    server.wait_for_session(lambda s: s["session_id"] == "conv-7" and s["invocation_count"] == 1)
+
+    def totals(expected: dict) -> dict | None:
+        run = next(r for r in listed(store) if r["run_id"] == live["run_id"])
+        cases = run["totals"]["cases"]
+        return run if {k: cases[k] for k in expected} == expected else None
+
+    wait_for(lambda: totals({"total": 3, "PASSED": 2, "FAILED": 1}), what="three recorded cases")
+    # A later turn re-evaluates the whole conversation (two turns against a one-turn eval case: not
+    # evaluated): its case is replaced, not added, and the totals follow.
+    conversation_turn(server.otlp_http, "conv-7", "Rome")
+    server.wait_for_session(lambda s: s["session_id"] == "conv-7" and s["invocation_count"] == 2)
+    run = wait_for(lambda: totals({"total": 3, "PASSED": 1, "FAILED": 1, "NOT_EVALUATED": 1}), what="replaced case")
+    assert run["status"] == "live" and run["totals"]["pass_rate"] == 0.5
+    table = agentevals("runs", "list", "--store", store).stdout.splitlines()
+    row = next(line for line in table if line.startswith(live["run_id"]))
+    assert row.split()[3:7] == ["live", "3", "1", "50.00%"], table
+
+    document = server.get(f"/runs/{live['run_id']}").json()["data"]
+    assert [c["case_id"] for c in document["cases"]] == [passed, failed, "conv-7"]
+    conv = document["cases"][2]
+    assert conv["invocation_count"] == 2 and conv["metrics"][0]["status"] == "NOT_EVALUATED"
+    assert document["complete"] is False and "live run" in document["incomplete"]
+    shown = agentevals("runs", "show", live["run_id"], "-o", "json", "--store", store)
+    assert json.loads(shown.stdout) == document
+
+    stop_server(server.process)  # SIGTERM: the run is closed with its totals
+    (closed,) = listed(store)
+    assert closed["status"] == "completed" and closed["finished_at"]
+    assert closed["totals"] == run["totals"]
+    final = json.loads(agentevals("runs", "show", live["run_id"], "-o", "json", "--store", store).stdout)
+    assert final["complete"] is True and final["cases"] == document["cases"]
+
+
+def test_serve_refuses_a_store_it_cannot_open_as_run_does(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    store = str(blocker / "runs.sqlite")  # a folder that is a file
+    served = subprocess.run([sys.executable, "-m", "agentevals", "serve", "-p", "0", "--otlp-http-port", "0",
+                             "--otlp-grpc-port", "0", "--store", store], capture_output=True, text=True, timeout=60,
+                            cwd=REPO)
+    ran = agentevals("run", str(HELM), "-e", str(HELM_SET), "--store", store)
+    assert served.returncode == ran.returncode == 2
+    assert served.stderr.strip().splitlines() == ran.stderr.strip().splitlines()
+    assert len(served.stderr.strip().splitlines()) == 1 and f"run store {store}: cannot open" in served.stderr
+
+
+@pytest.fixture(scope="module")
+def filled_store(tmp_path_factory) -> tuple[str, str, str]:
+    """Two real `agentevals run`s on the shipped helm sample: against its own eval set (passes), then against
+    the other shipped eval set (fails: a regression of the same case)."""
+    store = str(tmp_path_factory.mktemp("filled") / "runs.sqlite")
+    ids = []
+    for eval_set, code in ((HELM_SET, 0), (EXAMPLES / "evalsets/evalset_helm_3_2026-02-23.json", 1)):
+        result = agentevals("run", str(HELM), "-e", str(eval_set), "-m", "tool_trajectory_avg_score",
+                            "-m", "response_match_score", "--store", store)
+        assert result.returncode == code, result.stderr
+        ids.append(listed(store)[0]["run_id"])
+    return store, ids[0], ids[1]
+
+
+def test_runs_api_over_a_store_filled_by_run(serve, filled_store):
+    store, first, second = filled_store
+    server = serve("--store", store, "--headless")
+    runs = server.get("/runs", params={"limit": 10}).json()
+    assert runs["error"] is None
+    assert [r["run_id"] for r in runs["data"]][1:] == [second, first]  # newest first, serve's own live run on top
+    assert runs["data"][0]["status"] == "live"
+    assert runs["data"][1:] == [r for r in listed(store) if r["run_id"] in (first, second)]
+
+    shown = server.get(f"/runs/{first[:-2]}").json()["data"]  # a unique prefix is enough
+    assert shown == json.loads(agentevals("runs", "show", first, "-o", "json", "--store", store).stdout)
+    assert shown["run_id"] == first and shown["complete"] is True
+
+    compared = server.get("/runs/compare", params={"a": first, "b": second}).json()["data"]
+    cli = json.loads(agentevals("runs", "compare", first, second, "--json", "--store", store).stdout)
+    assert compared == {**cli, "headline": compared["headline"]}
+    assert compared["regressions"] and compared["headline"].startswith(f"baseline {first}: ")
+
+    trend = server.get("/metrics/tool_trajectory_avg_score/trend", params={"limit": 5}).json()["data"]
+    assert [p["run_id"] for p in trend] == [first, second]  # oldest first; the live run has no rows yet
+    by_id = {r["run_id"]: r for r in listed(store)}
+    for point in trend:
+        metric = by_id[point["run_id"]]["totals"]["metrics"]["tool_trajectory_avg_score"]
+        assert (point["passed"], point["evaluated"], point["pass_rate"]) == (
+            metric["passed"], metric["evaluated"], metric["pass_rate"])
+    assert trend[1]["pass_rate"] == 0.0 and trend[0]["pass_rate"] > 0
+    runs_shown = json.loads(agentevals("runs", "show", first, "-o", "json", "--store", store).stdout)
+    scores = [m["score"] for c in runs_shown["cases"] for m in c["metrics"]
+              if m["name"] == "tool_trajectory_avg_score" and m["score"] is not None]
+    assert scores and trend[0]["mean_score"] == pytest.approx(sum(scores) / len(scores))
+    second_shown = json.loads(agentevals("runs", "show", second, "-o", "json", "--store", store).stdout)
+    (similarity,) = [m["score"] for c in second_shown["cases"] for m in c["metrics"] if m["name"] == "response_match_score"]
+    assert server.get("/metrics/response_match_score/trend").json()["data"][1]["mean_score"] == pytest.approx(similarity)
+    assert server.get("/metrics/tool_trajectory_avg_score/trend", params={"limit": 1}).json()["data"] == trend[1:]
+
+    missing = server.get("/runs/nope")
+    assert missing.status_code == 404
+    assert missing.json() == {"data": None, "error": f"no run 'nope' in the run store {store} (see 'agentevals runs list')"}
+    assert server.get("/runs/compare", params={"a": "nope"}).status_code == 404
+
+    schema = requests.get(server.api.removesuffix("/api") + "/openapi.json", timeout=10).json()
+    for path in ("/api/runs", "/api/runs/{run}", "/api/runs/compare", "/api/metrics/{name}/trend"):
+        assert schema["paths"][path]["get"]["summary"], path
+
+
+def test_runs_api_without_a_store_and_with_a_token(serve, tmp_path):
+    server = serve("--no-store", "--headless")
+    for path in ("/runs", "/runs/latest", "/metrics/x/trend"):
+        answer = server.get(path)
+        assert answer.status_code == 409
+        assert answer.json()["error"].startswith("this server runs with --no-store")
+    assert not (tmp_path / "runs.sqlite").exists()
+
+    guarded = serve("--store", str(tmp_path / "runs.sqlite"), "--headless", "--api-token", "s3cret", token="s3cret")
+    assert requests.get(f"{guarded.api}/runs", timeout=10).status_code == 401
+    assert guarded.get("/runs").json()["data"][0]["status"] == "live"
