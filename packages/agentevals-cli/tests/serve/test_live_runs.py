@@ -11,7 +11,7 @@ import time
 
 import pytest
 import requests
-from support.live_server import EXAMPLES, REPO, stop_server
+from support.live_server import EXAMPLES, REPO, agentevals, listed_runs, stop_server
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
 
@@ -19,17 +19,6 @@ from support.weather_agent import QUESTION, run_weather_agent, weather_eval_set
 
 HELM = EXAMPLES / "traces/helm.json"
 HELM_SET = EXAMPLES / "evalsets/eval_set_helm.json"
-
-
-def agentevals(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "agentevals", *args], capture_output=True, text=True, timeout=120,
-                          cwd=REPO)
-
-
-def listed(store: str) -> list[dict]:
-    result = agentevals("runs", "list", "--json", "--store", store)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
 
 
 def conversation_turn(endpoint: str, conversation: str, city: str) -> str:
@@ -73,7 +62,7 @@ def test_sessions_from_the_sdk_are_cases_of_the_live_run(serve, tmp_path):
     store = str(tmp_path / "runs.sqlite")
     weather_eval_set(tmp_path)
     server = serve("--eval-sets", str(tmp_path), "--store", store, "--session-idle", "1")
-    (live,) = listed(store)
+    (live,) = listed_runs(store)
     assert live["status"] == "live" and live["command"].startswith("agentevals serve ")
     assert live["totals"]["cases"]["total"] == 0
 
@@ -83,7 +72,7 @@ def test_sessions_from_the_sdk_are_cases_of_the_live_run(serve, tmp_path):
     server.wait_for_session(lambda s: s["session_id"] == "conv-7" and s["invocation_count"] == 1)
 
     def totals(expected: dict) -> dict | None:
-        run = next(r for r in listed(store) if r["run_id"] == live["run_id"])
+        run = next(r for r in listed_runs(store) if r["run_id"] == live["run_id"])
         cases = run["totals"]["cases"]
         return run if {k: cases[k] for k in expected} == expected else None
 
@@ -107,7 +96,7 @@ def test_sessions_from_the_sdk_are_cases_of_the_live_run(serve, tmp_path):
     assert json.loads(shown.stdout) == document
 
     stop_server(server.process)  # SIGTERM: the run is closed with its totals
-    (closed,) = listed(store)
+    (closed,) = listed_runs(store)
     assert closed["status"] == "completed" and closed["finished_at"]
     assert closed["totals"] == run["totals"]
     final = json.loads(agentevals("runs", "show", live["run_id"], "-o", "json", "--store", store).stdout)
@@ -127,20 +116,6 @@ def test_serve_refuses_a_store_it_cannot_open_as_run_does(tmp_path):
     assert len(served.stderr.strip().splitlines()) == 1 and f"run store {store}: cannot open" in served.stderr
 
 
-@pytest.fixture(scope="module")
-def filled_store(tmp_path_factory) -> tuple[str, str, str]:
-    """Two real `agentevals run`s on the shipped helm sample: against its own eval set (passes), then against
-    the other shipped eval set (fails: a regression of the same case)."""
-    store = str(tmp_path_factory.mktemp("filled") / "runs.sqlite")
-    ids = []
-    for eval_set, code in ((HELM_SET, 0), (EXAMPLES / "evalsets/evalset_helm_3_2026-02-23.json", 1)):
-        result = agentevals("run", str(HELM), "-e", str(eval_set), "-m", "tool_trajectory_avg_score",
-                            "-m", "response_match_score", "--store", store)
-        assert result.returncode == code, result.stderr
-        ids.append(listed(store)[0]["run_id"])
-    return store, ids[0], ids[1]
-
-
 def test_runs_api_over_a_store_filled_by_run(serve, filled_store):
     store, first, second = filled_store
     server = serve("--store", store, "--headless")
@@ -148,7 +123,7 @@ def test_runs_api_over_a_store_filled_by_run(serve, filled_store):
     assert runs["error"] is None
     assert [r["run_id"] for r in runs["data"]][1:] == [second, first]  # newest first, serve's own live run on top
     assert runs["data"][0]["status"] == "live"
-    assert runs["data"][1:] == [r for r in listed(store) if r["run_id"] in (first, second)]
+    assert runs["data"][1:] == [r for r in listed_runs(store) if r["run_id"] in (first, second)]
 
     shown = server.get(f"/runs/{first[:-2]}").json()["data"]  # a unique prefix is enough
     assert shown == json.loads(agentevals("runs", "show", first, "-o", "json", "--store", store).stdout)
@@ -161,7 +136,7 @@ def test_runs_api_over_a_store_filled_by_run(serve, filled_store):
 
     trend = server.get("/metrics/tool_trajectory_avg_score/trend", params={"limit": 5}).json()["data"]
     assert [p["run_id"] for p in trend] == [first, second]  # oldest first; the live run has no rows yet
-    by_id = {r["run_id"]: r for r in listed(store)}
+    by_id = {r["run_id"]: r for r in listed_runs(store)}
     for point in trend:
         metric = by_id[point["run_id"]]["totals"]["metrics"]["tool_trajectory_avg_score"]
         assert (point["passed"], point["evaluated"], point["pass_rate"]) == (

@@ -8,7 +8,7 @@ import sys
 
 import anyio
 import pytest
-from support.live_server import EXAMPLES, REPO
+from support.live_server import EXAMPLES, REPO, agentevals, listed_runs
 
 pytest.importorskip("mcp", reason="the serve extra is not installed")
 
@@ -38,7 +38,8 @@ def test_stdio_evaluate_traces_on_the_shipped_samples():
                              "eval_set_file": str(EXAMPLES / "evalsets/eval_set_helm.json"),
                              "metrics": ["tool_trajectory_avg_score"]}),
     ])
-    assert tools == {"list_metrics", "evaluate_traces", "list_sessions", "summarize_session", "evaluate_sessions"}
+    assert tools == {"list_metrics", "evaluate_traces", "list_sessions", "summarize_session", "evaluate_sessions",
+                     "list_runs", "show_run", "compare_runs"}
     assert "tool_trajectory_avg_score" in {m["name"] for m in metrics["metrics"]}
     from agentevals import evaluate
 
@@ -53,6 +54,37 @@ def test_stdio_session_tools_without_a_server_say_so():
     _, (listed,) = anyio.run(lambda: _stdio_session([("list_sessions", {})],
                                                     env=["--server-url", "http://127.0.0.1:9"]))
     assert "cannot reach agentevals serve at http://127.0.0.1:9" in listed["error"]
+
+
+def test_stdio_run_tools_read_the_store(filled_store):
+    store, first, second = filled_store
+    _, (runs, brief, full, compared, missing) = anyio.run(lambda: _stdio_session([
+        ("list_runs", {"limit": 5}),
+        ("show_run", {"run": "latest", "rows": 1}),
+        ("show_run", {"run": first, "full": True}),
+        ("compare_runs", {"a": first, "b": second}),
+        ("show_run", {"run": "nope"}),
+    ], env=["--store", store]))
+    assert runs["runs"] == listed_runs(store)
+    assert brief["run_id"] == second and brief["status"] == "completed"
+    assert brief["totals"]["cases"] == {"total": 1, "PASSED": 0, "FAILED": 1, "NOT_EVALUATED": 0, "ERROR": 0,
+                                        "INFORMATIONAL": 0}
+    assert brief["rows"][0]["status"] == "FAILED" and brief["rows_left_off"] == 1  # failing rows first, one asked
+    assert brief["rows"][0]["score"] < brief["rows"][0]["threshold"]
+    assert full["run"] == json.loads(agentevals("runs", "show", first, "-o", "json", "--store", store).stdout)
+    cli = json.loads(agentevals("runs", "compare", first, second, "--json", "--store", store).stdout)
+    assert {k: v for k, v in compared.items() if k != "headline"} == cli
+    assert compared["headline"] == f"baseline {first}: 2 regressions, 0 fixes, 2 score changes"
+    assert missing["error"] == f"no run 'nope' in the run store {store} (see 'agentevals runs list')"
+
+
+def test_stdio_run_tools_with_a_store_that_cannot_open_say_so_and_the_rest_works(tmp_path):
+    (tmp_path / "file").write_text("")
+    store = str(tmp_path / "file" / "runs.sqlite")
+    _, (runs, metrics) = anyio.run(lambda: _stdio_session([("list_runs", {}), ("list_metrics", {})],
+                                                          env=["--store", store]))
+    assert runs["error"].startswith(f"run store {store}: cannot open")
+    assert metrics["metrics"]
 
 
 def test_session_tools_over_streamable_http(serve, tmp_path):
@@ -75,9 +107,12 @@ def test_session_tools_over_streamable_http(serve, tmp_path):
                 summary = _payload(await session.call_tool("summarize_session", {"session_id": first}))
                 compared = _payload(await session.call_tool("evaluate_sessions", {
                     "golden_session_id": first, "session_ids": [second]}))
-                return listed, summary, compared
+                run = _payload(await session.call_tool("show_run", {}))
+                return listed, summary, compared, run
 
-    listed, summary, compared = anyio.run(talk)
+    listed, summary, compared, run = anyio.run(talk)
+    assert run["status"] == "live" and run["totals"]["cases"]["total"] == 2  # serve's own run, in its store
+    assert [r["case_id"] for r in run["rows"]] == [second, first]  # the failing one first
     assert {first, second} <= {s["session_id"] for s in listed["sessions"]}
     assert summary["turns"][0]["tool_calls"] == [{"name": "get_weather", "args": {"city": "Paris"}}]
     assert summary["results"][0]["status"] == "PASSED"

@@ -3,6 +3,7 @@ loopback OTLP receiver that records what it is sent."""
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -103,6 +104,19 @@ def stop_server(process: subprocess.Popen) -> None:
     for stream in (process.stdout, getattr(process, "errors", None)):
         if stream:
             stream.close()
+
+
+def agentevals(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``agentevals ARGS`` in a subprocess from the repository root (text output captured)."""
+    return subprocess.run([sys.executable, "-m", "agentevals", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)
+
+
+def listed_runs(store: str) -> list[dict]:
+    """``agentevals runs list --json --store STORE``, parsed."""
+    result = agentevals("runs", "list", "--json", "--store", store)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
 
 
 @dataclass

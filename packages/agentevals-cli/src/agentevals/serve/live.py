@@ -202,8 +202,9 @@ class LiveEvaluator:
             try:
                 evaluators, options = self.settings.prepare()
                 options.independent_cases = True  # a batch of sessions, each evaluated as if alone
+                # The session is marked evaluated last: once the API says so, the run store has it too.
                 await run_evaluation(traces, evaluators, eval_set=sets[key], options=options,
-                                     consumers=[_Recorder(self.store, records), *self.consumers])
+                                     consumers=[*self.consumers, _Recorder(self.store, records)])
             except Exception as exc:
                 log.debug("evaluating live sessions failed", exc_info=True)
                 for record in records.values():
