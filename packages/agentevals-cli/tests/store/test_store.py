@@ -4,31 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
-from agentevals.api import prepare_run
 from agentevals.errors import StoreError
 from agentevals.results import Status
 from agentevals.runner import run_evaluation
 from agentevals.store import SCHEMA_VERSION, RunStore, StoreConsumer, StoreReuse, connect, new_run_id
 from agentevals.store._db import _redact
-
-ADK = Path(__file__).resolve().parents[1] / "data" / "adk"
-HELM, K8S = str(ADK / "helm.json"), str(ADK / "k8s.json")
-ES_HELM = str(ADK / "eval_set_helm.json")
-META = {"command": "agentevals run …", "cwd": "/x", "config_digest": None, "eval_set_digest": "abc",
-        "versions": {"agentevals": "test"}, "options": {"strict": False}}
-
-
-def record(store: RunStore, inputs: list[str], *, run_id: str | None = None, cache: bool = True, **reuse_kw):
-    evaluators, options, eval_set = prepare_run(eval_set=ES_HELM)
-    run_id = run_id or new_run_id()
-    reuse = StoreReuse(store, cache=cache, **reuse_kw)
-    consumer = StoreConsumer(store, run_id, meta=META, reuse=reuse, resume="resume_from" in reuse_kw)
-    run = asyncio.run(run_evaluation(inputs, evaluators, eval_set=eval_set, options=options, consumers=[consumer],
-                                     reuse=reuse))
-    return run, reuse
+from support.stored_runs import ES_HELM, HELM, K8S, META, record
 
 
 def test_run_is_recorded_and_read_back(store_url):
