@@ -91,13 +91,38 @@ def test_unwritable_sqlite_location_is_a_store_error(tmp_path):
 
 def test_postgres_needs_an_explicit_migration(postgres_server):
     url = postgres_server.create_database("needs_migration")
-    with pytest.raises(StoreError, match=r"is at schema version 0, this agentevals needs 1: run 'agentevals store "
-                                         r"migrate --store URL'"):
+    with pytest.raises(StoreError, match=rf"is at schema version 0, this agentevals needs {SCHEMA_VERSION}: run "
+                                         r"'agentevals store migrate --store URL'"):
         connect(url)
     db = connect(url, migrate=True)
     assert db.schema_version() == SCHEMA_VERSION
     db.close()
     connect(url).close()
+
+
+def test_a_store_of_0_12_0_is_upgraded_by_migration_2(tmp_path, postgres_server):
+    """Schema 1 (agentevals 0.12.0) gains the cases-by-id index: SQLite on open, Postgres on `store migrate`."""
+    from agentevals.store._db import MIGRATIONS
+
+    for location in (str(tmp_path / "old.sqlite"), postgres_server.create_database("from_0_12_0")):
+        db = connect(location, migrate=False)
+        db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                   "description TEXT NOT NULL, applied_at TEXT NOT NULL)")
+        version, description, statements = MIGRATIONS[0]
+        for statement in statements:
+            db.execute(statement)
+        db.execute("INSERT INTO schema_migrations VALUES (?, ?, 'then')", (version, description))
+        db.conn.commit()
+        db.close()
+        if location.startswith("postgresql://"):
+            with pytest.raises(StoreError, match=r"is at schema version 1, this agentevals needs 2"):
+                connect(location)
+            db = connect(location, migrate=False)
+            assert db.migrate() == [2]
+            db.close()
+        db = connect(location)
+        assert db.schema_version() == SCHEMA_VERSION == 2
+        db.close()
 
 
 def test_unreachable_postgres_is_one_line(postgres_server):
