@@ -1,10 +1,11 @@
 """Live-mode figures: a flood of spans against `agentevals serve`, its memory, shedding and API latency.
 
-    hatch run bench:python tools/bench/serve_flood.py [--spans 100000] [--batch 1000] [--budget 50000]
+    hatch run bench:python tools/bench/serve_flood.py [--spans 100000] [--batch 1000] [--budget 50000] [--no-store]
 
 Each span is the root of its own trace (a session of its own, evaluated with tool_call_count_v1). Batches
 are sent back to back; a refused batch (503) is retried after its Retry-After, up to --seconds in all.
-Prints: batches accepted/refused, sessions evaluated, server peak RSS, /api/health latency. Figures only.
+Prints: batches accepted/refused, sessions evaluated, server peak RSS, /api/health latency, and how many
+sessions the live run recorded in the run store (a fresh SQLite file; ``--no-store`` for none). Figures only.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -47,9 +49,13 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1_000)
     parser.add_argument("--budget", type=int, default=50_000)
     parser.add_argument("--seconds", type=float, default=180)
+    parser.add_argument("--no-store", action="store_true", help="serve --no-store (no live run recorded)")
     args = parser.parse_args()
+    store = str(Path(tempfile.mkdtemp(prefix="agentevals-flood-")) / "runs.sqlite")
+    store_args = ["--no-store"] if args.no_store else ["--store", store]
     proc = subprocess.Popen([sys.executable, "-m", "agentevals", "serve", "-p", "0", "--otlp-http-port", "0",
-                             "--otlp-grpc-port", "0", "-m", "tool_call_count_v1", "--max-buffered", str(args.budget)],
+                             "--otlp-grpc-port", "0", "-m", "tool_call_count_v1", "--max-buffered", str(args.budget),
+                             *store_args],
                             stdout=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True)
     try:
         out = ""
@@ -77,7 +83,15 @@ def main() -> None:
                 refused += 1
                 time.sleep(min(float(response.headers.get("Retry-After", "1")), 1.0))
         sent = time.monotonic() - start
-        while health["buffered"] and time.monotonic() - start < args.seconds:
+        expected = accepted * args.batch
+
+        def recorded() -> int:
+            if args.no_store:
+                return expected
+            (run,) = http.get(f"{api}/runs", timeout=30).json()["data"]
+            return run["totals"]["cases"]["total"]
+
+        while (health["buffered"] or recorded() < expected) and time.monotonic() - start < args.seconds:
             time.sleep(0.5)
             health = http.get(f"{api}/health", timeout=30).json()["data"]["receiver"]
             peak = max(peak, rss_mib(proc.pid))
@@ -87,6 +101,8 @@ def main() -> None:
         print(f"server peak RSS: {peak:.0f} MiB (budget {args.budget:,} spans)")
         print(f"/api/health during the flood: median {statistics.median(latencies):.1f} ms, "
               f"max {max(latencies):.1f} ms")
+        print("run store: off (--no-store)" if args.no_store else
+              f"run store: the live run recorded {recorded():,} sessions ({os.path.getsize(store) / 2**20:.0f} MiB)")
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(30)

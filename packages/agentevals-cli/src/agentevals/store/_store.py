@@ -227,8 +227,9 @@ class RunStore:
 
     def case_index(self, run_id: str, case_id: str) -> Optional[int]:
         """Where ``case_id`` is stored in the run (its first position), or None."""
-        rows = self.db.execute("SELECT MIN(idx) FROM cases WHERE run_id = ? AND case_id = ?", (run_id, case_id))
-        return rows[0][0] if rows and rows[0][0] is not None else None
+        # Not MIN(idx) in SQL: SQLite would walk the run's cases in idx order instead of using cases_case_id.
+        rows = self.db.execute("SELECT idx FROM cases WHERE run_id = ? AND case_id = ?", (run_id, case_id))
+        return min(row[0] for row in rows) if rows else None
 
     def case_statuses(self, run_id: str, index: int) -> tuple[Optional[Status], list[tuple[str, Status]]]:
         """The stored case status at ``index`` and its rows as (metric, status); (None, []) when empty."""
