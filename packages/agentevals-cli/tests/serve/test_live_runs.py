@@ -103,6 +103,45 @@ def test_sessions_from_the_sdk_are_cases_of_the_live_run(serve, tmp_path):
     assert final["complete"] is True and final["cases"] == document["cases"]
 
 
+def test_done_when_default_endpoint_and_default_store(monkeypatch, tmp_path):
+    """The issue's check, literally: an agent on the plain SDK with its default endpoint, `serve` with its
+    default OTLP ports and default run store; the session shows in `agentevals runs list` (no flags)."""
+    import socket
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from support.live_server import start_server
+
+    for port in (4318, 4317):
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                pytest.skip(f"port {port} is in use on this machine")
+    for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("AGENTEVALS_STORE")  # the user data folder's runs.sqlite (XDG_DATA_HOME is a tmp dir)
+    weather_eval_set(tmp_path)
+    try:
+        server = start_server("--eval-sets", str(tmp_path), default_otlp_ports=True)
+    except AssertionError as exc:
+        if "cannot listen" in str(exc):
+            pytest.skip(f"default OTLP ports taken meanwhile: {exc}")
+        raise
+    try:
+        assert server.otlp_http == "http://127.0.0.1:4318"
+        trace_id = run_weather_agent(OTLPSpanExporter())  # no endpoint: the SDK's default, localhost:4318
+        finished = time.monotonic()
+        server.wait_for_session(lambda s: s["session_id"] == trace_id)
+
+        def in_runs_list() -> str | None:
+            table = agentevals("runs", "list").stdout
+            row = next((line for line in table.splitlines() if " live " in line), "")
+            return row if row.split()[4:6] == ["1", "0"] else None  # 1 case, 0 failed
+
+        wait_for(in_runs_list, what="the session in `agentevals runs list`")
+        print(f"session in `agentevals runs list` {time.monotonic() - finished:.2f}s after the agent finished")
+    finally:
+        stop_server(server.process)
+
+
 def test_serve_refuses_a_store_it_cannot_open_as_run_does(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")

@@ -52,10 +52,12 @@ class Server:
         raise AssertionError(f"no matching session within {timeout}s; sessions: {seen}")
 
 
-def start_server(*args: str, env: dict[str, str] | None = None, token: str | None = None) -> Server:
-    """Start ``agentevals serve`` with ephemeral ports; waits (30 s at most) for its announced addresses."""
-    command = [sys.executable, "-m", "agentevals", "serve", "-p", "0", "--otlp-http-port", "0",
-               "--otlp-grpc-port", "0", *args]
+def start_server(*args: str, env: dict[str, str] | None = None, token: str | None = None,
+                 default_otlp_ports: bool = False) -> Server:
+    """Start ``agentevals serve`` with ephemeral ports (OTLP on 4318/4317 with ``default_otlp_ports``);
+    waits (30 s at most) for its announced addresses."""
+    ports = [] if default_otlp_ports else ["--otlp-http-port", "0", "--otlp-grpc-port", "0"]
+    command = [sys.executable, "-m", "agentevals", "serve", "-p", "0", *ports, *args]
     errors = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a chatty server can never block on it
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True, cwd=REPO,
                                env={**os.environ, **(env or {})}, start_new_session=True)
