@@ -151,7 +151,15 @@ class Database:
 
 
 class PostgresDatabase(Database):
+    """Postgres in autocommit mode with explicit transactions: a long-lived reader (``serve``'s API)
+    never sits "idle in transaction" between requests (which servers may cut off)."""
+
     kind = "postgres"
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self.lock, self.conn.transaction():
+            yield
 
     def _sql(self, sql: str) -> str:
         return sql.replace("?", "%s")
@@ -208,7 +216,7 @@ def _connect_postgres(url: str, timeout: float) -> Database:
         raise MissingDependencyError(
             "a postgresql:// run store needs psycopg: pip install 'agentevals-cli[postgres]'") from None
     try:
-        conn = psycopg.connect(url, connect_timeout=max(1, int(timeout)))
+        conn = psycopg.connect(url, connect_timeout=max(1, int(timeout)), autocommit=True)
     except psycopg.Error as exc:
         raise StoreError(f"run store {_redact(url)}: cannot connect: {str(exc).strip().splitlines()[0]}") from None
     return PostgresDatabase(conn, url)
