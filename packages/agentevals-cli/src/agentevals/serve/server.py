@@ -152,10 +152,9 @@ async def _serve(options: ServeOptions, settings: Any, assembler: Any, store: An
         (otlp_http_app(assembler, token=options.token, max_body=options.max_upload), otlp_sock),
     ]
     if mcp_sock is not None:
-        from .mcp_tools import LocalSessions, build_mcp
+        from .mcp_tools import LocalSessions, StoreRuns, build_mcp
 
-        apps.append((build_mcp(LocalSessions(store, assembler), runs=_runs_source(runs)).streamable_http_app(),
-                     mcp_sock))
+        apps.append((build_mcp(LocalSessions(store, assembler), runs=StoreRuns(runs)).streamable_http_app(), mcp_sock))
     servers = [_QuietServer(uvicorn.Config(app, log_level="warning", lifespan="on" if i == 2 else "off",
                                            timeout_graceful_shutdown=5)) for i, (app, _) in enumerate(apps)]
 
@@ -218,12 +217,6 @@ def _close_run(recorder: LiveRunRecorder, status: str) -> None:
     except Exception as exc:  # the store went away: say so in one line, the process still exits cleanly
         log.warning("run store %s: could not close run %s: %s: %s", recorder.store.location, recorder.run_id,
                     type(exc).__name__, exc)
-
-
-def _runs_source(runs: Optional[RunStore]) -> Any:
-    from .mcp_tools import StoreRuns
-
-    return StoreRuns(runs)
 
 
 def _server_class():

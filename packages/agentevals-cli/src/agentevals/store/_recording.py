@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..consumers import RunConsumer
+from ..errors import first_line
 from ..results import CaseResult, MetricResult, RunResult, Status, case_status, tally_totals, utc_now
 from .keys import case_digest, evaluator_identity, file_digest, work_key
 
@@ -186,7 +187,7 @@ class LiveRunRecorder(RunConsumer):
                 self._record(case)
             except Exception as exc:  # any backend's error: the server goes on, the cause is logged once
                 self.failures += 1
-                cause = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+                cause = f"{type(exc).__name__}: {first_line(exc)}"
                 if cause not in self._logged and len(self._logged) < 20:
                     self._logged.add(cause)
                     log.warning("run store %s: session %s not recorded in run %s: %s", self.store.location,
@@ -203,6 +204,8 @@ class LiveRunRecorder(RunConsumer):
                 cases[old_status.value] -= 1
             for name, status in old_rows:
                 metrics[name][status.value] -= 1
+                if not any(metrics[name].values()):  # a metric only that case had: gone, as in totals()
+                    del metrics[name]
         status = case_status(case).value
         cases[status] = cases.get(status, 0) + 1
         for m in case.metrics:
