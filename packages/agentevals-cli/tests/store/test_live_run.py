@@ -37,6 +37,10 @@ def test_live_run_replaces_a_case_evaluated_again_and_keeps_totals(store_url):
     assert "live run" in run.aborted  # not final while serve records
     stored = store.get_run(recorder.run_id).totals
     assert stored == run.totals() == recorder.totals()
+    # Evaluated again with another metric only: the first metric leaves the totals, as in totals().
+    evaluate([HELM, K8S], recorder, metrics=["tool_call_count_v1"])
+    stored = store.get_run(recorder.run_id).totals
+    assert stored == store.load_run(recorder.run_id).totals() and list(stored["metrics"]) == ["tool_call_count_v1"]
     recorder.close()
     closed = store.get_run(recorder.run_id)
     assert closed.status == "completed" and closed.finished_at and closed.totals == stored
