@@ -130,7 +130,7 @@ def load_baseline(ref: str, store: Optional[RunStore]) -> tuple[RunResult, str]:
                               f"{str(exc).strip().splitlines()[0]}") from None
     if store is None:
         raise ConfigError(f"--baseline {ref}: no such file, and there is no run store to look it up (--no-store)")
-    run_id = store.resolve(ref)
+    run_id = store.resolve(ref, batch=True)
     return store.load_run(run_id), run_id
 
 

@@ -10,7 +10,8 @@ import threading
 
 import pytest
 from agentevals.api import prepare_run
-from agentevals.errors import ConfigError
+from agentevals.compare import load_baseline
+from agentevals.errors import ConfigError, RunNotFoundError
 from agentevals.runner import run_evaluation
 from agentevals.store import LiveRunRecorder, RunStore, metric_trend
 from support.stored_runs import ES_HELM, HELM, K8S, META, record
@@ -87,8 +88,26 @@ def test_a_live_run_cannot_be_resumed_by_run(tmp_path):
 
     reopened = RunStore.open(store_path)
     with pytest.raises(ConfigError, match=f"--resume {recorder.run_id}: that run records the sessions of agentevals serve"):
+        _run_identity(RunRequest(inputs=[HELM], evaluators=[], options=None, resume=recorder.run_id), reopened)  # type: ignore[arg-type]
+    # Without an id, --resume looks for the latest run of agentevals run and passes the live one by.
+    with pytest.raises(RunNotFoundError, match="no interrupted/running/aborted run of agentevals run in the run store"):
         _run_identity(RunRequest(inputs=[HELM], evaluators=[], options=None, resume=""), reopened)  # type: ignore[arg-type]
     reopened.close()
+
+
+def test_latest_of_run_passes_live_runs_by(tmp_path):
+    """--baseline latest and --rerun-failed compare with the last batch run, not a serve started after it."""
+    store = RunStore.open(str(tmp_path / "runs.sqlite"))
+    batch, _ = record(store, [HELM, K8S])
+    recorder = LiveRunRecorder(store, meta={**META, "options": {"live": True}})
+    recorder.begin()
+    evaluate([HELM], recorder)
+    recorder.close()
+    assert store.resolve("latest") == recorder.run_id  # runs show latest: whatever ran last
+    assert store.resolve("latest", batch=True) == store.resolve(None, batch=True) == batch.run_id
+    assert load_baseline("latest", store)[1] == batch.run_id
+    assert store.resolve(recorder.run_id, batch=True) == recorder.run_id  # an explicit id is taken as given
+    store.close()
 
 
 def test_metric_trend_oldest_first_over_batch_and_live_runs(store_url):

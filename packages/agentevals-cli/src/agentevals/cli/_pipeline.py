@@ -184,12 +184,12 @@ def _run_identity(req: RunRequest, store: Any) -> tuple[Optional[str], Optional[
     from ..store import new_run_id
 
     if req.resume is not None:
-        run_id = store.resolve(req.resume or None, statuses=("interrupted", "running", "aborted"))
+        run_id = store.resolve(req.resume or None, statuses=("interrupted", "running", "aborted"), batch=True)
         if store.get_run(run_id).options.get("live"):
             raise ConfigError(f"--resume {run_id}: that run records the sessions of agentevals serve; "
                               "it cannot be resumed by run")
         return run_id, run_id, None
-    rerun_from = store.resolve(req.rerun_failed or None) if req.rerun_failed is not None else None
+    rerun_from = store.resolve(req.rerun_failed or None, batch=True) if req.rerun_failed is not None else None
     return new_run_id(), None, rerun_from
 
 

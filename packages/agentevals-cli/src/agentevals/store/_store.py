@@ -150,17 +150,26 @@ class RunStore:
             raise RunNotFoundError(f"no run {run_id!r} in the run store {self.location} (see 'agentevals runs list')")
         return _record(rows[0])
 
-    def resolve(self, ref: Optional[str] = None, *, statuses: tuple[str, ...] = ()) -> str:
+    def resolve(self, ref: Optional[str] = None, *, statuses: tuple[str, ...] = (), batch: bool = False) -> str:
         """A run id from ``ref``: a full id, a unique prefix, ``latest``/``last`` or None (the latest run,
-        among ``statuses`` when given)."""
+        among ``statuses`` when given; with ``batch``, the latest run of ``agentevals run``, not a live run
+        of ``serve``: what ``run --baseline latest``, ``--rerun-failed`` and ``--resume`` mean)."""
         if ref in (None, "", "latest", "last"):
             where = f" WHERE status IN ({', '.join('?' * len(statuses))})" if statuses else ""
-            rows = self.db.execute(f"SELECT run_id FROM runs{where} ORDER BY started_at DESC, run_id DESC LIMIT 1",
-                                   statuses)
-            if not rows:
-                which = f" {'/'.join(statuses)}" if statuses else ""
-                raise RunNotFoundError(f"no{which} run in the run store {self.location}")
-            return rows[0][0]
+            # Live runs are rare beside batch runs: scan the newest ids in pages rather than parse JSON in SQL.
+            offset = 0
+            while True:
+                rows = self.db.execute(f"SELECT run_id, options FROM runs{where} ORDER BY started_at DESC, "
+                                       f"run_id DESC LIMIT 50 OFFSET {offset}", statuses)
+                for run_id, options in rows:
+                    if not batch or not json.loads(options or "{}").get("live"):
+                        return run_id
+                if len(rows) < 50:
+                    break
+                offset += 50
+            which = f" {'/'.join(statuses)}" if statuses else ""
+            kind = " of agentevals run" if batch else ""
+            raise RunNotFoundError(f"no{which} run{kind} in the run store {self.location}")
         assert ref is not None
         prefix = "".join(ch for ch in ref if ch.isalnum() or ch == "-")
         rows = self.db.execute("SELECT run_id FROM runs WHERE run_id = ? OR run_id LIKE ? ORDER BY run_id",
