@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from agentevals import runner
+from agentevals.traces import _collect
 from agentevals.api import prepare_run
 from agentevals.runner import run_evaluation
 
@@ -13,14 +13,14 @@ ADK = Path(__file__).resolve().parent / "data" / "adk"
 
 
 def test_a_trace_the_converter_cannot_handle_is_an_input_error_and_the_rest_is_evaluated(monkeypatch):
-    real = runner.convert_trace
+    real = _collect.convert_trace
 
     def convert(trace):
         if trace.trace_id == "3e289017fe03ffd7c4145316d2eb3d0d":
             raise AttributeError("'int' object has no attribute 'get'\nsecond line")
         return real(trace)
 
-    monkeypatch.setattr(runner, "convert_trace", convert)
+    monkeypatch.setattr(_collect, "convert_trace", convert)
     helm = str(ADK / "helm.json")
     evaluators, options, eval_set = prepare_run(eval_set=ADK / "eval_set_helm.json")
     run = asyncio.run(run_evaluation([helm, ADK / "k8s.json"], evaluators, eval_set=eval_set, options=options))

@@ -40,7 +40,7 @@ from .evalsets.matching import normalize_text
 from .evaluators.base import BaseEvaluator, EvalContext
 from .options import RunOptions
 from .results import CaseResult, InputError, MetricResult, RunResult, SpanRef, Status, utc_now, verdict_for
-from .traces.convert import convert_trace
+from .traces._collect import convert_for_worker, convert_into, one_line
 from .traces.convert._common import aggregate_metrics
 from .traces.model import ConvertedTrace, Trace
 from .traces.readers import (
@@ -48,7 +48,6 @@ from .traces.readers import (
     ReadPosition,
     _parallel,
     _stream,
-    attach_log_events,
     is_logs_file,
     read_traces,
 )
@@ -118,7 +117,7 @@ def _load(
         errors: list[InputError] = []
         if index in logs_files:
             for trace in early.get(index, ()):
-                _convert(trace, log_events, keep_spans, out, errors)
+                convert_into(trace, log_events, keep_spans, out, errors)
         elif isinstance(item, ConvertedTrace):
             out.append(item)
         elif isinstance(item, Trace):
@@ -128,7 +127,7 @@ def _load(
             known = sum(map(len, log_events.values()))
             try:
                 for trace in read_traces(item, format=trace_format, log_events=log_events):
-                    _convert(trace, log_events, keep_spans, out, errors)
+                    convert_into(trace, log_events, keep_spans, out, errors)
             except InputFileError as exc:
                 read_errors[index] = InputError(source=str(item), error=str(exc))
                 continue
@@ -139,7 +138,7 @@ def _load(
         return late_logs
     for index in in_memory:
         done[index] = ([], [])
-        _convert(inputs[index], log_events, keep_spans, *done[index])
+        convert_into(inputs[index], log_events, keep_spans, *done[index])
     order = sorted(done)
     return ([t for i in order for t in done[i][0]],
             [read_errors[i] for i in sorted(read_errors)] + [e for i in order for e in done[i][1]])
@@ -157,31 +156,6 @@ def _read_logs_first(inputs: Sequence[TraceInput], logs_files: set[int], trace_f
         except InputFileError as exc:
             errors[index] = InputError(source=str(inputs[index]), error=str(exc))
     return early, errors
-
-
-def _convert_for_worker(keep_spans: bool, trace: Trace) -> list[Union[ConvertedTrace, InputError]]:
-    """``_convert`` in a reader process (no log records there: files with them are read serially)."""
-    out: list = []
-    errors: list = []
-    _convert(trace, {}, keep_spans, out, errors)
-    return out + errors
-
-
-def _convert(trace: Trace, log_events: LogEvents, keep_spans: bool, out: list[ConvertedTrace],
-             errors: list[InputError]) -> None:
-    if log_events:  # OTLP log exports given beside the traces carry GenAI message content
-        attach_log_events(trace, log_events)
-    try:
-        item = convert_trace(trace)
-    except Exception as exc:
-        log.debug("converting trace %s of %s failed", trace.trace_id, trace.source, exc_info=True)
-        errors.append(InputError(source=trace.source, error=(
-            f"{trace.source}: trace {trace.trace_id} could not be converted: "
-            f"{type(exc).__name__}: {_one_line(exc)}")))
-        return
-    if not keep_spans:
-        item.trace = None
-    out.append(item)
 
 
 def group_traces(traces: Sequence[ConvertedTrace], group_by: str) -> list[Case]:
@@ -495,11 +469,11 @@ def _iter_positioned(inputs: Sequence[TraceInput], *, trace_format: Optional[str
         weight = weights[index]
         if index in logs_files:
             for trace in early.pop(index, ()):
-                _convert(trace, log_events, keep_spans, out, errors)
+                convert_into(trace, log_events, keep_spans, out, errors)
         elif isinstance(item, ConvertedTrace):
             out.append(item)
         elif isinstance(item, Trace):
-            _convert(item, log_events, keep_spans, out, errors)
+            convert_into(item, log_events, keep_spans, out, errors)
         else:
             position = ReadPosition()
             try:
@@ -535,7 +509,7 @@ def _iter_file(path: Union[str, Path], trace_format: Optional[str], log_events: 
     if (plan is not None and plan.format == "jaeger-json" and workers > 1 and not log_events
             and Path(path).stat().st_size >= _parallel.MIN_BYTES):
         try:
-            for item in _parallel.parallel_items(Path(path), str(path), partial(_convert_for_worker, keep_spans),
+            for item in _parallel.parallel_items(Path(path), str(path), partial(convert_for_worker, keep_spans),
                                                  workers=workers, position=position):
                 done += 1
                 yield item
@@ -549,14 +523,14 @@ def _iter_file(path: Union[str, Path], trace_format: Optional[str], log_events: 
                 continue
             out: list[ConvertedTrace] = []
             errors: list[InputError] = []
-            _convert(trace, log_events, keep_spans, out, errors)
+            convert_into(trace, log_events, keep_spans, out, errors)
             yield from out
             yield from errors
         return
     raw = list(read_traces(path, format=trace_format, log_events=log_events))
     out, errors = [], []
     for trace in raw:
-        _convert(trace, log_events, keep_spans, out, errors)
+        convert_into(trace, log_events, keep_spans, out, errors)
     for i, item in enumerate([*out, *errors]):
         position.fraction = (i + 1) / (len(out) + len(errors))
         yield item
@@ -917,11 +891,11 @@ async def _run_one(ev: BaseEvaluator, ctx: EvalContext) -> tuple[list[MetricResu
         metrics = [MetricResult.errored(ev.display_name, f"timed out after {timeout:g}s", type=ev.name)]
     except AgentevalsError as exc:
         error = exc
-        metrics = [MetricResult.errored(ev.display_name, _one_line(exc), type=ev.name)]
+        metrics = [MetricResult.errored(ev.display_name, one_line(exc), type=ev.name)]
     except Exception as exc:
         error = exc
         log.debug("evaluator %s raised", ev.display_name, exc_info=True)
-        metrics = [MetricResult.errored(ev.display_name, f"{type(exc).__name__}: {_one_line(exc)}", type=ev.name,
+        metrics = [MetricResult.errored(ev.display_name, f"{type(exc).__name__}: {one_line(exc)}", type=ev.name,
                                         details={"traceback": traceback.format_exc(limit=5)})]
     elapsed = (time.monotonic() - start) * 1000
     config = ev.config
@@ -953,11 +927,6 @@ def _repeat_group(case: Case, repeat_key: Optional[str]) -> str:
             if repeat_key in attrs:
                 return f"{repeat_key}:{attrs[repeat_key]}"
     return f"input:{first_user}"
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return " | ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
 def _case_metrics(traces: list[ConvertedTrace]) -> Optional[dict]:

@@ -11,23 +11,30 @@ from ..model import Span, SpanEvent, Trace
 __all__ = ["read_jaeger", "read_jaeger_trace"]
 
 _NUMERIC = {"int64": int, "float64": float}
+_TYPED = frozenset(("int64", "float64", "bool"))
+"""Tag types whose string values are converted (anything else is kept as it is)."""
 
 
-def _tag_value(tag: dict[str, Any]) -> Any:
-    value = tag.get("value")
-    kind = tag.get("type")
-    if kind in _NUMERIC and isinstance(value, str):
-        try:
-            return _NUMERIC[kind](value)
-        except ValueError:
-            return value
-    if kind == "bool" and isinstance(value, str):
+def _tag_value(kind: Any, value: str) -> Any:
+    if kind == "bool":
         return value.lower() == "true"
-    return value
+    try:
+        return _NUMERIC[kind](value)
+    except ValueError:
+        return value
 
 
 def _tags(tags: Any) -> dict[str, Any]:
-    return {t["key"]: _tag_value(t) for t in tags or () if isinstance(t, dict) and "key" in t}
+    # The hot loop of reading (about 7 tags per span): a plain loop with the common case (a string tag)
+    # first costs half of a comprehension calling a function per tag. Later duplicates win, as in a dict.
+    out: dict[str, Any] = {}
+    for t in tags or ():
+        if isinstance(t, dict) and "key" in t:
+            value = t.get("value")
+            if isinstance(value, str) and t.get("type") in _TYPED:
+                value = _tag_value(t["type"], value)
+            out[t["key"]] = value
+    return out
 
 
 def read_jaeger(document: Any, source: str) -> Iterator[Trace]:
@@ -59,17 +66,18 @@ def read_jaeger_trace(entry: Any, source: str, t_index: int) -> Trace:
 
 
 def _span(raw: Any, processes: dict[str, dict[str, Any]], source: str, t: int, s: int) -> Span:
-    where = f"{source}: data[{t}].spans[{s}]"
     if not isinstance(raw, dict):
-        raise InputFileError(f"{where} is not an object")
+        raise InputFileError(f"{source}: data[{t}].spans[{s}] is not an object")
     for key in ("traceID", "spanID", "operationName"):
-        if not isinstance(raw.get(key), str) or not raw.get(key):
-            raise InputFileError(f"{where} has no '{key}'")
+        value = raw.get(key)
+        if not value or not isinstance(value, str):
+            raise InputFileError(f"{source}: data[{t}].spans[{s}] has no '{key}'")
     try:
         start_us = int(raw.get("startTime", 0))
         duration_us = int(raw.get("duration", 0))
     except (TypeError, ValueError):
-        raise InputFileError(f"{where} ({raw['operationName']}) has a non-numeric startTime/duration") from None
+        raise InputFileError(f"{source}: data[{t}].spans[{s}] ({raw['operationName']}) has a non-numeric "
+                             "startTime/duration") from None
     parent = None
     for ref in raw.get("references") or ():
         if isinstance(ref, dict) and ref.get("spanID") and ref.get("refType", "CHILD_OF") in ("CHILD_OF", "FOLLOWS_FROM"):

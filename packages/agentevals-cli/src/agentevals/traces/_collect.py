@@ -1,0 +1,56 @@
+"""One read trace → its converted trace, or an ``InputError`` naming it: never raises.
+
+Apart from the runner so that reader processes (``readers._parallel``) import only the readers and the
+converters, not the engine and its models (a tenth of a second per process).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Union
+
+from .convert import convert_trace
+from .model import ConvertedTrace, Trace
+from .readers import LogEvents, attach_log_events
+
+if TYPE_CHECKING:
+    from ..results import InputError
+
+__all__ = ["convert_for_worker", "convert_into", "one_line"]
+
+log = logging.getLogger("agentevals.runner")
+
+
+def convert_into(trace: Trace, log_events: LogEvents, keep_spans: bool, out: list[ConvertedTrace],
+                 errors: list[InputError]) -> None:
+    """Convert ``trace`` and append it to ``out``, or its error to ``errors``. With ``keep_spans=False``
+    the raw spans are dropped (``ConvertedTrace.trace = None``)."""
+    if log_events:  # OTLP log exports given beside the traces carry GenAI message content
+        attach_log_events(trace, log_events)
+    try:
+        item = convert_trace(trace)
+    except Exception as exc:
+        from ..results import InputError
+
+        log.debug("converting trace %s of %s failed", trace.trace_id, trace.source, exc_info=True)
+        errors.append(InputError(source=trace.source, error=(
+            f"{trace.source}: trace {trace.trace_id} could not be converted: "
+            f"{type(exc).__name__}: {one_line(exc)}")))
+        return
+    if not keep_spans:
+        item.trace = None
+    out.append(item)
+
+
+def convert_for_worker(keep_spans: bool, trace: Trace) -> list[Union[ConvertedTrace, Any]]:
+    """``convert_into`` in a reader process (no log records there: files with them are read serially)."""
+    out: list = []
+    errors: list = []
+    convert_into(trace, {}, keep_spans, out, errors)
+    return out + errors
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's text on one line (its lines joined with `` | ``)."""
+    text = str(exc).strip() or type(exc).__name__
+    return " | ".join(line.strip() for line in text.splitlines() if line.strip())
