@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_all import EVAL_SET, HELM, generate, timed
+from run_all import EVAL_SET, HELM, generate, precompile, timed
 
 SDK_EVALUATOR = """\
 from agentevals_evaluator_sdk import EvalInput, EvalResult, evaluator
@@ -93,6 +93,7 @@ def main() -> None:
     print(f"agentevals engine benchmarks (python {sys.version.split()[0]}, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f})")
     sizes = [n for n in (args.small, args.big) if n]
+    precompile()
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         sdk = config(directory, "sdk_tool_use", SDK_EVALUATOR, ".py")

@@ -43,6 +43,22 @@ def timed(cmd: list[str], repeat: int) -> tuple[float, float, int]:
     return statistics.median(times), min(times), peak
 
 
+def precompile() -> None:
+    """Write the bytecode caches that an installed package has (pip compiles on install): in an
+    environment without them (uv's default, PYTHONDONTWRITEBYTECODE) every run would first compile
+    agentevals' source, ≈ 0.3 s of CPU that no user pays."""
+    import compileall
+    import importlib.util
+    import sysconfig
+
+    dirs = {sysconfig.get_paths()["purelib"]}
+    for name in ("agentevals", "agentevals_evaluator_sdk"):
+        spec = importlib.util.find_spec(name)
+        dirs.update(spec.submodule_search_locations or () if spec else ())
+    for directory in sorted(dirs):
+        compileall.compile_dir(directory, quiet=2)
+
+
 def generate(n: int, directory: Path, session: str | None = None) -> tuple[Path, int]:
     """One Jaeger file with ``n`` copies of the helm trace (distinct trace ids; distinct sessions, or all
     in ``session``, one minute apart: a conversation of ``n`` turns)."""
@@ -77,6 +93,7 @@ def main() -> None:
     # and the store on its own below.
     os.environ["AGENTEVALS_STORE"] = str(Path(tempfile.mkdtemp(prefix="agentevals-bench-")) / "runs.sqlite")
     env_note = f"python {sys.version.split()[0]}, {os.cpu_count()} cores"
+    precompile()
     print(f"agentevals benchmarks ({env_note})")
 
     median, best, _ = timed([*cli, "--help"], args.repeat)

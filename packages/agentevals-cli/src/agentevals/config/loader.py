@@ -11,17 +11,16 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .._registry import did_you_mean
 from .._validation import loc_path
-from .._yaml import BoundedLoader
 from ..errors import ConfigError
 from ..evaluators import EVALUATOR_TYPES, BaseEvaluator
 from ..options import BuiltinThresholds, RunOptions, TrajectoryMatchType
@@ -43,28 +42,35 @@ class _Sequence(list):
     item_marks: list[tuple[int, int]]
 
 
-class _MarkedLoader(BoundedLoader, yaml.SafeLoader):
-    def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> _Sequence:  # type: ignore[override]
-        items = _Sequence(self.construct_object(child, deep=True) for child in node.value)
-        items.item_marks = [(child.start_mark.line + 1, child.start_mark.column + 1) for child in node.value]
-        return items
+@functools.cache
+def _marked_loader() -> type:
+    """The YAML loader that records marks (built on first use: a run without a config never imports yaml)."""
+    import yaml
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> _Mapping:  # type: ignore[override]
-        mapping = _Mapping()
-        mapping.line, mapping.col = node.start_mark.line + 1, node.start_mark.column + 1
-        mapping.key_marks = {}
-        for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in mapping.key_marks:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key '{key}'", key_node.start_mark)
-            mapping[key] = self.construct_object(value_node, deep=True)
-            mapping.key_marks[key] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-        return mapping
+    from .._yaml import BoundedLoader
 
+    class _MarkedLoader(BoundedLoader, yaml.SafeLoader):
+        def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> _Sequence:  # type: ignore[override]
+            items = _Sequence(self.construct_object(child, deep=True) for child in node.value)
+            items.item_marks = [(child.start_mark.line + 1, child.start_mark.column + 1) for child in node.value]
+            return items
 
-_MarkedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _MarkedLoader.construct_mapping)
-_MarkedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _MarkedLoader.construct_sequence)
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> _Mapping:  # type: ignore[override]
+            mapping = _Mapping()
+            mapping.line, mapping.col = node.start_mark.line + 1, node.start_mark.column + 1
+            mapping.key_marks = {}
+            for key_node, value_node in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in mapping.key_marks:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key '{key}'", key_node.start_mark)
+                mapping[key] = self.construct_object(value_node, deep=True)
+                mapping.key_marks[key] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            return mapping
+
+    _MarkedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _MarkedLoader.construct_mapping)
+    _MarkedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _MarkedLoader.construct_sequence)
+    return _MarkedLoader
 
 
 class RunSettings(BaseModel):
@@ -151,8 +157,10 @@ def load_config(path: str | Path) -> EvalConfig:
 
 def parse_config(text: str, *, source: str = "<config>", base_dir: Path | None = None) -> EvalConfig:
     """Parse config text; relative paths resolve against ``base_dir`` (the config file's directory)."""
+    import yaml
+
     try:
-        data = yaml.load(text, Loader=_MarkedLoader)
+        data = yaml.load(text, Loader=_marked_loader())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = _where(source, (mark.line + 1, mark.column + 1) if mark else None)
