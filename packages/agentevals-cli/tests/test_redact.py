@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from agentevals.redact import redact, redact_obj, secret_values
 
 
@@ -57,3 +59,25 @@ def test_redact_obj_walks_nested_structures_and_keys():
 def test_plain_report_text_is_unchanged():
     text = "helm.json · 3e289017 · 1 turn\n  tool_call_count_v1  INFORMATIONAL  1 calls"
     assert redact(text) == text
+
+
+_FRAGMENTS = [
+    "sk-", "sk-live-", "ghp_", "gho_", "github_pat_", "AKIA", "xoxb-", "AIza", "glpat-", "hf_", "npm_", "eyJ",
+    "Bearer ", "Basic ", "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "https://", "user",
+    ":", "@", "/", ".", " ", "\n", "a1B2c3D4e5F6g7H8", "0123456789ABCDEF", "_", "-", "=", "right", "é",
+    "sk-proj-abcdefghijklmnopqrstuvwxyz012345", "ghp_" + "A" * 36, "github_pat_" + "a1" * 20, "AKIAIOSFODNN7EXAMPLE",
+    "xoxb-123456789012-abcdefghij", "AIza" + "b" * 35, "glpat-" + "c" * 20, "hf_" + "d" * 34, "npm_" + "e" * 36,
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_FRAGMENTS), max_size=8).map("".join))
+def test_the_literal_prefilters_never_skip_a_secret(text: str):
+    # The redactor runs the token and URL patterns only on strings holding one of their literals (speed):
+    # the result must be what the patterns alone give.
+    from agentevals import redact as module
+
+    full = module._TOKEN_SHAPES.sub(module.MASK, text)
+    full = module._URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{module.MASK}@", full)
+    assert module._redact(text, None) == full

@@ -61,6 +61,12 @@ _TOKEN_SHAPES = re.compile(
         r"(?<=\bBasic )[A-Za-z0-9+/]{8,}=*",
     ])
 )
+# The literal that every alternative of ``_TOKEN_SHAPES`` contains: a string without any of them has no
+# token, and this search (no character classes to try at each position) costs a quarter of the full one.
+_TOKEN_HINT = re.compile(
+    r"-----BEGIN |sk-|gh[pousr]_|github_pat_|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|xox[abposr]-|AIza|glpat-"
+    r"|hf_|npm_|eyJ|Bearer |Basic "
+)
 # user:password@ in a URL: keep the user, hide the password.
 _URL_PASSWORD = re.compile(r"(?<=://)([^/\s:@]+):([^/\s@]+)@")
 
@@ -100,8 +106,11 @@ def _redact(text: str, pattern: re.Pattern[str] | None) -> str:
         return text
     if pattern is not None:
         text = pattern.sub(MASK, text)
-    text = _TOKEN_SHAPES.sub(MASK, text)
-    return _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{MASK}@", text)
+    if _TOKEN_HINT.search(text):
+        text = _TOKEN_SHAPES.sub(MASK, text)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{MASK}@", text)
+    return text
 
 
 def redact(text: str) -> str:
