@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from agentevals.redact import redact, redact_obj, secret_values
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from agentevals.redact import redact, redact_obj, secret_values
 
 
 @pytest.fixture(autouse=True)

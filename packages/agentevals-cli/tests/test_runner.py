@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from agentevals.traces import _collect
 from agentevals.api import prepare_run
 from agentevals.runner import run_evaluation
+from agentevals.traces import _collect
 
 ADK = Path(__file__).resolve().parent / "data" / "adk"
 
