@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from agentevals import __version__
@@ -44,6 +45,22 @@ def test_help_does_not_import_heavy_modules(argv):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "HEAVY []" in out
+
+
+def test_a_plain_run_without_a_config_does_not_import_yaml_or_the_store():
+    # The one-trace latency is mostly imports: a run with builtin metrics, no config and --no-store needs
+    # neither the YAML loader nor the store, the live server or the report templates.
+    examples = Path(__file__).resolve().parents[3] / "examples"
+    argv = ["run", str(examples / "traces" / "helm.json"), "-e", str(examples / "evalsets" / "eval_set_helm.json"),
+            "-o", "summary", "--no-store"]
+    code = (
+        "import sys\nfrom agentevals.cli import main\n"
+        f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+        "print('LOADED', [m for m in ('yaml', 'sqlite3', 'jinja2', 'fastapi', 'rich') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "tool_trajectory_avg_score" in out
+    assert "LOADED []" in out
 
 
 def test_import_agentevals_does_not_import_opentelemetry():
