@@ -7,7 +7,7 @@ converters, not the engine and its models (a tenth of a second per process).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Union
 
 from .convert import convert_trace
 from .model import ConvertedTrace, Trace
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["convert_for_worker", "convert_into", "one_line"]
 
-log = logging.getLogger("agentevals.runner")
+log = logging.getLogger("agentevals.runner")  # the engine's logger, as before this module split off
 
 
 def convert_into(trace: Trace, log_events: LogEvents, keep_spans: bool, out: list[ConvertedTrace],
@@ -42,7 +42,7 @@ def convert_into(trace: Trace, log_events: LogEvents, keep_spans: bool, out: lis
     out.append(item)
 
 
-def convert_for_worker(keep_spans: bool, trace: Trace) -> list[Union[ConvertedTrace, Any]]:
+def convert_for_worker(keep_spans: bool, trace: Trace) -> list[Union[ConvertedTrace, InputError]]:
     """``convert_into`` in a reader process (no log records there: files with them are read serially)."""
     out: list = []
     errors: list = []
