@@ -17,13 +17,19 @@ def _calls(inv: Any) -> list[dict[str, Any]]:
     return [{"name": c.name, "args": c.args} for c in inv.intermediate_steps.tool_calls]
 
 
+def _responses(inv: Any) -> list[dict[str, Any]]:
+    return [{"name": r.name, "output": _cut(r.output), "status": r.status} for r in inv.intermediate_steps.tool_responses]
+
+
 def transcript(invocations: list[Any], expected: Optional[list[Any]]) -> list[dict[str, Any]]:
-    """Per turn: user text, tool calls, response (texts cut to 2,000 characters), and the golden turn's
-    tool calls and response when there is one."""
+    """Per turn: user text, tool calls, tool responses (when any), response (texts cut to 2,000
+    characters), and the golden turn's tool calls and response when there is one."""
     turns = []
     for i, inv in enumerate(invocations):
         turn: dict[str, Any] = {"user": _cut(inv.user_content), "response": _cut(inv.final_response),
                                 "tool_calls": _calls(inv)}
+        if inv.intermediate_steps.tool_responses:
+            turn["tool_responses"] = _responses(inv)
         if expected is not None and i < len(expected):
             turn["expected_tool_calls"] = _calls(expected[i])
             turn["expected_response"] = _cut(expected[i].final_response)

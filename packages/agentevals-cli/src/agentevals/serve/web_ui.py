@@ -4,10 +4,13 @@
     /sessions/{id}        results with reasons, expected vs actual trajectory, the conversation
     /compare?a=…&b=…      two sessions' results side by side
     /trend?metric=…       a metric's score over the sessions, oldest first (an SVG chart, no script)
+    /runs…                the run store's runs: list, one run, a case, compare two, a metric's trend
+                          (``web_runs``)
 
 Everything from a trace is untrusted: templates autoescape, and pages are served with a
-Content-Security-Policy that allows no script at all. The pages read only the ``SessionStore``
-interface (and the eval sets, for the expected trajectory), so the run store can back them later.
+Content-Security-Policy that allows no script at all (nor inline styles). The session pages read only
+the ``SessionStore`` interface (and the eval sets, for the expected trajectory); the run pages read the
+``RunStore`` (``ctx.runs``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 
 from ..__about__ import __version__
+from .._transcript import transcript
+from ..protocol import InvocationData
+from .web_runs import add_run_pages, trajectory_rows
 
 __all__ = ["CSP", "add_web_ui"]
 
@@ -33,6 +39,8 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(_HERE), autoescape=True,
                              undefined=jinja2.ChainableUndefined)
     env.filters["when"] = lambda ts: time.strftime("%H:%M:%S", time.localtime(ts)) if ts else ""
+    # ISO 8601 UTC from the run store → "2026-01-02 03:04:05"
+    env.filters["iso"] = lambda text: str(text)[:19].replace("T", " ") if text else ""
     return env
 
 
@@ -42,7 +50,7 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
 
     def page(name: str, request: Request, http_status: int = 200, **values: Any) -> HTMLResponse:
         html = env.get_template(name).render(root=str(request.scope.get("root_path", "")).rstrip("/"),
-                                             version=__version__, **values)
+                                             version=__version__, section=_section(request.url.path), **values)
         return HTMLResponse(html, status_code=http_status, headers=_SECURITY_HEADERS)
 
     @app.get("/ui/app.css", include_in_schema=False)
@@ -66,8 +74,10 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
         if record is None:
             return page("sessions.html", request, 404, sessions=[], q=session_id, status="", result="", refresh=0,
                         counters=ctx.assembler.stats(), otlp=ctx.otlp)
-        return page("session.html", request, record=record, result=record.result,
-                    trajectory=_trajectory(record, ctx.settings), refresh=0)
+        turns = transcript([InvocationData.model_validate(i) for i in record.invocations],
+                           _expected(record, ctx.settings))
+        return page("session.html", request, record=record, result=record.result, turns=turns,
+                    trajectory=trajectory_rows(turns), refresh=0)
 
     @app.get("/compare", include_in_schema=False)
     async def compare(request: Request, a: str = "", b: str = "") -> HTMLResponse:
@@ -89,28 +99,25 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
         return page("trend.html", request, metrics=metrics, metric=metric, points=points, width=width,
                     height=height, pad=pad, refresh=0)
 
+    add_run_pages(app, ctx, page)
+
 
 _SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
                      "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
 
 
-def _trajectory(record: Any, settings: Any) -> list[dict[str, Any]]:
-    """Per turn: the expected tool calls (from the matched eval case) beside the actual ones."""
+def _section(path: str) -> str:
+    """Which part of the navigation a page belongs to."""
+    return "runs" if path == "/runs" or path.startswith("/runs/") else "sessions"
+
+
+def _expected(record: Any, settings: Any) -> Optional[list[Any]]:
+    """The turns of the eval case the session matched (for the expected trajectory), or None."""
     result = record.result
     if not (result and result.eval_id and settings and record.eval_set_id in settings.eval_sets):
-        return []
+        return None
     case = next((c for c in settings.eval_sets[record.eval_set_id].eval_cases if c.eval_id == result.eval_id), None)
-    if case is None:
-        return []
-    expected = [[{"name": c.name, "args": c.args} for c in inv.intermediate_steps.tool_calls] for inv in case.conversation]
-    actual = [[{"name": c.get("name"), "args": c.get("args") or {}} for c in
-               (inv.get("intermediate_steps") or {}).get("tool_calls") or []] for inv in record.invocations]
-    rows = []
-    for i in range(max(len(expected), len(actual))):
-        e = expected[i] if i < len(expected) else []
-        a = actual[i] if i < len(actual) else []
-        rows.append({"expected": e, "actual": a, "same": e == a})
-    return rows
+    return case.conversation if case is not None else None
 
 
 def _compare(store: Any, a: str, b: str) -> list[dict[str, Any]]:

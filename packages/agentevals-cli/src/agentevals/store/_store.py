@@ -183,26 +183,16 @@ class RunStore:
             raise RunNotFoundError(f"no run {ref!r} in the run store {self.location} (see 'agentevals runs list')")
         raise StoreError(f"run {ref!r} is ambiguous: {', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}")
 
-    def load_run(self, run_id: str) -> RunResult:
-        """The stored run as a ``RunResult`` (cases in order; an interrupted run has what finished)."""
+    def load_run(self, run_id: str, *, cases: Optional[list[tuple[int, CaseResult]]] = None) -> RunResult:
+        """The stored run as a ``RunResult`` (cases in order; an interrupted run has what finished).
+
+        ``cases``: what ``load_cases(run_id)`` returned, when the caller already read them (the web UI
+        needs each case's index too).
+        """
         record = self.get_run(run_id)
         extra = json.loads(self.db.execute("SELECT run_json FROM runs WHERE run_id = ?", (run_id,))[0][0] or "{}")
-        metrics: dict[int, list[MetricResult]] = {}
-        for idx, metric_json in self.db.execute(
-                "SELECT idx, metric_json FROM metric_results WHERE run_id = ? ORDER BY idx, pos", (run_id,)):
-            metrics.setdefault(idx, []).append(MetricResult.model_validate_json(metric_json))
-        cases = []
-        for idx, case_json in self.db.execute("SELECT idx, case_json FROM cases WHERE run_id = ? ORDER BY idx",
-                                              (run_id,)):
-            data = json.loads(case_json)
-            transcript = data.pop("_transcript", None)
-            case = CaseResult.model_validate({**data, "metrics": []})
-            case.metrics = metrics.get(idx, [])
-            if transcript:
-                case._transcript = transcript
-            cases.append(case)
         run = RunResult.model_validate({**extra, "cases": []})
-        run.cases = cases
+        run.cases = [case for _, case in (self.load_cases(run_id) if cases is None else cases)]
         run.run_id = run_id
         run.started_at = run.started_at or record.started_at
         run.finished_at = run.finished_at or record.finished_at
@@ -211,6 +201,27 @@ class RunStore:
         elif record.status == "live" and not run.aborted:
             run.aborted = "a live run: agentevals serve is still recording its sessions (or was killed)"
         return run
+
+    def load_cases(self, run_id: str, *, index: Optional[int] = None) -> list[tuple[int, CaseResult]]:
+        """The stored cases of a run as ``(index, case)`` in run order (an interrupted run may have gaps);
+        only the case at ``index`` when given (an empty list when there is none)."""
+        where, params = "run_id = ?", [run_id]
+        if index is not None:
+            where, params = where + " AND idx = ?", [run_id, index]
+        metrics: dict[int, list[MetricResult]] = {}
+        for idx, metric_json in self.db.execute(
+                f"SELECT idx, metric_json FROM metric_results WHERE {where} ORDER BY idx, pos", params):
+            metrics.setdefault(idx, []).append(MetricResult.model_validate_json(metric_json))
+        cases = []
+        for idx, case_json in self.db.execute(f"SELECT idx, case_json FROM cases WHERE {where} ORDER BY idx", params):
+            data = json.loads(case_json)
+            transcript = data.pop("_transcript", None)
+            case = CaseResult.model_validate({**data, "metrics": []})
+            case.metrics = metrics.get(idx, [])
+            if transcript:
+                case._transcript = transcript
+            cases.append((idx, case))
+        return cases
 
     def lookup(self, key: str, *, run_id: Optional[str] = None,
                statuses: tuple[Status, ...] = (), exclude_run: Optional[str] = None) -> Optional[list[MetricResult]]:

@@ -1,0 +1,229 @@
+"""The run pages of the web UI: the run store (the runs ``agentevals run`` and ``serve`` recorded).
+
+    /runs                          the runs, newest first; filters by text, run status and result
+    /runs/{run}                    totals, then the cases (failures first) with scores and reasons
+    /runs/{run}/cases/{index}      one case: results, expected vs actual trajectory, the conversation
+    /runs/compare?a=…&b=…          regressions, fixes and score changes from run A to run B
+    /runs/trend?metric=…           a metric's pass rate and mean score over the runs (SVG, no script)
+
+``{run}``, ``a`` and ``b`` take what ``agentevals runs show`` takes: an id, a unique prefix or ``latest``.
+Without a run store (``serve --no-store``) the pages say so; an unknown run is a 404 page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Optional
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse
+
+from ..errors import StoreError
+from ..gates import format_rate
+from ..results import CaseResult, MetricResult, Status, case_status
+
+if TYPE_CHECKING:
+    from ..store import RunRecord, RunStore
+
+__all__ = ["add_run_pages", "trajectory_rows"]
+
+_MAX_RUNS = 500
+"""Runs listed (and offered to compare); the CLI's ``runs list -n`` reaches further back."""
+_MAX_ROWS = 500
+"""Cases listed on a run's page; the filters narrow the rest down."""
+_FAILING = ("FAILED", "ERROR")
+_GROWING = ("running", "live")
+"""Run statuses whose pages refresh themselves: cases are still being added."""
+
+Page = Callable[..., HTMLResponse]
+
+
+def add_run_pages(app: FastAPI, ctx: Any, page: Page) -> None:
+    """Add the ``/runs`` pages; ``ctx.runs`` is the ``RunStore`` (or None), ``page`` renders a template."""
+
+    async def render(request: Request, title: str, build: Callable[[RunStore], tuple[str, dict[str, Any]]],
+                     *, missing_status: int = 200) -> HTMLResponse:
+        """``build(store)`` → (template, values), run on a worker thread: reading a large run must not
+        stall the OTLP receivers on the event loop (the store's connection is shared under a lock)."""
+        store: Optional[RunStore] = ctx.runs
+        if store is None:
+            return page("message.html", request, missing_status, title=title,
+                        message="No run store: serve was started with --no-store, so there are no runs to show.")
+        try:
+            template, values = await asyncio.to_thread(build, store)
+        except StoreError as exc:  # an unknown or ambiguous run id
+            return page("message.html", request, 404, title=title, message=str(exc))
+        return page(template, request, **values)
+
+    @app.get("/runs", include_in_schema=False)
+    async def runs(request: Request, q: str = "", status: str = "", result: str = "") -> HTMLResponse:
+        return await render(request, "Runs", lambda store: ("runs.html", _runs(store, q, status, result)))
+
+    @app.get("/runs/compare", include_in_schema=False)
+    async def compare(request: Request, a: str = "", b: str = "") -> HTMLResponse:
+        return await render(request, "Compare runs", lambda store: ("runs_compare.html", _compare(store, a, b)))
+
+    @app.get("/runs/trend", include_in_schema=False)
+    async def trend(request: Request, metric: str = "", limit: int = 50) -> HTMLResponse:
+        return await render(request, "Trend over runs", lambda store: ("runs_trend.html", _trend(store, metric, limit)))
+
+    @app.get("/runs/{run}", include_in_schema=False)
+    async def run_page(request: Request, run: str, q: str = "", status: str = "", metric: str = "") -> HTMLResponse:
+        return await render(request, "Run", lambda store: ("run.html", _run(store, run, q, status, metric)),
+                            missing_status=404)
+
+    @app.get("/runs/{run}/cases/{index}", include_in_schema=False)
+    async def case_page(request: Request, run: str, index: int) -> HTMLResponse:
+        return await render(request, "Case", lambda store: ("run_case.html", _case(store, run, index)),
+                            missing_status=404)
+
+
+def _runs(store: RunStore, q: str, status: str, result: str) -> dict[str, Any]:
+    from ..store import RUN_STATUSES
+
+    rows = [_run_row(store, r) for r in store.list_runs(limit=_MAX_RUNS)]
+    needle = q.strip().lower()
+    shown = [r for r in rows
+             if (not status or r["status"] == status)
+             and (not result or (result == "failed") == bool(r["failed"]))
+             and (not needle or needle in r["run_id"].lower() or needle in r["command"].lower())]
+    # A run still in progress (serve's live run, a batch run in another terminal) keeps growing.
+    refresh = 10 if any(r["status"] in _GROWING for r in shown) else 0
+    return {"runs": shown, "total": len(rows), "q": q, "status": status, "result": result, "refresh": refresh,
+            "statuses": RUN_STATUSES}
+
+
+def _compare(store: RunStore, a: str, b: str) -> dict[str, Any]:
+    from ..compare import compare_runs
+
+    choices = store.list_runs(limit=_MAX_RUNS)
+    if not (a and b):  # preselect the two newest runs: "what did my last change do?"
+        return {"choices": choices, "comparison": None,
+                "a": a or (choices[1].run_id if len(choices) > 1 else ""),
+                "b": b or (choices[0].run_id if choices else "")}
+    id_a, id_b = store.resolve(a), store.resolve(b)
+    run_a, run_b = store.load_run(id_a), store.load_run(id_b)
+    comparison = compare_runs(run_a, run_b, baseline_label=id_a, current_label=id_b)
+    flagged = {id(r) for r in (*comparison.regressions, *comparison.fixes)}
+    return {"choices": choices, "a": id_a, "b": id_b, "comparison": comparison,
+            "moved": [r for r in comparison.deltas if id(r) not in flagged],
+            "totals": {"a": _rate(run_a.totals()), "b": _rate(run_b.totals())}}
+
+
+def _trend(store: RunStore, metric: str, limit: int) -> dict[str, Any]:
+    from ..store import metric_names, metric_trend
+
+    names = metric_names(store)
+    metric = metric or (names[0] if names else "")
+    limit = max(1, min(limit, _MAX_RUNS))
+    points = metric_trend(store, metric, limit) if metric else []
+    return {"metrics": names, "metric": metric, "limit": limit, **_chart(points)}
+
+
+def _run(store: RunStore, ref: str, q: str, status: str, metric: str) -> dict[str, Any]:
+    run_id = store.resolve(ref)
+    record = store.get_run(run_id)
+    pairs = store.load_cases(run_id)
+    run = store.load_run(run_id, cases=pairs)
+    totals = run.totals()
+    rows = [_case_row(idx, case) for idx, case in pairs]
+    matching = [r for r in rows if _matches(r, q.strip().lower(), status, metric)]
+    matching.sort(key=lambda r: r["status"] not in _FAILING)  # failures first, else run order (stable)
+    return {"record": record, "run": run, "totals": totals, "rate": _rate(totals),
+            "metric_rates": [(name, e, format_rate(e["pass_rate"], e["passed"], e["evaluated"]))
+                             for name, e in totals["metrics"].items()],
+            "cases": matching[:_MAX_ROWS], "matching": len(matching), "q": q, "status": status, "metric": metric,
+            "statuses": [s.value for s in Status], "refresh": 10 if record.status in _GROWING else 0}
+
+
+def _case(store: RunStore, ref: str, index: int) -> dict[str, Any]:
+    from ..report._format import fmt_perf
+
+    run_id = store.resolve(ref)
+    found = store.load_cases(run_id, index=index)
+    if not found:
+        raise StoreError(f"run {run_id} has no case #{index}")
+    case = found[0][1]
+    turns = case._transcript
+    return {"run_id": run_id, "index": index, "case": case, "status": case_status(case).value,
+            "metrics": case.metrics, "turns": turns, "trajectory": trajectory_rows(turns),
+            "perf": fmt_perf(case.performance_metrics)}
+
+
+def trajectory_rows(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per turn of a transcript (``agentevals._transcript``): the expected tool calls beside the actual
+    ones; empty when no turn has an expected one (the case matched no eval case)."""
+    if not any("expected_tool_calls" in t for t in turns):
+        return []
+    rows = []
+    for turn in turns:
+        expected, actual = turn.get("expected_tool_calls") or [], turn.get("tool_calls") or []
+        rows.append({"expected": expected, "actual": actual, "same": expected == actual})
+    return rows
+
+
+def _rate(totals: dict[str, Any]) -> str:
+    cases = totals["cases"]
+    evaluated = sum(cases.get(s, 0) for s in ("PASSED", *_FAILING))
+    return format_rate(totals.get("pass_rate"), cases.get("PASSED", 0), evaluated)
+
+
+def _run_row(store: RunStore, record: RunRecord) -> dict[str, Any]:
+    """One line of ``/runs``, as ``agentevals runs list`` prints it."""
+    from ..store import case_counts
+
+    totals = record.totals
+    if totals:
+        cases = totals.get("cases", {})
+        rate = format_rate(totals.get("pass_rate"))
+    else:  # still running (or killed): count what it stored so far
+        cases = case_counts(store, record.run_id)
+        evaluated = sum(cases.get(s, 0) for s in ("PASSED", *_FAILING))
+        rate = format_rate(cases.get("PASSED", 0) / evaluated if evaluated else None)
+    return {"run_id": record.run_id, "started_at": record.started_at, "status": record.status,
+            "command": record.command, "cases": cases.get("total", 0),
+            "failed": sum(cases.get(s, 0) for s in _FAILING), "pass_rate": rate, "exit_code": record.exit_code}
+
+
+def _case_row(index: int, case: CaseResult) -> dict[str, Any]:
+    return {"index": index, "case_id": case.case_id, "eval_id": case.eval_id, "status": case_status(case).value,
+            "score": case.score, "metrics": [_metric_cell(m) for m in case.metrics]}
+
+
+def _metric_cell(m: MetricResult) -> dict[str, Any]:
+    from ..report._format import fmt_num
+
+    return {"name": m.name, "status": m.status.value, "score": fmt_num(m.score if m.score is not None else m.value),
+            "why": m.error or m.reason or ""}
+
+
+def _matches(row: dict[str, Any], needle: str, status: str, metric: str) -> bool:
+    """A case is shown when one of its results has ``status`` (FAILING: failed or error) for ``metric``
+    (any when empty), and ``needle`` is in its id, eval id or a reason."""
+    def result_ok(cell: dict[str, Any]) -> bool:
+        ok_status = not status or (cell["status"] in _FAILING if status == "FAILING" else cell["status"] == status)
+        return ok_status and (not metric or cell["name"] == metric)
+
+    if (status or metric) and not any(result_ok(c) for c in row["metrics"]):
+        return False
+    text = " ".join([row["case_id"], row["eval_id"] or "", *(c["why"] for c in row["metrics"])]).lower()
+    return not needle or needle in text
+
+
+_WIDTH, _HEIGHT, _PAD = 720, 220, 16
+
+
+def _chart(points: list[dict[str, Any]]) -> dict[str, Any]:
+    """Positions for the trend SVG: x by run (oldest left), y from 0 (bottom) to 1 (top)."""
+    step = (_WIDTH - 2 * _PAD) / max(1, len(points) - 1)
+
+    def y(value: Optional[float]) -> Optional[float]:
+        return None if value is None else round(_HEIGHT - _PAD - value * (_HEIGHT - 2 * _PAD), 1)
+
+    placed = [{**p, "x": round(_PAD + i * step if len(points) > 1 else _WIDTH / 2, 1),
+               "rate_y": y(p["pass_rate"]), "score_y": y(p["mean_score"]),
+               "rate": format_rate(p["pass_rate"])} for i, p in enumerate(points)]
+    return {"points": placed, "width": _WIDTH, "height": _HEIGHT, "pad": _PAD,
+            "rate_line": " ".join(f"{p['x']},{p['rate_y']}" for p in placed if p["rate_y"] is not None),
+            "score_line": " ".join(f"{p['x']},{p['score_y']}" for p in placed if p["score_y"] is not None)}
