@@ -74,7 +74,7 @@ def add_run_pages(app: FastAPI, ctx: Any, page: Page) -> None:
                             missing_status=404)
 
     @app.get("/runs/{run}/cases/{index}", include_in_schema=False)
-    async def case_page(request: Request, run: str, index: int) -> HTMLResponse:
+    async def case_page(request: Request, run: str, index: str) -> HTMLResponse:  # a bad index is a 404 page too
         return await render(request, "Case", lambda store: ("run_case.html", _case(store, run, index)),
                             missing_status=404)
 
@@ -137,16 +137,16 @@ def _run(store: RunStore, ref: str, q: str, status: str, metric: str) -> dict[st
             "statuses": [s.value for s in Status], "refresh": 10 if record.status in _GROWING else 0}
 
 
-def _case(store: RunStore, ref: str, index: int) -> dict[str, Any]:
+def _case(store: RunStore, ref: str, index: str) -> dict[str, Any]:
     from ..report._format import fmt_perf
 
     run_id = store.resolve(ref)
-    found = store.load_cases(run_id, index=index)
+    found = store.load_cases(run_id, index=int(index)) if index.isdigit() else []
     if not found:
         raise StoreError(f"run {run_id} has no case #{index}")
-    case = found[0][1]
+    (position, case), = found
     turns = case._transcript
-    return {"run_id": run_id, "index": index, "case": case, "status": case_status(case).value,
+    return {"run_id": run_id, "index": position, "case": case, "status": case_status(case).value,
             "metrics": case.metrics, "turns": turns, "trajectory": trajectory_rows(turns),
             "perf": fmt_perf(case.performance_metrics)}
 
