@@ -150,7 +150,7 @@ def test_run_pages_in_chromium(two_runs):
         text = browser.js("document.body.innerText")
         assert f"Case {BAD}" in text and "eval case helm_list_releases" in text
         assert browser.js("Array.from(document.querySelector('table.trajectory tr.differs').cells)"
-                          ".map(c => c.innerText.trim())") == ["1", "helm_list_releases({})", ""]
+                          ".map(c => c.innerText.trim())") == ["1", "helm_list_releases({})", "(none)"]
         assert "tool_trajectory_avg_score\tFAILED\t0.000" in text
         assert "Turn 1\nUSER\n" in text and "AGENT\n" in text
 
