@@ -23,7 +23,6 @@ from agentevals.serve.sessions import SessionAssembler
 from agentevals.serve.store import MemorySessionStore
 from agentevals.serve.web_ui import CSP
 from agentevals.store import RunStore
-
 from support.chromium import Browser, find_chromium
 
 REPO = Path(__file__).resolve().parents[4]
