@@ -247,6 +247,7 @@ def test_status_codes_and_headers(two_runs):
         assert f"run {first} has no case #99" in get(f"/runs/{first}/cases/99").text
         assert get(f"/runs/compare?a=nope&b={second}").status_code == 404
         assert get(f"/runs/{first}/cases/x").status_code == 404  # not an index: the same page, not FastAPI's JSON
+        assert get("/runs/trend?limit=x").status_code == 200  # the default number of runs
 
 
 def test_without_a_run_store_the_pages_say_so(tmp_path):
@@ -255,5 +256,23 @@ def test_without_a_run_store_the_pages_say_so(tmp_path):
                              ("/runs/latest", 404), ("/runs/latest/cases/0", 404)):
             response = requests.get(base + path, timeout=10)
             assert response.status_code == status, path
-            assert "No run store: serve was started with --no-store" in response.text, path
+            assert "No run store: this server records no runs (serve --no-store)" in response.text, path
         assert requests.get(f"{base}/", timeout=10).status_code == 200  # the sessions page is unaffected
+
+
+def test_a_broken_store_is_one_line_not_a_traceback(tmp_path):
+    import sqlite3
+
+    location = str(tmp_path / "runs.sqlite")
+    db = RunStore.open(location)
+    _, run_id = hostile_runs(db)
+    db.close()
+    with ui(location) as base:
+        other = sqlite3.connect(location)  # someone else's hands on the database
+        other.execute("DROP TABLE metric_results")
+        other.commit()
+        other.close()
+        response = requests.get(f"{base}/runs/{run_id}", timeout=10)
+    assert response.status_code == 503
+    assert "The run store could not be read: OperationalError: no such table: metric_results" in response.text
+    assert "Traceback" not in response.text

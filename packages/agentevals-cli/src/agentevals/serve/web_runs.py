@@ -13,6 +13,7 @@ Without a run store (``serve --no-store``) the pages say so; an unknown run is a
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from ..store import RunRecord, RunStore
 
 __all__ = ["add_run_pages", "trajectory_rows"]
+
+log = logging.getLogger(__name__)
 
 _MAX_RUNS = 500
 """Runs listed (and offered to compare); the CLI's ``runs list -n`` reaches further back."""
@@ -49,11 +52,16 @@ def add_run_pages(app: FastAPI, ctx: Any, page: Page) -> None:
         store: Optional[RunStore] = ctx.runs
         if store is None:
             return page("message.html", request, missing_status, title=title,
-                        message="No run store: serve was started with --no-store, so there are no runs to show.")
+                        message="No run store: this server records no runs (serve --no-store), so there are none to show.")
         try:
             template, values = await asyncio.to_thread(build, store)
         except StoreError as exc:  # an unknown or ambiguous run id
             return page("message.html", request, 404, title=title, message=str(exc))
+        except Exception as exc:  # the database itself (locked, gone): one line, never a traceback
+            cause = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            log.warning("web UI: run store %s: %s: %s", store.location, type(exc).__name__, cause)
+            return page("message.html", request, 503, title=title,
+                        message=f"The run store could not be read: {type(exc).__name__}: {cause}")
         return page(template, request, **values)
 
     @app.get("/runs", include_in_schema=False)
@@ -65,7 +73,7 @@ def add_run_pages(app: FastAPI, ctx: Any, page: Page) -> None:
         return await render(request, "Compare runs", lambda store: ("runs_compare.html", _compare(store, a, b)))
 
     @app.get("/runs/trend", include_in_schema=False)
-    async def trend(request: Request, metric: str = "", limit: int = 50) -> HTMLResponse:
+    async def trend(request: Request, metric: str = "", limit: str = "50") -> HTMLResponse:
         return await render(request, "Trend over runs", lambda store: ("runs_trend.html", _trend(store, metric, limit)))
 
     @app.get("/runs/{run}", include_in_schema=False)
@@ -111,14 +119,14 @@ def _compare(store: RunStore, a: str, b: str) -> dict[str, Any]:
             "totals": {"a": _rate(run_a.totals()), "b": _rate(run_b.totals())}}
 
 
-def _trend(store: RunStore, metric: str, limit: int) -> dict[str, Any]:
+def _trend(store: RunStore, metric: str, limit: str) -> dict[str, Any]:
     from ..store import metric_names, metric_trend
 
     names = metric_names(store)
     metric = metric or (names[0] if names else "")
-    limit = max(1, min(limit, _MAX_RUNS))
-    points = metric_trend(store, metric, limit) if metric else []
-    return {"metrics": names, "metric": metric, "limit": limit, **_chart(points)}
+    runs = max(1, min(int(limit), _MAX_RUNS)) if limit.strip().isdigit() else 50
+    points = metric_trend(store, metric, runs) if metric else []
+    return {"metrics": names, "metric": metric, "limit": runs, **_chart(points)}
 
 
 def _run(store: RunStore, ref: str, q: str, status: str, metric: str) -> dict[str, Any]:
