@@ -60,6 +60,12 @@ def test_report_filters_work_and_console_stays_clean(tmp_path):
         assert opened is True
         assert "tool calls\n(no tool calls)\nexpected tool calls\nhelm_list_releases({})" in text
         assert "expected\tactual" in text or "expected actual" in text.replace("\t", " ")
+        # a case with a tool call shows what the tool answered
+        browser.js("(() => { const t = document.getElementById('f-text'); t.value = '3e289017';"
+                   " t.dispatchEvent(new Event('input')); })()")
+        browser.js("document.getElementById('expand').click()")
+        text = browser.js("document.querySelector('details.case:not([hidden])').innerText")
+        assert 'tool calls\nhelm_list_releases({})\ntool responses\nhelm_list_releases: {"content"' in text
         # a link with a filter in its hash opens filtered
         browser.open(report.as_uri() + "#status=PASSED&metric=tool_trajectory_avg_score",
                      ready="document.body && document.body.dataset.ready === '1'")

@@ -152,6 +152,11 @@ def test_run_pages_in_chromium(two_runs):
                           ".map(c => c.innerText.trim())") == ["1", "helm_list_releases({})", "(none)"]
         assert "tool_trajectory_avg_score\tFAILED\t0.000" in text
         assert "Turn 1\nUSER\n" in text and "AGENT\n" in text
+        browser.open(f"{base}/runs/{first}?q={GOOD}")
+        browser.open(browser.js("document.querySelector('table.cases tbody a').href"))
+        text = browser.js("document.body.innerText")
+        assert "TOOL CALL\nhelm_list_releases({})" in text and "TOOL RESPONSE · HELM_LIST_RELEASES\n{\"content\"" in text
+        assert browser.js("document.querySelector('table.trajectory tr.same')") is not None
 
         # compare: the two newest runs are preselected; submitting shows the regression the threshold made
         browser.open(f"{base}/runs/compare")
