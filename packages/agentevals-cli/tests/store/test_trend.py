@@ -36,10 +36,10 @@ def test_metric_trend_per_run_oldest_first(store_url):
     trend = metric_trend(store, "traj")
     assert [p["run_id"] for p in trend] == ["r1", "r2"]  # r3 has no traj result
     first, second = trend
-    assert first["pass_rate"] == 0.5 and first["mean_score"] == 0.5 and first["count"] == 2
+    assert first["pass_rate"] == 0.5 and first["mean_score"] == 0.5 and first["rows"] == 2
     assert first["started_at"] == "2026-01-01T00:00:00Z"
     # ERROR counts as evaluated and failing, NOT_EVALUATED not at all; only scored rows make the mean
-    assert second["pass_rate"] == 0.5 and second["mean_score"] == 1.0 and second["count"] == 3
+    assert second["pass_rate"] == 0.5 and second["mean_score"] == 1.0 and second["rows"] == 3
     assert second["passed"] == 1 and second["evaluated"] == 2
 
     (only,) = metric_trend(store, "traj", limit=1)
