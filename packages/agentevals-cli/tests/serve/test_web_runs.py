@@ -281,3 +281,50 @@ def test_a_broken_store_is_one_line_not_a_traceback(tmp_path):
     assert response.status_code == 503
     assert "The run store could not be read: OperationalError: no such table: metric_results" in response.text
     assert "Traceback" not in response.text
+
+
+def serve_records_runs() -> bool:
+    """Whether this ``agentevals serve`` records its sessions in the run store (``--store``)."""
+    from agentevals.cli import cli
+    from click.testing import CliRunner
+
+    return "--store" in CliRunner().invoke(cli, ["serve", "--help"]).output
+
+
+@needs_chromium
+def test_live_sessions_and_batch_runs_side_by_side(serve, tmp_path):
+    """A real ``serve --store`` receiving a plain-OTLP agent, beside a real ``agentevals run`` in the same store."""
+    if not serve_records_runs():
+        pytest.skip("this agentevals serve does not record sessions in the run store (no --store)")
+    pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from support.weather_agent import QUESTION, run_weather_agent, weather_eval_set
+
+    store = tmp_path / "runs.sqlite"
+    batch = agentevals_run(store)
+    weather_eval_set(tmp_path)
+    server = serve("--eval-sets", str(tmp_path), "--store", str(store))
+    ui_base = server.api.removesuffix("/api")
+    trace_id = run_weather_agent(OTLPSpanExporter(endpoint=f"{server.otlp_http}/v1/traces"))
+    server.wait_for_session(lambda s: s["session_id"] == trace_id)
+    with Browser() as browser:
+        deadline = time.monotonic() + 30
+        while True:  # the live run's row counts the session once it is recorded
+            browser.open(f"{ui_base}/runs?status=live")
+            live = browser.js("Array.from(document.querySelectorAll('table.runs tbody tr')).map(r => Array.from(r.cells).map(c => c.innerText.trim()))")
+            if (live and live[0][3] == "1") or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert len(live) == 1 and live[0][2:6] == ["live", "1", "0", "100.00%"], live
+        assert browser.js("document.querySelector('meta[http-equiv=refresh]').content") == "10"
+        browser.open(f"{ui_base}/runs")
+        assert rows(browser, "table.runs") == [live[0][0], batch]  # live and batch results together
+        browser.open(f"{ui_base}/runs/{live[0][0]}")
+        assert rows(browser, "table.cases") == [trace_id]
+        browser.open(browser.js("document.querySelector('table.cases tbody a').href"))
+        text = browser.js("document.body.innerText")
+        assert QUESTION in text and "TOOL RESPONSE · GET_WEATHER\nsunny" in text
+        assert browser.js("document.querySelector('table.trajectory tr.same')") is not None
+        browser.open(f"{ui_base}/runs/trend?metric=tool_trajectory_avg_score")
+        assert browser.js("document.querySelectorAll('svg.trend g.run').length") == 2  # the batch run, the live one
+        assert browser.errors == [], browser.messages
