@@ -283,19 +283,9 @@ def test_a_broken_store_is_one_line_not_a_traceback(tmp_path):
     assert "Traceback" not in response.text
 
 
-def serve_records_runs() -> bool:
-    """Whether this ``agentevals serve`` records its sessions in the run store (``--store``)."""
-    from agentevals.cli import cli
-    from click.testing import CliRunner
-
-    return "--store" in CliRunner().invoke(cli, ["serve", "--help"]).output
-
-
 @needs_chromium
 def test_live_sessions_and_batch_runs_side_by_side(serve, tmp_path):
     """A real ``serve --store`` receiving a plain-OTLP agent, beside a real ``agentevals run`` in the same store."""
-    if not serve_records_runs():
-        pytest.skip("this agentevals serve does not record sessions in the run store (no --store)")
     pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from support.weather_agent import QUESTION, run_weather_agent, weather_eval_set
