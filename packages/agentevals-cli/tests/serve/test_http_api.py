@@ -25,7 +25,8 @@ def test_health_config_metrics_openapi(serve):
     assert names["token_usage_v1"]["informational"] is True
     schema = requests.get(server.api.removesuffix("/api") + "/openapi.json", timeout=10).json()
     for path in ("/api/health", "/api/config", "/api/metrics", "/api/validate/eval-set", "/api/convert",
-                 "/api/evaluate", "/api/evaluate/stream", "/api/sessions", "/api/sessions/{session_id}"):
+                 "/api/evaluate", "/api/evaluate/stream", "/api/sessions", "/api/sessions/{session_id}",
+                 "/api/sessions/compare", "/api/runs", "/api/runs/{run}", "/api/runs/compare"):
         assert path in schema["paths"], path
 
 

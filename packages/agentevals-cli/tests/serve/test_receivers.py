@@ -35,6 +35,13 @@ def test_sdk_over_otlp_http_is_evaluated(serve, tmp_path):
     _check_evaluated(server, trace_id, status="PASSED")
     wrong = run_weather_agent(OTLPSpanExporter(endpoint=f"{server.otlp_http}/v1/traces"), city="Rome")
     _check_evaluated(server, wrong, status="FAILED")
+    compared = server.get(f"/sessions/compare?a={trace_id}&b={wrong}").json()["data"]
+    (row,) = compared["metrics"]
+    assert row["name"] == "tool_trajectory_avg_score"
+    assert (row["a"]["status"], row["b"]["status"]) == ("PASSED", "FAILED")
+    assert row["delta"] == pytest.approx(row["b"]["score"] - row["a"]["score"]) and row["delta"] < 0
+    missing = server.get(f"/sessions/compare?a={trace_id}&b=nope")
+    assert missing.status_code == 404 and "no evaluated session 'nope'" in missing.json()["error"]
 
 
 def test_sdk_over_otlp_grpc_is_evaluated(serve, tmp_path):

@@ -126,6 +126,23 @@ def summarize(record: SessionRecord) -> dict[str, Any]:
     }
 
 
+def compare_sessions(store: Any, a: str, b: str) -> list[dict[str, Any]]:
+    """Two evaluated live sessions' results per metric (``a`` first): ``name``, ``a``, ``b`` (``MetricResult``
+    or None when a side lacks the metric) and ``delta`` (b - a when both are scored). ``[]`` when either
+    session is unknown or not evaluated. The UI's ``/compare`` and ``GET /api/sessions/compare`` show it."""
+    left, right = (store.get(a) if a else None), (store.get(b) if b else None)
+    if not (left and right and left.result and right.result):
+        return []
+    by_a = {m.name: m for m in left.result.metrics}
+    by_b = {m.name: m for m in right.result.metrics}
+    rows = []
+    for name in [*by_a, *(n for n in by_b if n not in by_a)]:
+        ma, mb = by_a.get(name), by_b.get(name)
+        delta = (mb.score - ma.score) if ma and mb and ma.score is not None and mb.score is not None else None
+        rows.append({"name": name, "a": ma, "b": mb, "delta": delta})
+    return rows
+
+
 def list_runs(store: RunStore, limit: int = 20) -> list[dict[str, Any]]:
     """The latest runs, newest first, as ``agentevals runs list --json`` prints them."""
     return [dict(r.__dict__) for r in store.list_runs(limit=max(1, limit))]

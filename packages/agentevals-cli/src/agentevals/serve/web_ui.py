@@ -26,6 +26,7 @@ from fastapi.responses import HTMLResponse, Response
 from ..__about__ import __version__
 from .._transcript import transcript
 from ..protocol import InvocationData
+from . import operations
 from .web_runs import add_run_pages, trajectory_rows
 
 __all__ = ["CSP", "add_web_ui"]
@@ -82,7 +83,8 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
     @app.get("/compare", include_in_schema=False)
     async def compare(request: Request, a: str = "", b: str = "") -> HTMLResponse:
         choices = [r.session_id for r in ctx.store.list(limit=500) if r.result is not None]
-        return page("compare.html", request, choices=choices, a=a, b=b, rows=_compare(ctx.store, a, b), refresh=0)
+        rows = operations.compare_sessions(ctx.store, a, b)
+        return page("compare.html", request, choices=choices, a=a, b=b, rows=rows, refresh=0)
 
 
     @app.get("/trend", include_in_schema=False)
@@ -118,18 +120,3 @@ def _expected(record: Any, settings: Any) -> Optional[list[Any]]:
         return None
     case = next((c for c in settings.eval_sets[record.eval_set_id].eval_cases if c.eval_id == result.eval_id), None)
     return case.conversation if case is not None else None
-
-
-def _compare(store: Any, a: str, b: str) -> list[dict[str, Any]]:
-    left, right = (store.get(a) if a else None), (store.get(b) if b else None)
-    if not (left and right and left.result and right.result):
-        return []
-    by_a = {m.name: m for m in left.result.metrics}
-    by_b = {m.name: m for m in right.result.metrics}
-    rows = []
-    for name in [*by_a, *(n for n in by_b if n not in by_a)]:
-        ma: Optional[Any] = by_a.get(name)
-        mb: Optional[Any] = by_b.get(name)
-        delta = (mb.score - ma.score) if ma and mb and ma.score is not None and mb.score is not None else None
-        rows.append({"name": name, "a": ma, "b": mb, "delta": delta})
-    return rows
