@@ -21,7 +21,7 @@ from .results import MetricResult, RunResult, Status
 if TYPE_CHECKING:
     from .store import RunStore
 
-__all__ = ["Comparison", "RowChange", "compare_runs", "load_baseline"]
+__all__ = ["Comparison", "RowChange", "compare_runs", "compare_stored", "load_baseline"]
 
 _FAILING = (Status.FAILED, Status.ERROR)
 
@@ -68,6 +68,12 @@ class Comparison:
     """Rows scored in both runs whose score changed, largest drop first."""
     only_before: int = 0
     """Rows of the baseline that the current run does not have."""
+
+    @property
+    def moved(self) -> list[RowChange]:
+        """The score changes that are neither a regression nor a fix."""
+        flagged = {id(r) for r in (*self.regressions, *self.fixes)}
+        return [r for r in self.deltas if id(r) not in flagged]
 
     def as_dict(self) -> dict:
         def rows(items: list[RowChange]) -> list[dict]:
@@ -116,6 +122,14 @@ def compare_runs(baseline: RunResult, current: RunResult, *, baseline_label: str
     result.only_before = len(before.keys() - after.keys())
     result.deltas.sort(key=lambda c: c.delta or 0.0)
     return result
+
+
+def compare_stored(store: RunStore, a: str, b: str = "latest") -> tuple[Comparison, RunResult, RunResult]:
+    """Stored run ``a`` (the baseline; id, unique prefix or ``latest``) against ``b``, labelled by their run
+    ids, with the two runs. ``runs compare``, the API, MCP and the UI's compare page all show this."""
+    id_a, id_b = store.resolve(a), store.resolve(b)
+    run_a, run_b = store.load_run(id_a), store.load_run(id_b)
+    return compare_runs(run_a, run_b, baseline_label=id_a, current_label=id_b), run_a, run_b
 
 
 def load_baseline(ref: str, store: Optional[RunStore]) -> tuple[RunResult, str]:

@@ -92,14 +92,14 @@ def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str])
 
     Exit 1 when RUN_B has regressions.
     """
-    from ..compare import compare_runs
+    from ..compare import compare_stored
 
     db = _open(store)
     try:
-        a, b = db.resolve(run_a), db.resolve(run_b)
-        comparison = compare_runs(db.load_run(a), db.load_run(b), baseline_label=a, current_label=b)
+        comparison = compare_stored(db, run_a, run_b)[0]
     finally:
         db.close()
+    a, b = comparison.baseline, comparison.current
     if as_json:
         click.echo(json.dumps(comparison.as_dict(), indent=2))
     else:
@@ -108,8 +108,7 @@ def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str])
         for label, rows in (("regression", comparison.regressions), ("fix", comparison.fixes)):
             for r in rows:
                 click.echo(f"  {label}: {r.describe()}")
-        moved = [r for r in comparison.deltas if r not in comparison.regressions and r not in comparison.fixes]
-        for r in moved:
+        for r in comparison.moved:
             click.echo(f"  score {r.delta:+.3f}: {r.describe()}")
         if comparison.only_before:
             click.echo(f"  {comparison.only_before} result(s) of {a} are not in {b}")

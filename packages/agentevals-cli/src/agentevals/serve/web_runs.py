@@ -103,19 +103,16 @@ def _runs(store: RunStore, q: str, status: str, result: str) -> dict[str, Any]:
 
 
 def _compare(store: RunStore, a: str, b: str) -> dict[str, Any]:
-    from ..compare import compare_runs
+    from ..compare import compare_stored
 
     choices = store.list_runs(limit=_MAX_RUNS)
     if not (a and b):  # preselect the two newest runs: "what did my last change do?"
         return {"choices": choices, "comparison": None,
                 "a": a or (choices[1].run_id if len(choices) > 1 else ""),
                 "b": b or (choices[0].run_id if choices else "")}
-    id_a, id_b = store.resolve(a), store.resolve(b)
-    run_a, run_b = store.load_run(id_a), store.load_run(id_b)
-    comparison = compare_runs(run_a, run_b, baseline_label=id_a, current_label=id_b)
-    flagged = {id(r) for r in (*comparison.regressions, *comparison.fixes)}
-    return {"choices": choices, "a": id_a, "b": id_b, "comparison": comparison,
-            "moved": [r for r in comparison.deltas if id(r) not in flagged],
+    comparison, run_a, run_b = compare_stored(store, a, b)
+    return {"choices": choices, "a": comparison.baseline, "b": comparison.current, "comparison": comparison,
+            "moved": comparison.moved,
             "totals": {"a": _rate(run_a.totals()), "b": _rate(run_b.totals())}}
 
 
