@@ -186,12 +186,14 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
     @app.get("/api/sessions/compare", summary="Two evaluated live sessions' results per metric, with score deltas")
     async def compare_sessions(a: str, b: str) -> dict[str, Any]:
+        records = []
         for session_id in (a, b):
             record = ctx.store.get(session_id)
             if record is None or record.result is None:
                 raise HTTPException(404, f"no evaluated session '{session_id}' (it may still be collecting, "
                                          "or was forgotten)")
-        rows = operations.compare_sessions(ctx.store, a, b)
+            records.append(record)
+        rows = operations.compare_sessions(*records)
         return _ok({"a": a, "b": b, "metrics": [
             {**row, "a": row["a"].model_dump(mode="json") if row["a"] else None,
              "b": row["b"].model_dump(mode="json") if row["b"] else None} for row in rows]})

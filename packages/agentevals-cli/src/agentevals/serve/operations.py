@@ -126,13 +126,11 @@ def summarize(record: SessionRecord) -> dict[str, Any]:
     }
 
 
-def compare_sessions(store: Any, a: str, b: str) -> list[dict[str, Any]]:
-    """Two evaluated live sessions' results per metric (``a`` first): ``name``, ``a``, ``b`` (``MetricResult``
-    or None when a side lacks the metric) and ``delta`` (b - a when both are scored). ``[]`` when either
-    session is unknown or not evaluated. The UI's ``/compare`` and ``GET /api/sessions/compare`` show it."""
-    left, right = (store.get(a) if a else None), (store.get(b) if b else None)
-    if not (left and right and left.result and right.result):
-        return []
+def compare_sessions(left: SessionRecord, right: SessionRecord) -> list[dict[str, Any]]:
+    """Two evaluated live sessions' results per metric (``left`` first): ``name``, ``a``, ``b``
+    (``MetricResult`` or None when a side lacks the metric) and ``delta`` (b - a when both are scored).
+    The UI's ``/compare`` and ``GET /api/sessions/compare`` show it."""
+    assert left.result is not None and right.result is not None
     by_a = {m.name: m for m in left.result.metrics}
     by_b = {m.name: m for m in right.result.metrics}
     rows = []
@@ -189,8 +187,7 @@ def run_summary(store: RunStore, ref: str = "latest", *, rows: int = 50) -> dict
 
 def compare_stored_runs(store: RunStore, a: str, b: str = "latest") -> dict[str, Any]:
     """What changed from stored run ``a`` (the baseline) to ``b``, as ``agentevals runs compare A B --json``."""
-    from ..compare import compare_runs
+    from ..compare import compare_stored
 
-    run_a, run_b = store.resolve(a), store.resolve(b)
-    comparison = compare_runs(store.load_run(run_a), store.load_run(run_b), baseline_label=run_a, current_label=run_b)
+    comparison = compare_stored(store, a, b)[0]
     return {**comparison.as_dict(), "headline": comparison.headline()}

@@ -83,7 +83,9 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
     @app.get("/compare", include_in_schema=False)
     async def compare(request: Request, a: str = "", b: str = "") -> HTMLResponse:
         choices = [r.session_id for r in ctx.store.list(limit=500) if r.result is not None]
-        rows = operations.compare_sessions(ctx.store, a, b)
+        left, right = (ctx.store.get(a) if a else None), (ctx.store.get(b) if b else None)
+        evaluated = left and right and left.result and right.result
+        rows = operations.compare_sessions(left, right) if evaluated else []
         return page("compare.html", request, choices=choices, a=a, b=b, rows=rows, refresh=0)
 
 
