@@ -24,11 +24,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from run_all import EVAL_SET, EXAMPLES, generate
 
+_TIMES = {"duration_ms", "started_at", "finished_at"}
+"""When things ran: they differ between any two runs (the engine tests compare runs without them too)."""
+
 
 def comparable(run: object) -> object:
     def strip(value: object) -> object:
         if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k != "duration_ms"}
+            return {k: strip(v) for k, v in value.items() if k not in _TIMES}
         if isinstance(value, list):
             return [strip(v) for v in value]
         return value
