@@ -454,3 +454,37 @@ def test_fuzz_every_route_from_the_openapi_schema(live: Live, capsys) -> None:
     assert failures == []
     assert len(walked) >= 13  # every /api route (a route missing from the schema is a bug too)
     assert live.uploads_left() == []
+
+
+def test_fuzz_the_evaluate_config_field(live: Live) -> None:
+    """The ``config`` form field is JSON inside a string, so the schema cannot describe its values: hypothesis
+    draws objects with the known keys (camelCase too) and any JSON values; each is run or refused (4xx)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    keys = st.sampled_from(["metrics", "evaluators", "threshold", "trajectory_match_type", "trajectoryMatchType",
+                            "judge_model", "group_by", "strict", "repeat_key", "pass_at_k", "passAtK",
+                            "trace_format", "unknown"])
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False),
+                        st.text(max_size=12), st.sampled_from(["tool_trajectory_avg_score", "EXACT", "trace",
+                                                               "jaeger", "0.5", "-1"]))
+    values = st.recursive(scalars, lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)), max_leaves=8)
+    examples = int(os.environ.get("AGENTEVALS_API_FUZZ_EXAMPLES", "10")) * 4
+    seen: list[int] = []
+
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(config=st.dictionaries(keys, values, max_size=4))
+    def fuzz(config: dict[str, Any]) -> None:
+        response = evaluate(config)(live)
+        seen.append(response.status_code)
+        assert response.status_code < 500, (config, response.text[:300])
+        if response.status_code >= 400:
+            one_line_error(response)
+
+    fuzz()
+    assert_quiet_log = live.new_log()
+    assert "Traceback" not in assert_quiet_log, assert_quiet_log
+    assert any(code >= 400 for code in seen) and any(code == 200 for code in seen), seen
+    assert live.uploads_left() == []
