@@ -411,6 +411,47 @@ def test_bad_mcp_session_id_is_a_one_line_4xx(live: Live, case: str, method: str
     assert_quiet(live)
 
 
+MCP_BODIES = {
+    "not JSON": b"{x",
+    "a JSON array": b"[1, 2]",
+    "a number": b"5",
+    "100k-deep JSON": b"[" * 100_000 + b"]" * 100_000,
+    "a method without a session": json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode(),
+    "initialize with params that are a number": json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                                             "params": 5}).encode(),
+}
+
+
+@pytest.mark.parametrize("case", list(MCP_BODIES))
+def test_malformed_mcp_body_is_a_one_line_4xx(live: Live, case: str) -> None:
+    response = requests.post(live.server.mcp, data=MCP_BODIES[case], headers=MCP_HEADERS, timeout=30)
+    assert 400 <= response.status_code < 500, response.text[:300]
+    assert "\n" not in response.text.strip()
+    assert_quiet(live)
+
+
+OTLP_REQUESTS: dict[str, tuple[str, str, bytes, dict[str, str]]] = {
+    "GET on the traces route": ("GET", "/v1/traces", b"", {}),
+    "an unknown route": ("POST", "/v1/metrics-nope", b"{}", {"Content-Type": "application/json"}),
+    "protobuf that does not decode": ("POST", "/v1/traces", b"\xff" * 64, {"Content-Type": "application/x-protobuf"}),
+    "JSON that is a list": ("POST", "/v1/traces", b"[1]", {"Content-Type": "application/json"}),
+    "JSON with wrongly typed spans": ("POST", "/v1/traces", b'{"resourceSpans": [{"scopeSpans": 5}]}',
+                                      {"Content-Type": "application/json"}),
+    "an unknown content encoding": ("POST", "/v1/traces", b"{}", {"Content-Type": "application/json",
+                                                                   "Content-Encoding": "br"}),
+    "gzip that is not gzip": ("POST", "/v1/logs", b"not gzip", {"Content-Type": "application/json",
+                                                                "Content-Encoding": "gzip"}),
+}
+
+
+@pytest.mark.parametrize("case", list(OTLP_REQUESTS))
+def test_malformed_otlp_http_request_is_a_4xx(live: Live, case: str) -> None:
+    method, path, body, headers = OTLP_REQUESTS[case]
+    response = requests.request(method, live.server.otlp_http + path, data=body, headers=headers, timeout=30)
+    assert 400 <= response.status_code < 500, response.text[:300]
+    assert_quiet(live)
+
+
 # -- schema-driven fuzz of every route ---------------------------------------------------------------
 
 
@@ -424,7 +465,7 @@ def test_fuzz_every_route_from_the_openapi_schema(live: Live, capsys) -> None:
 
     base = live.server.api.removesuffix("/api")
     schema = schemathesis.openapi.from_url(base + "/openapi.json")
-    examples = int(os.environ.get("AGENTEVALS_API_FUZZ_EXAMPLES", "10"))
+    examples = int(os.environ.get("AGENTEVALS_API_FUZZ_EXAMPLES", "8"))
     walked: list[str] = []
     failures: list[str] = []
     for result in schema.get_all_operations():
@@ -470,7 +511,7 @@ def test_fuzz_the_evaluate_config_field(live: Live) -> None:
                                                                "jaeger", "0.5", "-1"]))
     values = st.recursive(scalars, lambda inner: st.one_of(
         st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)), max_leaves=8)
-    examples = int(os.environ.get("AGENTEVALS_API_FUZZ_EXAMPLES", "10")) * 4
+    examples = int(os.environ.get("AGENTEVALS_API_FUZZ_EXAMPLES", "8")) * 4
     seen: list[int] = []
 
     @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
