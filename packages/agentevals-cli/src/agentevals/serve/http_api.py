@@ -3,8 +3,10 @@
 Every answer is ``{"data": …, "error": null}`` as in agentevals 0.11; a bad request is
 ``{"data": null, "error": "<one line>"}`` with status 400 (413 for an upload over the size limit,
 401 without the API token when one is set, 404 for an unknown session or run, 409 for the run routes
-when serve runs with ``--no-store``). ``/api/health`` needs no token. The run store is read on worker
-threads, never on the event loop.
+when serve runs with ``--no-store``, 503 when the run store cannot be read). A malformed request (a
+field of the wrong type, a body that does not parse) is a 400 naming the field, never a 5xx or a
+traceback (``_input``). ``/api/health`` needs no token. The run store is read on worker threads, never
+on the event loop.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ..consumers import RunConsumer
 from ..errors import AgentevalsError, RunNotFoundError
 from ..results import CaseResult, RunResult
 from . import operations
+from ._input import install_input_guards, one_line, parse_run_options, refuse_long_ref
 from ._limits import check_token
 from .sessions import SessionAssembler
 from .store import SessionStore
@@ -92,15 +95,7 @@ def api_app(ctx: ApiContext) -> FastAPI:
             if not allowed:
                 hint = "Authorization: Bearer …" if path.startswith("/api/") or path == "/openapi.json" else "open /?token=…"
                 return JSONResponse({"data": None, "error": f"missing or wrong API token ({hint})"}, status_code=401)
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > ctx.max_upload * 4:
-            return JSONResponse({"data": None, "error": f"request body over {ctx.max_upload * 4} bytes"},
-                                status_code=413)
         return await call_next(request)
-
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException):
-        return JSONResponse({"data": None, "error": str(exc.detail)}, status_code=exc.status_code)
 
     @app.exception_handler(AgentevalsError)
     async def agentevals_error(request: Request, exc: AgentevalsError):
@@ -111,11 +106,18 @@ def api_app(ctx: ApiContext) -> FastAPI:
         return JSONResponse({"data": None, "error": str(exc)}, status_code=404)
 
     async def from_runs(read: Callable[..., Any], *args: Any) -> dict[str, Any]:
-        """``read(run_store, *args)`` on a worker thread, enveloped; 409 without a run store."""
+        """``read(run_store, *args)`` on a worker thread, enveloped; 409 without a run store, 503 (one
+        line) when the database cannot be read (locked, gone), as the web UI answers."""
         if ctx.runs is None:
             raise HTTPException(409, "this server runs with --no-store: there is no run store to read "
                                      "(restart serve without --no-store)")
-        return _ok(await asyncio.to_thread(read, ctx.runs, *args))
+        try:
+            return _ok(await asyncio.to_thread(read, ctx.runs, *args))
+        except AgentevalsError:
+            raise
+        except Exception as exc:
+            raise HTTPException(503, f"the run store could not be read: {type(exc).__name__}: {one_line(exc, 200)}"
+                                ) from None
 
     @app.get("/api/health", summary="Liveness, version and receiver counters")
     async def health() -> dict[str, Any]:
@@ -165,6 +167,7 @@ def api_app(ctx: ApiContext) -> FastAPI:
     @app.post("/api/evaluate/stream", summary="Evaluate uploaded trace files; Server-Sent Events as each case finishes",
               response_class=StreamingResponse)
     async def evaluate_stream(
+        request: Request,
         trace_files: list[UploadFile] = File(...),
         eval_set_file: Optional[UploadFile] = File(None),
         config_file: Optional[UploadFile] = File(None, description="eval_config.yaml"),
@@ -173,10 +176,11 @@ def api_app(ctx: ApiContext) -> FastAPI:
         up = _Uploads(ctx.max_upload).__enter__()
         try:
             kwargs = await up.run_options(trace_files, eval_set_file, config_file, config)
+            events = _start_evaluation(up, kwargs)
         except BaseException:
             up.__exit__(None, None, None)
             raise
-        return StreamingResponse(_stream(up, kwargs), media_type="text/event-stream",
+        return StreamingResponse(_stream(events, request, up), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
     @app.get("/api/sessions", summary="Live sessions, newest first (open ones first)")
@@ -211,10 +215,13 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
     @app.get("/api/runs/compare", summary="What changed from run a (the baseline) to run b: regressions, fixes, deltas")
     async def compare(a: str, b: str = "latest") -> dict[str, Any]:
+        refuse_long_ref(a)
+        refuse_long_ref(b)
         return await from_runs(operations.compare_stored_runs, a, b)
 
     @app.get("/api/runs/{run}", summary="One stored run (id, unique prefix or latest): the `runs show -o json` document")
     async def run(run: str) -> dict[str, Any]:
+        refuse_long_ref(run)
         return await from_runs(operations.run_document, run)
 
     @app.get("/api/metrics/{name}/trend", summary="A metric's pass rate and mean score per run, oldest first")
@@ -227,14 +234,19 @@ def api_app(ctx: ApiContext) -> FastAPI:
         from .web_ui import add_web_ui
 
         add_web_ui(app, ctx)
+    install_input_guards(app, max_body=ctx.max_upload * 4)  # last: the outermost middleware
     return app
 
 
 _COOKIE = "agentevals_token"
 
 
-async def _stream(up: _Uploads, kwargs: dict[str, Any]) -> AsyncIterator[bytes]:
-    """SSE: ``event: case`` per finished case, then ``event: done`` with the run (or ``event: error``)."""
+def _start_evaluation(up: _Uploads, kwargs: dict[str, Any]) -> asyncio.Queue[tuple[str, Any]]:
+    """Start evaluating the uploads; its events (``case``…, then ``done`` or ``error``) arrive on the queue.
+
+    The uploads are removed when the evaluation ends, whatever happens to the response: a client that
+    disconnects mid-stream (the generator is then cancelled, or never resumed) leaves nothing behind.
+    """
     loop = asyncio.get_running_loop()
     events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
@@ -249,18 +261,37 @@ async def _stream(up: _Uploads, kwargs: dict[str, Any]) -> AsyncIterator[bytes]:
         except AgentevalsError as exc:
             await events.put(("error", {"error": str(exc)}))
         except Exception as exc:
-            await events.put(("error", {"error": f"internal error: {type(exc).__name__}: {exc}"}))
+            await events.put(("error", {"error": f"internal error: {type(exc).__name__}: {one_line(exc)}"}))
+        finally:
+            up.__exit__(None, None, None)
 
     task = asyncio.create_task(work())
-    try:
-        while True:
-            name, data = await events.get()
-            yield b"event: " + name.encode() + b"\ndata: " + orjson.dumps(_public(data)) + b"\n\n"
-            if name in ("done", "error"):
-                break
-    finally:
-        await asyncio.gather(task, return_exceptions=True)
-        up.__exit__(None, None, None)
+    _RUNNING.add(task)  # a strong reference until it ends (the event loop keeps only weak ones)
+    task.add_done_callback(_RUNNING.discard)
+    return events
+
+
+_RUNNING: set[asyncio.Task[None]] = set()
+_DISCONNECT_POLL = 1.0
+
+
+async def _stream(events: asyncio.Queue[tuple[str, Any]], request: Request, up: _Uploads) -> AsyncIterator[bytes]:
+    """SSE: ``event: case`` per finished case, then ``event: done`` with the run (or ``event: error``).
+
+    A client that goes away between events is noticed within a second: its uploads are removed then (the
+    evaluation, on its worker thread, runs to its end and its result is dropped).
+    """
+    while True:
+        try:
+            name, data = await asyncio.wait_for(events.get(), _DISCONNECT_POLL)
+        except asyncio.TimeoutError:
+            if await request.is_disconnected():
+                up.__exit__(None, None, None)
+                return
+            continue
+        yield b"event: " + name.encode() + b"\ndata: " + orjson.dumps(_public(data)) + b"\n\n"
+        if name in ("done", "error"):
+            break
 
 
 class _Uploads:
@@ -295,20 +326,7 @@ class _Uploads:
     async def run_options(self, trace_files: list[UploadFile], eval_set_file: Optional[UploadFile],
                           config_file: Optional[UploadFile], config: Optional[str]) -> dict[str, Any]:
         """Uploads and the JSON ``config`` form field → keyword arguments of ``operations.evaluate_files``."""
-        options: dict[str, Any] = {}
-        if config:
-            try:
-                options = orjson.loads(config)
-            except orjson.JSONDecodeError as exc:
-                raise HTTPException(400, f"config: not JSON: {exc}") from None
-            if not isinstance(options, dict):
-                raise HTTPException(400, "config: expected a JSON object")
-            options = {re.sub(r"(?<=[a-z])([A-Z])", r"_\1", k).lower(): v for k, v in options.items()}  # 0.11: camelCase
-            allowed = {"metrics", "evaluators", "threshold", "trajectory_match_type", "judge_model", "group_by",
-                       "strict", "repeat_key", "pass_at_k", "trace_format"}
-            unknown = sorted(set(options) - allowed)
-            if unknown:
-                raise HTTPException(400, f"config: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(allowed))}")
+        options = parse_run_options(config) if config else {}
         evaluators = options.pop("evaluators", None)
         if evaluators is not None:  # eval_config.yaml entries, checked by the same loader as `run -c`
             if config_file is not None and config_file.filename:

@@ -152,9 +152,11 @@ async def _serve(options: ServeOptions, settings: Any, assembler: Any, store: An
         (otlp_http_app(assembler, token=options.token, max_body=options.max_upload), otlp_sock),
     ]
     if mcp_sock is not None:
+        from ._input import check_mcp_session
         from .mcp_tools import LocalSessions, StoreRuns, build_mcp
 
-        apps.append((build_mcp(LocalSessions(store, assembler), runs=StoreRuns(runs)).streamable_http_app(), mcp_sock))
+        mcp_app = build_mcp(LocalSessions(store, assembler), runs=StoreRuns(runs)).streamable_http_app()
+        apps.append((check_mcp_session(mcp_app), mcp_sock))
     servers = [_QuietServer(uvicorn.Config(app, log_level="warning", lifespan="on" if i == 2 else "off",
                                            timeout_graceful_shutdown=5)) for i, (app, _) in enumerate(apps)]
 

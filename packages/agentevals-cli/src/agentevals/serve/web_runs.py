@@ -23,6 +23,7 @@ from fastapi.responses import HTMLResponse
 from ..errors import StoreError
 from ..gates import format_rate
 from ..results import CaseResult, MetricResult, Status, case_status
+from ._input import refuse_long_ref
 
 if TYPE_CHECKING:
     from ..store import RunRecord, RunStore
@@ -105,6 +106,8 @@ def _runs(store: RunStore, q: str, status: str, result: str) -> dict[str, Any]:
 def _compare(store: RunStore, a: str, b: str) -> dict[str, Any]:
     from ..compare import compare_stored
 
+    refuse_long_ref(a)
+    refuse_long_ref(b)
     choices = store.list_runs(limit=_MAX_RUNS)
     if not (a and b):  # preselect the two newest runs: "what did my last change do?"
         return {"choices": choices, "comparison": None,
@@ -127,6 +130,7 @@ def _trend(store: RunStore, metric: str, limit: str) -> dict[str, Any]:
 
 
 def _run(store: RunStore, ref: str, q: str, status: str, metric: str) -> dict[str, Any]:
+    refuse_long_ref(ref)
     run_id = store.resolve(ref)
     record = store.get_run(run_id)
     pairs = store.load_cases(run_id)
@@ -145,6 +149,7 @@ def _run(store: RunStore, ref: str, q: str, status: str, metric: str) -> dict[st
 def _case(store: RunStore, ref: str, index: str) -> dict[str, Any]:
     from ..report._format import fmt_perf
 
+    refuse_long_ref(ref)
     run_id = store.resolve(ref)
     found = store.load_cases(run_id, index=int(index)) if index.isdigit() else []
     if not found:
