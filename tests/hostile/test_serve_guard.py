@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "packages" / "agent
 pytest.importorskip("fastapi", reason="the serve extra is not installed")
 pytest.importorskip("mcp", reason="the serve extra is not installed")
 
-from support.live_server import Server, start_server, stop_server  # noqa: E402
-from support.serve_guard import CODE_KINDS, EVIL, HELM, code_configs, evaluate_form, mcp_call, root  # noqa: E402
+from support.live_server import Server, start_server, stop_server
+from support.serve_guard import CODE_KINDS, EVIL, HELM, code_configs, evaluate_form, mcp_call, root
 
 TOKEN = "guard-test-token-5a1b9c"
 
