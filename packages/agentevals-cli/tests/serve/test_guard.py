@@ -300,9 +300,8 @@ def _csrf_app(tokens):
 
 
 def test_csrf_tokens_guard_a_ui_form():
-    from fastapi.testclient import TestClient
-
     from agentevals.serve._csrf import CSRF_COOKIE, CsrfTokens
+    from fastapi.testclient import TestClient
 
     tokens = CsrfTokens()
     browser = TestClient(_csrf_app(tokens))
