@@ -111,9 +111,13 @@ def test_mcp_refuses_foreign_pages_even_with_the_token(token_server, headers, st
     assert got == status
 
 
-def test_a_page_cannot_post_spans_to_the_otlp_receiver(open_server):
+@pytest.mark.parametrize("rebound", [False, True], ids=["cross-site", "dns-rebinding"])
+def test_a_page_cannot_post_spans_to_the_otlp_receiver(open_server, rebound):
+    port = open_server.otlp_http.rsplit(":", 1)[1]
+    headers = {"Origin": f"http://rebound.example:{port}", "Host": f"rebound.example:{port}"} if rebound else {
+        "Origin": EVIL}
     response = requests.post(f"{open_server.otlp_http}/v1/traces", data=b"\x0a\x00", timeout=10,
-                             headers={"Origin": EVIL, "Content-Type": "text/plain"})
+                             headers={**headers, "Content-Type": "text/plain"})
     assert "cross-site request refused" in _one_line_refusal(response, 403)
 
 

@@ -261,6 +261,7 @@ def test_host_policy(bind, host, allowed):
     ("https://127.0.0.1", "127.0.0.1:443", True), ("null", "127.0.0.1:8001", False),
     ("file:///tmp/x.html", "127.0.0.1:8001", False), ("http://evil.example", "127.0.0.1:8001", False),
     ("https://evals.internal:4443", "127.0.0.1:8001", True), ("http://[::1]:8001", "[::1]:8001", True),
+    ("http://rebound.example:4318", "rebound.example:4318", False),
 ])
 def test_origin_policy(origin, host, allowed):
     from agentevals.serve._guard import HostPolicy

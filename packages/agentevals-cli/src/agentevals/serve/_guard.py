@@ -92,7 +92,8 @@ class HostPolicy:
         if name in self.extra:
             return True
         own = _split_host(host or "")
-        if own is None or own[0] != name:
+        # One of our names too: on the OTLP port (any Host) a rebinding page's origin equals its Host.
+        if own is None or own[0] != name or name not in self.names:
             return False
         default = 443 if parts.scheme == "https" else 80
         return (port or default) == (own[1] or default)
