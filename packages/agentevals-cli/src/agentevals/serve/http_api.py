@@ -3,7 +3,9 @@
 Every answer is ``{"data": …, "error": null}`` as in agentevals 0.11; a bad request is
 ``{"data": null, "error": "<one line>"}`` with status 400 (413 for an upload over the size limit,
 401 without the API token when one is set, 404 for an unknown session or run, 409 for the run routes
-when serve runs with ``--no-store``). ``/api/health`` needs no token. The run store is read on worker
+when serve runs with ``--no-store``, 403 for a cross-site post or a config that runs code without
+``--allow-code-evaluators``, 421 for a Host that is not this server's: ``_guard``, ``_trust``).
+``/api/health`` needs no token. The run store is read on worker
 threads, never on the event loop.
 """
 
