@@ -10,8 +10,8 @@
   password of a URL (``https://user:***@host``).
 
 ``redact_obj(obj)`` does the same to every string inside nested dicts, lists and tuples (keys included).
-``redact_argv(argv)`` also hides the value of every secret-looking option (``--api-token X``,
-``--api-token=X``, ``--password X``…), whatever the value looks like.
+``redact_argv(argv)`` hides the value of every secret-looking option (``--api-token X``,
+``--api-token=X``, ``--password X``…), whatever the value looks like (``redact`` the joined line for the rest).
 
 Example:
     ```python
@@ -121,7 +121,8 @@ def redact(text: str) -> str:
 
 
 def redact_argv(argv: list[str]) -> list[str]:
-    """A command line with the values of secret-looking options (``--api-token``…) and secrets masked.
+    """A command line with the values of secret-looking options (``--api-token``…) masked; the other
+    arguments are left as they are (``redact`` the joined command line for token shapes and URLs).
 
     Example: ``redact_argv(["serve", "--api-token", "s3cr3t", "--api-token=s3cr3t"])`` →
     ``["serve", "--api-token", "***", "--api-token=***"]``.
@@ -142,7 +143,7 @@ def redact_argv(argv: list[str]) -> list[str]:
                     out.append(arg)
                     hide_next = True
                 continue
-        out.append(redact(arg))
+        out.append(arg)
     return out
 
 
