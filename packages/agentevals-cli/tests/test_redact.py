@@ -81,3 +81,29 @@ def test_the_literal_prefilters_never_skip_a_secret(text: str):
     full = module._TOKEN_SHAPES.sub(module.MASK, text)
     full = module._URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{module.MASK}@", full)
     assert module._redact(text, None) == full
+
+
+@pytest.mark.parametrize("argv,shown", [
+    (["serve", "--api-token", "plain-words"], ["serve", "--api-token", "***"]),
+    (["serve", "--api-token=plain-words", "-p", "0"], ["serve", "--api-token=***", "-p", "0"]),
+    (["x", "--password", "p", "--client-secret=s", "--github-token", "t"],
+     ["x", "--password", "***", "--client-secret=***", "--github-token", "***"]),
+    (["serve", "--allowed-host", "evals", "--allow-code-evaluators", "--host", "0.0.0.0"],
+     ["serve", "--allowed-host", "evals", "--allow-code-evaluators", "--host", "0.0.0.0"]),
+    (["serve", "--store", "postgresql://u:pw@h/db"], ["serve", "--store", "postgresql://u:pw@h/db"]),
+    (["serve", "--api-token"], ["serve", "--api-token"]),
+])
+def test_redact_argv_hides_secret_flag_values_whatever_they_look_like(argv, shown):
+    from agentevals.redact import redact_argv
+
+    assert redact_argv(argv) == shown
+
+
+def test_a_run_records_its_command_line_without_the_token(monkeypatch):
+    import sys
+
+    from agentevals.store._recording import run_meta
+
+    monkeypatch.setattr(sys, "argv", ["agentevals", "serve", "--api-token", "abc def", "--api-token=xyz"])
+    command = run_meta(options={})["command"]
+    assert command == "agentevals serve --api-token *** --api-token=***"

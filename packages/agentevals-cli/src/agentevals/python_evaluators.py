@@ -31,6 +31,7 @@ import json
 import math
 import sys
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -266,6 +267,10 @@ class PythonEvaluator(BaseEvaluator):
     name = "python"
     Config = PythonEvaluatorConfig
     needs_spans: ClassVar[bool] = True  # user code receives the converted traces, raw spans included
+
+    @classmethod
+    def runs_code(cls, entry: Mapping[str, Any]) -> Optional[str]:
+        return "imports and runs Python code (type python)"
 
     def __init__(self, config: EvaluatorConfig, *, base_dir: Path, options: Any = None,
                  cls: Optional[type] = None) -> None:

@@ -10,6 +10,8 @@
   password of a URL (``https://user:***@host``).
 
 ``redact_obj(obj)`` does the same to every string inside nested dicts, lists and tuples (keys included).
+``redact_argv(argv)`` hides the value of every secret-looking option (``--api-token X``,
+``--api-token=X``, ``--password X``…), whatever the value looks like (``redact`` the joined line for the rest).
 
 Example:
     ```python
@@ -27,7 +29,7 @@ import re
 from functools import lru_cache
 from typing import Any, TypeVar
 
-__all__ = ["MASK", "redact", "redact_obj", "secret_values"]
+__all__ = ["MASK", "redact", "redact_argv", "redact_obj", "secret_values"]
 
 MASK = "***"
 
@@ -116,6 +118,33 @@ def _redact(text: str, pattern: re.Pattern[str] | None) -> str:
 def redact(text: str) -> str:
     """``text`` with secrets (environment values and token shapes) replaced by ``***``."""
     return _redact(text, _secrets_pattern()) if text else text
+
+
+def redact_argv(argv: list[str]) -> list[str]:
+    """A command line with the values of secret-looking options (``--api-token``…) masked; the other
+    arguments are left as they are (``redact`` the joined command line for token shapes and URLs).
+
+    Example: ``redact_argv(["serve", "--api-token", "s3cr3t", "--api-token=s3cr3t"])`` →
+    ``["serve", "--api-token", "***", "--api-token=***"]``.
+    """
+    out: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next:
+            out.append(MASK)
+            hide_next = False
+            continue
+        if arg.startswith("--") and len(arg) > 2:
+            name, eq, _ = arg[2:].partition("=")
+            if _is_secret_name(name.replace("-", "_")):
+                if eq:
+                    out.append(f"--{name}={MASK}")
+                else:
+                    out.append(arg)
+                    hide_next = True
+                continue
+        out.append(arg)
+    return out
 
 
 def redact_obj(obj: T) -> T:

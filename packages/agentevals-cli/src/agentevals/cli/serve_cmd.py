@@ -29,7 +29,7 @@ __all__ = ["serve_command"]
               help="Send results as OpenTelemetry gen_ai.evaluation.result events, parented to the evaluated "
                    "spans; the exporter is set by the standard OTEL_EXPORTER_OTLP_* variables.")
 @click.option("--api-token", envvar="AGENTEVALS_API_TOKEN", show_envvar=True,
-              help="Require 'Authorization: Bearer <token>' on the API and the receivers.")
+              help="Require 'Authorization: Bearer <token>' on the API, MCP and the receivers.")
 @click.option("--session-idle", default=5.0, show_default=True, type=click.FloatRange(min=0.1),
               help="Seconds without a new span after which a conversation is complete and evaluated.")
 @click.option("--max-buffered", default=50_000, show_default=True, type=click.IntRange(min=100),
@@ -40,10 +40,17 @@ __all__ = ["serve_command"]
               "run: a SQLite file or postgresql:// URL (default: $AGENTEVALS_STORE, else runs.sqlite in the user data "
               "folder; the store `run` writes).")
 @click.option("--no-store", is_flag=True, help="Do not record sessions in the run store (no /api/runs, no run tools).")
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="Also answer to this Host name on the API, UI and MCP ports, and take posts from its pages "
+                   "(repeatable; loopback names and --host are always allowed). Other names get HTTP 421.")
+@click.option("--allow-code-evaluators", is_flag=True,
+              help="Let configs sent to the API or MCP port name evaluators that run code on this machine "
+                   "(code, remote, python, code_judge…). Off: such configs are refused (HTTP 403).")
 def serve_command(dev: bool, host: str, port: int, otlp_http_port: int, otlp_grpc_port: int, mcp_port: Optional[int],
                   eval_sets: Optional[str], config_path: Optional[str], metrics: tuple[str, ...], headless: bool,
                   emit_otel: bool, api_token: Optional[str], session_idle: float, max_buffered: int,
-                  max_upload_mb: int, store: Optional[str], no_store: bool) -> None:
+                  max_upload_mb: int, store: Optional[str], no_store: bool, allowed_hosts: tuple[str, ...],
+                  allow_code_evaluators: bool) -> None:
     """Receive agent traces over OTLP, evaluate each session as it completes, and serve the results."""
     import asyncio
 
@@ -56,7 +63,8 @@ def serve_command(dev: bool, host: str, port: int, otlp_http_port: int, otlp_grp
                            mcp_port=mcp_port, config=config_path, metrics=list(metrics), eval_sets=eval_sets,
                            token=api_token or None, session_idle=session_idle, max_buffered=max_buffered,
                            max_upload=max_upload_mb * 2**20, emit_otel=emit_otel, ui=not headless,
-                           store=store, no_store=no_store)
+                           store=store, no_store=no_store, allowed_hosts=list(allowed_hosts),
+                           allow_code=allow_code_evaluators)
 
     def announce(a: dict) -> None:
         shown = f"[{a['host']}]" if ":" in a["host"] else a["host"]

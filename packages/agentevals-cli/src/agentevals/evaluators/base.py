@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Optional, Union
@@ -127,6 +128,19 @@ class BaseEvaluator(ABC):
         store's result cache may reuse its results. False e.g. for a remote evaluator fetched from a
         branch without a pinned ``sha256``: its code can change under the same config."""
         return True
+
+    @classmethod
+    def runs_code(cls, entry: Mapping[str, Any]) -> Optional[str]:
+        """What in a config ``entry`` of this type runs a program, a command or code fetched from
+        elsewhere on this machine (a short phrase), or None when it only computes in-process.
+
+        ``agentevals serve`` refuses such entries in configs uploaded through its API or MCP port unless
+        started with ``--allow-code-evaluators``. A type from a plugin package is assumed to run code
+        unless its class overrides this; the built-in types answer for themselves.
+        """
+        if cls.__module__.split(".")[0] == "agentevals":
+            return None
+        return f"a plugin evaluator type ({cls.__module__}) may run any code"
 
     def check(self) -> None:
         """Load-time checks (files exist, runtime available, extra installed); raise ``ConfigError``."""

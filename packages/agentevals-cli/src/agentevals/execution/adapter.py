@@ -15,6 +15,7 @@ import logging
 import re
 import textwrap
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Optional
 
@@ -115,6 +116,10 @@ class BackendEvaluator(BaseEvaluator):
     config: ProgramConfig
     log_stderr: bool = True
     """Log a failure's stderr (once per evaluator); off where the caller prints it (``evaluator run``)."""
+
+    @classmethod
+    def runs_code(cls, entry: Mapping[str, Any]) -> Optional[str]:
+        return f"runs a program (type {cls.name})"
 
     def __init__(self, config: EvaluatorConfig, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)

@@ -3,10 +3,11 @@
 Every answer is ``{"data": …, "error": null}`` as in agentevals 0.11; a bad request is
 ``{"data": null, "error": "<one line>"}`` with status 400 (413 for an upload over the size limit,
 401 without the API token when one is set, 404 for an unknown session or run, 409 for the run routes
-when serve runs with ``--no-store``, 503 when the run store cannot be read). A malformed request (a
-field of the wrong type, a body that does not parse) is a 400 naming the field, never a 5xx or a
-traceback (``_input``). ``/api/health`` needs no token. The run store is read on worker threads, never
-on the event loop.
+when serve runs with ``--no-store``, 403 for a cross-site post or a config that runs code without
+``--allow-code-evaluators``, 421 for a Host that is not this server's: ``_guard``, ``_trust``; 503 when
+the run store cannot be read). A malformed request (a field of the wrong type, a body that does not
+parse) is a 400 naming the field, never a 5xx or a traceback (``_input``). ``/api/health`` needs no
+token. The run store is read on worker threads, never on the event loop.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import tempfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
+from urllib.parse import quote
 
 import orjson
 from fastapi import FastAPI, File, Form, HTTPException, Request, UploadFile
@@ -27,10 +29,14 @@ from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
 from ..__about__ import __version__
 from ..consumers import RunConsumer
 from ..errors import AgentevalsError, RunNotFoundError
+from ..redact import redact_obj
 from ..results import CaseResult, RunResult
 from . import operations
 from ._input import install_input_guards, one_line, parse_run_options, refuse_long_ref
+from ._csrf import CsrfCheck, CsrfTokens
+from ._guard import HostPolicy, RequestGuard
 from ._limits import check_token
+from ._trust import code_in_config
 from .sessions import SessionAssembler
 from .store import SessionStore
 
@@ -45,7 +51,8 @@ class ApiContext:
 
     def __init__(self, *, assembler: SessionAssembler, store: SessionStore, token: Optional[str] = None,
                  max_upload: int = 10 * 2**20, otlp: Optional[dict[str, Any]] = None,
-                 settings: Any = None, ui: bool = True, runs: Optional[RunStore] = None) -> None:
+                 settings: Any = None, ui: bool = True, runs: Optional[RunStore] = None,
+                 policy: Optional[HostPolicy] = None, allow_code: bool = False) -> None:
         self.assembler = assembler
         self.store = store
         self.runs = runs
@@ -55,6 +62,11 @@ class ApiContext:
         self.otlp = otlp or {}
         self.settings = settings
         self.ui = ui
+        self.policy = policy or HostPolicy()
+        """Host names and origins this server answers to (``serve --host``, ``--allowed-host``)."""
+        self.allow_code = allow_code
+        """``serve --allow-code-evaluators``: uploaded configs may name evaluators that run code."""
+        self.csrf = CsrfTokens()
 
 
 _UPLOAD_PATH = re.compile(re.escape(tempfile.gettempdir()) + r"/agentevals-upload-[^/\s]+/(?:\d{3}/)?")
@@ -72,7 +84,9 @@ def _public(value: Any) -> Any:
 
 
 def _ok(data: Any) -> dict[str, Any]:
-    return {"data": _public(data), "error": None}
+    """The API's envelope. Trace text is the agent's: keys and tokens in it (and in stored runs, results,
+    session records) are redacted here, on every route, as in every report (``agentevals.redact``)."""
+    return {"data": redact_obj(_public(data)), "error": None}
 
 
 def api_app(ctx: ApiContext) -> FastAPI:
@@ -89,13 +103,27 @@ def api_app(ctx: ApiContext) -> FastAPI:
                 cookie is not None and check_token(ctx.token, f"Bearer {cookie}"))
             if not allowed and not path.startswith("/api/") and check_token(ctx.token, f"Bearer {request.query_params.get('token', '')}"):
                 # A browser cannot send a header: ?token=… once sets an HttpOnly cookie for the UI.
-                response = RedirectResponse(path, status_code=303)
+                # Always a path on this server: "//evil.example/" would be another site's address.
+                response = RedirectResponse("/" + quote(path.lstrip("/\\"), safe="/:@!$&'()*+,;=-._~"),
+                                            status_code=303)
                 response.set_cookie(_COOKIE, ctx.token, httponly=True, samesite="strict")
                 return response
             if not allowed:
                 hint = "Authorization: Bearer …" if path.startswith("/api/") or path == "/openapi.json" else "open /?token=…"
                 return JSONResponse({"data": None, "error": f"missing or wrong API token ({hint})"}, status_code=401)
         return await call_next(request)
+
+    # Outermost first: the Host and Origin checks, then the UI forms' CSRF token, then the token above.
+    app.add_middleware(CsrfCheck, tokens=ctx.csrf)
+    app.add_middleware(RequestGuard, policy=ctx.policy, what="API")
+
+    def trusted(kwargs: dict[str, Any]) -> dict[str, Any]:
+        """``kwargs`` unless its config names code-running evaluators without ``--allow-code-evaluators`` (403)."""
+        config = kwargs.get("config")
+        refusal = None if ctx.allow_code or config is None else code_in_config(config)
+        if refusal:
+            raise HTTPException(403, _public(refusal))
+        return kwargs
 
     @app.exception_handler(AgentevalsError)
     async def agentevals_error(request: Request, exc: AgentevalsError):
@@ -160,7 +188,7 @@ def api_app(ctx: ApiContext) -> FastAPI:
         config: Optional[str] = Form(None, description='JSON options: {"metrics": [...], "threshold": 0.8, …}'),
     ) -> dict[str, Any]:
         with _Uploads(ctx.max_upload) as up:
-            kwargs = await up.run_options(trace_files, eval_set_file, config_file, config)
+            kwargs = trusted(await up.run_options(trace_files, eval_set_file, config_file, config))
             run = await operations.evaluate_files_async(**kwargs)
             return _ok(run.model_dump(mode="json"))
 
@@ -175,7 +203,7 @@ def api_app(ctx: ApiContext) -> FastAPI:
     ) -> StreamingResponse:
         up = _Uploads(ctx.max_upload).__enter__()
         try:
-            kwargs = await up.run_options(trace_files, eval_set_file, config_file, config)
+            kwargs = trusted(await up.run_options(trace_files, eval_set_file, config_file, config))
             events = _start_evaluation(up, kwargs)
         except BaseException:
             up.__exit__(None, None, None)
@@ -202,7 +230,7 @@ def api_app(ctx: ApiContext) -> FastAPI:
             {**row, "a": row["a"].model_dump(mode="json") if row["a"] else None,
              "b": row["b"].model_dump(mode="json") if row["b"] else None} for row in rows]})
 
-    @app.get("/api/sessions/{session_id}", summary="One live session: its turns and its results")
+    @app.get("/api/sessions/{session_id:path}", summary="One live session: its turns and its results")
     async def session(session_id: str) -> dict[str, Any]:
         record = ctx.store.get(session_id)
         if record is None:
@@ -289,7 +317,7 @@ async def _stream(events: asyncio.Queue[tuple[str, Any]], request: Request, up: 
                 up.__exit__(None, None, None)
                 return
             continue
-        yield b"event: " + name.encode() + b"\ndata: " + orjson.dumps(_public(data)) + b"\n\n"
+        yield b"event: " + name.encode() + b"\ndata: " + orjson.dumps(redact_obj(_public(data))) + b"\n\n"
         if name in ("done", "error"):
             break
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional, Protocol
 
 from ..errors import AgentevalsError
+from ..redact import redact_obj
 from . import operations
 from .sessions import SessionAssembler
 from .store import SessionRecord, SessionStore
@@ -111,8 +112,13 @@ def _server_class() -> Any:
     return MCPServer
 
 
-def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None) -> Any:
-    """The MCP server with the eight tools; ``.run_stdio_async()`` or ``.streamable_http_app()`` to serve it."""
+def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allow_code: bool = True) -> Any:
+    """The MCP server with the eight tools; ``.run_stdio_async()`` or ``.streamable_http_app()`` to serve it.
+
+    ``allow_code=False`` (``serve --mcp-port`` without ``--allow-code-evaluators``): ``evaluate_traces``
+    refuses a config naming evaluators that run code (``serve._trust``). Stdio (``agentevals mcp``) runs
+    as the user who started it, for that user's own agent, so it allows them as ``agentevals run`` does.
+    """
     runs = runs or StoreRuns()
     server = _server_class()("agentevals", instructions=(
         "Evaluate AI-agent traces (OpenTelemetry) against golden eval sets. list_metrics first; "
@@ -133,6 +139,12 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None) -> Any:
                               judge_model: Optional[str] = None) -> dict[str, Any]:
         """Evaluate trace files (Jaeger JSON, OTLP JSON) exactly like `agentevals run`; returns the run result
         (cases with each metric's status, score and reason) and its exit code."""
+        if config_file and not allow_code:
+            from ._trust import code_in_config
+
+            refusal = code_in_config(config_file)
+            if refusal:
+                return {"error": refusal}
         try:
             run = await operations.evaluate_files_async(
                 trace_files, metrics=list(metrics or []), eval_set=eval_set_file, config=config_file,
@@ -140,7 +152,7 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None) -> Any:
                 judge_model=judge_model)
         except AgentevalsError as exc:
             return {"error": str(exc)}
-        return {"exit_code": run.exit_code(), **run.model_dump(mode="json")}
+        return redact_obj({"exit_code": run.exit_code(), **run.model_dump(mode="json")})
 
     @server.tool()
     def list_sessions(limit: int = 20) -> dict[str, Any]:
@@ -154,7 +166,7 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None) -> Any:
     def summarize_session(session_id: str) -> dict[str, Any]:
         """One session's turns (user input, tool calls, response) and its evaluation results."""
         try:
-            return operations.summarize(sessions.get(session_id))
+            return redact_obj(operations.summarize(sessions.get(session_id)))
         except AgentevalsError as exc:
             return {"error": str(exc)}
 
@@ -174,7 +186,7 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None) -> Any:
                 trajectory_match_type=trajectory_match_type)
         except AgentevalsError as exc:
             return {"error": str(exc)}
-        return {"exit_code": run.exit_code(), **run.model_dump(mode="json")}
+        return redact_obj({"exit_code": run.exit_code(), **run.model_dump(mode="json")})
 
     @server.tool()
     async def list_runs(limit: int = 20) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from ..store import LiveRunRecorder, RunStore
+    from ._guard import HostPolicy
 
 __all__ = ["ServeOptions", "is_loopback", "run_server"]
 
@@ -58,6 +59,10 @@ class ServeOptions:
     """The run store (``--store PATH|URL``; default ``store_location()``, the one ``run`` writes)."""
     no_store: bool = False
     """``--no-store``: keep live results in memory only; no run API, no run tools."""
+    allowed_hosts: list[str] = field(default_factory=list)
+    """``--allowed-host``: names (besides loopback and ``host``) the API, UI and MCP ports answer to."""
+    allow_code: bool = False
+    """``--allow-code-evaluators``: configs sent to the API or MCP port may run code on this machine."""
 
     def check(self) -> None:
         """Refuse to listen beyond this machine without a token (raises ``ConfigError``)."""
@@ -66,6 +71,16 @@ class ServeOptions:
                               "with --api-token or AGENTEVALS_API_TOKEN (clients send 'Authorization: Bearer <token>')")
         if self.session_idle <= 0:
             raise ConfigError(f"--session-idle must be positive, got {self.session_idle}")
+        self.policy()
+
+    def policy(self) -> HostPolicy:
+        """The Host/Origin policy of the HTTP ports (``ConfigError`` for a malformed ``--allowed-host``)."""
+        from ._guard import HostPolicy
+
+        try:
+            return HostPolicy(bind=self.host, extra=self.allowed_hosts)
+        except ValueError as exc:
+            raise ConfigError(f"--allowed-host: {exc} (give a name or address, e.g. evals.internal)") from None
 
 
 def is_loopback(host: str) -> bool:
@@ -127,11 +142,13 @@ async def _serve(options: ServeOptions, settings: Any, assembler: Any, store: An
                  recorder: Optional[LiveRunRecorder], on_ready: Callable[[dict[str, Any]], None]) -> None:
     import uvicorn
 
+    from ._guard import RequestGuard
     from .http_api import ApiContext, api_app
     from .otlp_grpc import start_otlp_grpc
     from .otlp_http import otlp_http_app
 
     runs = recorder.store if recorder is not None else None
+    policy = options.policy()
     api_sock = _bind(options.host, options.port)
     otlp_sock = _bind(options.host, options.otlp_http_port)
     mcp_sock = _bind(options.host, options.mcp_port) if options.mcp_port is not None else None
@@ -144,19 +161,23 @@ async def _serve(options: ServeOptions, settings: Any, assembler: Any, store: An
                  "otlp_grpc_port": grpc_port, "mcp_port": _port(mcp_sock) if mcp_sock else None,
                  "run_id": recorder.run_id if recorder else None, "store": _shown(runs.location) if runs else None}
     ctx = ApiContext(assembler=assembler, store=store, token=options.token, max_upload=options.max_upload,
-                     settings=settings, ui=options.ui, runs=runs,
+                     settings=settings, ui=options.ui, runs=runs, policy=policy, allow_code=options.allow_code,
                      otlp={"http": f"http://{options.host}:{addresses['otlp_http_port']}",
                            "grpc": f"{options.host}:{grpc_port}"})
     apps: list[tuple[Any, socket.socket]] = [
         (api_app(ctx), api_sock),
-        (otlp_http_app(assembler, token=options.token, max_body=options.max_upload), otlp_sock),
+        # Agents reach the receivers by any name (a container's host alias, a service name): no Host
+        # list; but a browser page (which always says its Origin) may not post spans.
+        (RequestGuard(otlp_http_app(assembler, token=options.token, max_body=options.max_upload), policy,
+                      what="OTLP", check_host=False), otlp_sock),
     ]
     if mcp_sock is not None:
         from ._input import check_mcp_session
         from .mcp_tools import LocalSessions, StoreRuns, build_mcp
 
-        mcp_app = build_mcp(LocalSessions(store, assembler), runs=StoreRuns(runs)).streamable_http_app()
-        apps.append((check_mcp_session(mcp_app), mcp_sock))
+        mcp = build_mcp(LocalSessions(store, assembler), runs=StoreRuns(runs), allow_code=options.allow_code)
+        apps.append((RequestGuard(check_mcp_session(_mcp_http_app(mcp)), policy, what="MCP", token=options.token),
+                     mcp_sock))
     servers = [_QuietServer(uvicorn.Config(app, log_level="warning", lifespan="on" if i == 2 else "off",
                                            timeout_graceful_shutdown=5)) for i, (app, _) in enumerate(apps)]
 
@@ -190,6 +211,18 @@ async def _serve(options: ServeOptions, settings: Any, assembler: Any, store: An
         for sock in (api_sock, otlp_sock, mcp_sock):
             if sock is not None:
                 sock.close()
+
+
+def _mcp_http_app(mcp: Any) -> Any:
+    """The Streamable HTTP app, its own Host/Origin check off: ``RequestGuard`` applies ours (the same
+    names as the API's, ``--allowed-host`` included), with the API token."""
+    try:
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        return mcp.streamable_http_app(
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    except (ImportError, TypeError):  # mcp 1.x: the settings are the server's, localhost-only by default
+        return mcp.streamable_http_app()
 
 
 def _open_run_store(options: ServeOptions) -> tuple[Optional[RunStore], Optional[LiveRunRecorder]]:

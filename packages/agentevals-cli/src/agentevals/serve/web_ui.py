@@ -26,7 +26,9 @@ from fastapi.responses import HTMLResponse, Response
 from ..__about__ import __version__
 from .._transcript import transcript
 from ..protocol import InvocationData
+from ..redact import redact
 from . import operations
+from ._csrf import CSRF_COOKIE
 from .web_runs import add_run_pages, trajectory_rows
 
 __all__ = ["CSP", "add_web_ui"]
@@ -50,9 +52,15 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
     env = _environment()
 
     def page(name: str, request: Request, http_status: int = 200, **values: Any) -> HTMLResponse:
+        nonce, fresh = ctx.csrf.nonce(request.cookies.get(CSRF_COOKIE))
         html = env.get_template(name).render(root=str(request.scope.get("root_path", "")).rstrip("/"),
-                                             version=__version__, section=_section(request.url.path), **values)
-        return HTMLResponse(html, status_code=http_status, headers=_SECURITY_HEADERS)
+                                             version=__version__, section=_section(request.url.path),
+                                             csrf_field=ctx.csrf.field(nonce), **values)
+        # Trace text is the agent's: keys and tokens in it are redacted as in every report.
+        response = HTMLResponse(redact(html), status_code=http_status, headers=_SECURITY_HEADERS)
+        if fresh:  # the cookie half of the CSRF token that a form on this page carries ({{ csrf_field }})
+            ctx.csrf.set_cookie(response, nonce)
+        return response
 
     @app.get("/ui/app.css", include_in_schema=False)
     async def stylesheet() -> Response:
@@ -69,7 +77,7 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
         return page("sessions.html", request, sessions=rows, q=q, status=status, result=result, refresh=5,
                     counters=ctx.assembler.stats(), otlp=ctx.otlp)
 
-    @app.get("/sessions/{session_id}", include_in_schema=False)
+    @app.get("/sessions/{session_id:path}", include_in_schema=False)
     async def session(request: Request, session_id: str) -> HTMLResponse:
         record = ctx.store.get(session_id)
         if record is None:

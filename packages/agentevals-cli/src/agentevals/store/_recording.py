@@ -38,6 +38,7 @@ def run_meta(*, options: dict[str, Any], config_path: Optional[str] = None,
     from pathlib import Path
 
     from ..__about__ import __version__
+    from ..redact import MASK, redact_argv
 
     def digest(path: Optional[str]) -> Optional[str]:
         try:
@@ -45,7 +46,11 @@ def run_meta(*, options: dict[str, Any], config_path: Optional[str] = None,
         except OSError:
             return None
 
-    return {"command": shlex.join(["agentevals", *sys.argv[1:]]), "cwd": os.getcwd(),
+    # --api-token X, --api-token=X: a flag's secret is hidden whatever it looks like (the mask unquoted,
+    # as the store's redaction of the rest leaves it).
+    argv = ["agentevals", *redact_argv(sys.argv[1:])]
+    command = " ".join(a if a == MASK or a.endswith(f"={MASK}") else shlex.quote(a) for a in argv)
+    return {"command": command, "cwd": os.getcwd(),
             "config_digest": digest(config_path), "eval_set_digest": digest(eval_set_path),
             "versions": {"agentevals": __version__, "python": platform.python_version(),
                          "platform": platform.platform()},

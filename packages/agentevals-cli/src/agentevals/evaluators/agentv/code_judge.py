@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 import json
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from pydantic import AliasChoices, Field
 
@@ -60,6 +61,10 @@ class CodeJudgeEvaluator(AgentVEvaluator):
         """What the judge checks (also sent in ``config.description``)."""
         criteria: str | None = None
         """Criteria text sent to the judge (default: the eval case's criteria)."""
+
+    @classmethod
+    def runs_code(cls, entry: Mapping[str, Any]) -> Optional[str]:
+        return f"runs a command (type {entry.get('type') or cls.name})"
 
     @property
     def cwd(self) -> Path:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
@@ -87,6 +88,11 @@ class LlmJudgeEvaluator(AgentVEvaluator):
             return rubric_items(value)
 
     _template: str | None = None
+
+    @classmethod
+    def runs_code(cls, entry: Mapping[str, Any]) -> Optional[str]:
+        prompt = entry.get("prompt")
+        return "its prompt is a command" if isinstance(prompt, Mapping) else None
 
     def check(self) -> None:
         prompt = self.config.prompt
