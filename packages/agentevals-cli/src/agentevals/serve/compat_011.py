@@ -12,13 +12,17 @@ bundle and the Postgres run queue) answer ``410 Gone`` with one line naming what
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any, Optional
 
 from ..report.legacy import legacy_keys
 from ..results import RunResult
 
-__all__ = ["camel_keys", "legacy_run", "mcp_evaluate_traces", "mcp_session_results", "metric_fields", "to_camel"]
+__all__ = ["camel_keys", "config_options", "legacy_run", "mcp_evaluate_traces", "mcp_session_results",
+           "metric_fields", "to_camel"]
+
+log = logging.getLogger(__name__)
 
 _PAYLOAD_KEYS = frozenset({"args", "arguments", "response", "result", "output"})
 """Values under these keys are user data (tool arguments, tool results): 0.11 left their keys alone."""
@@ -55,6 +59,118 @@ def camel_keys(value: Any) -> Any:
 def snake(name: str) -> str:
     """``maxConcurrentTraces`` → ``max_concurrent_traces`` (0.11 accepted either)."""
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def config_options(config: dict[str, Any]) -> dict[str, Any]:
+    """An evaluation's JSON ``config`` with 0.11's spelling read: camelCase keys (``groupBy``), camelCase
+    evaluator entries (``judgeModel``, ``trajectoryMatchType``), ``maxConcurrentEvals`` → ``concurrency``
+    (our one bound on evaluations in flight) and ``maxConcurrentTraces`` ignored with a warning (the engine
+    has one pool, so traces are not bounded apart)."""
+    options = {snake(k): v for k, v in config.items()}
+    if "max_concurrent_traces" in options:
+        log.warning("config: maxConcurrentTraces (agentevals 0.11) is ignored: evaluations share one pool, "
+                    "bounded by maxConcurrentEvals (concurrency)")
+        options.pop("max_concurrent_traces")
+    if "max_concurrent_evals" in options:
+        options.setdefault("concurrency", options.pop("max_concurrent_evals"))
+    if isinstance(options.get("evaluators"), list):
+        options["evaluators"] = [
+            {snake(k): v for k, v in e.items() if v is not None and v != ""}  # 0.11: null or "" = not set
+            if isinstance(e, dict) else e for e in options["evaluators"]]
+    return options
+
+
+def adk_invocation(inv: dict[str, Any]) -> dict[str, Any]:
+    """One of our turns (``InvocationData`` as JSON) as an ADK invocation (snake_case), as 0.11's eval sets,
+    ``create-eval-set`` and ``/api/convert`` carried it."""
+    steps = inv.get("intermediate_steps") or {}
+    out: dict[str, Any] = {"invocation_id": inv.get("invocation_id") or "",
+                           "user_content": {"parts": [{"text": inv.get("user_content") or ""}], "role": "user"}}
+    if inv.get("final_response") is not None:
+        out["final_response"] = {"parts": [{"text": inv["final_response"]}], "role": "model"}
+    out["intermediate_data"] = {
+        "tool_uses": [{k: v for k, v in (("id", c.get("id")), ("args", c.get("args") or {}), ("name", c.get("name")))
+                       if v is not None} for c in steps.get("tool_calls") or []],
+        "tool_responses": [{k: v for k, v in (("id", r.get("id")), ("name", r.get("name")),
+                                              ("response", r.get("response", r.get("output")))) if v is not None}
+                           for r in steps.get("tool_responses") or []],
+        "intermediate_responses": []}
+    return out
+
+
+def with_camel(data: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """``data`` with the camelCase twin of each of ``keys`` (``eval_set_id`` → ``evalSetId``) beside it."""
+    return {**data, **{to_camel(k): data.get(k) for k in keys}}
+
+
+def otlp_ports(otlp: dict[str, Any]) -> dict[str, Any]:
+    """0.11's ``otlp.{httpPort, grpcPort}`` from our receiver addresses (``http://host:4318``, ``host:4317``)."""
+    def port(address: Optional[str]) -> Optional[int]:
+        match = re.search(r":(\d+)/*$", address or "")
+        return int(match.group(1)) if match else None
+
+    return {"httpPort": port(otlp.get("http")), "grpcPort": port(otlp.get("grpc"))}
+
+
+def _session_name(source: str) -> Optional[str]:
+    """0.11's session name from an uploaded file's name (``trace_x.json`` → ``x``), or None."""
+    base = re.sub(r"\.(jsonl?|json)$", "", source.replace("\\", "/").rsplit("/", 1)[-1], flags=re.IGNORECASE)
+    for prefix in ("trace_", "agentevals_"):
+        if base.startswith(prefix):
+            return base[len(prefix):]
+    return None
+
+
+def convert_answer(converted: dict[str, Any], group_by: str = "trace") -> dict[str, Any]:
+    """``/api/convert``'s answer with 0.11's keys beside ours: per entry ``traceId``, ``traceIds``,
+    ``metadata``, and each invocation's ADK form in camelCase (``userContent``, ``intermediateData``, …).
+    ``group_by=conversation`` (0.11) merges the traces of one conversation into one entry; ``auto`` is
+    read as ``trace``."""
+    entries: list[dict[str, Any]] = []
+    groups: dict[str, dict[str, Any]] = {}
+    for trace in converted["traces"]:
+        key = trace.get("session_id") if group_by == "conversation" else None
+        if key and key in groups:
+            group = groups[key]
+            group["traceIds"].append(trace["trace_id"])
+            group["invocations"].extend(trace["invocations"])
+            group["warnings"].extend(trace["warnings"])
+            continue
+        entry = {**trace, "invocations": list(trace["invocations"]), "warnings": list(trace["warnings"]),
+                 "traceId": trace["trace_id"], "traceIds": [trace["trace_id"]]}
+        entries.append(entry)
+        if key:
+            groups[key] = entry
+    for entry in entries:
+        invocations = entry["invocations"]
+        entry["invocations"] = [{**inv, **camel_keys(adk_invocation(inv))} for inv in invocations]
+        entry["metadata"] = {
+            "agentName": entry.get("agent_name"), "agentId": None, "model": None, "responseModel": None,
+            "provider": None, "schemaVersion": None, "startTime": None,
+            "userInputPreview": (invocations[0].get("user_content") or "")[:200] if invocations else None,
+            "finalOutputPreview": (invocations[-1].get("final_response") or "")[:200] if invocations else None,
+            "sessionName": _session_name(entry.get("source") or ""),
+        }
+    return {**converted, "traces": entries}
+
+
+def with_run_fields(run: dict[str, Any]) -> dict[str, Any]:
+    """A stored run (``runs list`` entry or ``runs show`` document) with 0.11's ``Run`` fields it lacks
+    (``spec``, ``attempt``, ``created_at``, ``summary``, …; 0.11's run routes answered in snake_case).
+    ``status`` keeps our values (``completed``, ``live``, ``interrupted``, …) where we have one."""
+    complete = run.get("complete", run.get("status") in (None, "completed", "live"))
+    sources = sorted({s for c in run.get("cases", []) for s in c.get("sources", [])})
+    legacy = {
+        "status": "succeeded" if complete else "failed",
+        "spec": {"approach": "trace_replay",
+                 "target": {"kind": "uploaded", "inline": None, "base_url": None, "trace_id": None,
+                            "trace_format": None, "trace_count": len(sources) or None, "trace_files": sources or None},
+                 "eval_set": None, "eval_config": {}, "sinks": [], "context": {}, "credential_refs": None},
+        "attempt": 1, "worker_id": None, "error": run.get("incomplete"), "summary": run.get("totals"),
+        "created_at": run.get("started_at"), "started_at": run.get("started_at"),
+        "finished_at": run.get("finished_at"), "cancel_requested": False,
+    }
+    return {**legacy, **run}
 
 
 def metric_fields(entry: dict[str, Any]) -> dict[str, Any]:
@@ -111,6 +227,18 @@ def legacy_run(run: RunResult) -> dict[str, Any]:
         "performance_metrics": keys.get("performance_metrics"),
         "run_id": run.run_id,
     })
+
+
+def stream_frame(name: str, data: dict[str, Any], *, case: Any = None, run: Optional[RunResult] = None) -> dict[str, Any]:
+    """One ``/api/evaluate/stream`` frame's data with 0.11's keys beside ours: a finished case also carries
+    ``traceProgress: {traceId, partialResult}``, the end ``done: true`` and ``result`` (0.11's RunResult).
+    (0.11's UI reads every ``data:`` line and looks for ``error``, ``done``, ``traceProgress``.)"""
+    if name == "case" and case is not None:
+        trace = legacy_run(RunResult(cases=[case]))["traceResults"][0]
+        return {**data, "traceProgress": {"traceId": trace["traceId"], "status": "done", "partialResult": trace}}
+    if name == "done" and run is not None:
+        return {**data, "done": True, "result": legacy_run(run)}
+    return data
 
 
 def mcp_evaluate_traces(run: RunResult) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from ..__about__ import __version__
 from ..consumers import RunConsumer
 from ..errors import AgentevalsError, RunNotFoundError
 from ..results import CaseResult, RunResult
-from . import operations
+from . import compat_011, operations
 from ._limits import check_token
 from .sessions import SessionAssembler
 from .store import SessionStore
@@ -117,6 +117,9 @@ def api_app(ctx: ApiContext) -> FastAPI:
                                      "(restart serve without --no-store)")
         return _ok(await asyncio.to_thread(read, ctx.runs, *args))
 
+    # Answers carry agentevals 0.11's keys beside ours (camelCase, see compat_011); 0.11-only routes are
+    # added by compat_011_http.add_compat_routes below.
+
     @app.get("/api/health", summary="Liveness, version and receiver counters")
     async def health() -> dict[str, Any]:
         return _ok({"status": "ok", "version": __version__, "receiver": ctx.assembler.stats()})
@@ -124,31 +127,36 @@ def api_app(ctx: ApiContext) -> FastAPI:
     @app.get("/api/config", summary="Receiver endpoints, loaded eval sets and which judge API keys are set")
     async def config() -> dict[str, Any]:
         settings = ctx.settings
+        api_keys = {name: bool(os.environ.get(var)) for name, var in
+                    (("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY"), ("google", "GOOGLE_API_KEY"))}
         return _ok({
-            "otlp": ctx.otlp,
+            "otlp": {**ctx.otlp, **compat_011.otlp_ports(ctx.otlp)},
             "eval_sets": sorted(settings.eval_sets) if settings else [],
             "config": settings.config if settings else None,
             "metrics": list(settings.metrics) if settings else [],
-            "api_keys": {name: bool(os.environ.get(var)) for name, var in
-                         (("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY"),
-                          ("google", "GOOGLE_API_KEY"))},
+            "api_keys": api_keys,
+            "apiKeys": {**api_keys, "google": api_keys["google"] or bool(os.environ.get("GEMINI_API_KEY"))},
         })
 
     @app.get("/api/metrics", summary="Builtin metrics and what each needs")
     async def metrics() -> dict[str, Any]:
-        return _ok(operations.list_metrics())
+        return _ok([compat_011.http_metric(m) for m in operations.list_metrics()])
 
     @app.post("/api/validate/eval-set", summary="Check an ADK eval set file")
     async def validate_eval_set(eval_set_file: UploadFile = File(...)) -> dict[str, Any]:
         with _Uploads(ctx.max_upload) as up:
             path = await up.save(eval_set_file)
-            return _ok(operations.validate_eval_set(path))
+            return _ok(compat_011.with_camel(operations.validate_eval_set(path), "eval_set_id", "num_cases"))
 
     @app.post("/api/convert", summary="Convert trace files to agent turns, as `run` reads them")
-    async def convert(trace_files: list[UploadFile] = File(...), trace_format: Optional[str] = Form(None)) -> dict[str, Any]:
+    async def convert(trace_files: list[UploadFile] = File(...), trace_format: Optional[str] = Form(None),
+                      group_by: str = Form("trace", description="agentevals 0.11: trace, conversation or auto")) -> dict[str, Any]:
+        if group_by not in ("trace", "conversation", "auto"):
+            raise HTTPException(400, "group_by must be one of trace, conversation, auto")
         with _Uploads(ctx.max_upload) as up:
             paths = [await up.save(f) for f in trace_files]
-            return _ok(await asyncio.to_thread(operations.convert_files, paths, trace_format=trace_format))
+            converted = await asyncio.to_thread(operations.convert_files, paths, trace_format=trace_format)
+            return _ok(compat_011.convert_answer(converted, group_by))
 
     @app.post("/api/evaluate", summary="Evaluate uploaded trace files; the whole run result")
     async def evaluate(
@@ -160,7 +168,7 @@ def api_app(ctx: ApiContext) -> FastAPI:
         with _Uploads(ctx.max_upload) as up:
             kwargs = await up.run_options(trace_files, eval_set_file, config_file, config)
             run = await operations.evaluate_files_async(**kwargs)
-            return _ok(run.model_dump(mode="json"))
+            return _ok({**run.model_dump(mode="json"), **compat_011.legacy_run(run)})
 
     @app.post("/api/evaluate/stream", summary="Evaluate uploaded trace files; Server-Sent Events as each case finishes",
               response_class=StreamingResponse)
@@ -207,7 +215,8 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
     @app.get("/api/runs", summary="Runs in the run store, newest first (batch runs and serve's live run)")
     async def runs(limit: int = 20) -> dict[str, Any]:
-        return await from_runs(operations.list_runs, max(1, min(limit, 1000)))
+        answer = await from_runs(operations.list_runs, max(1, min(limit, 1000)))
+        return {**answer, "data": [compat_011.with_run_fields(r) for r in answer["data"]]}
 
     @app.get("/api/runs/compare", summary="What changed from run a (the baseline) to run b: regressions, fixes, deltas")
     async def compare(a: str, b: str = "latest") -> dict[str, Any]:
@@ -215,7 +224,8 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
     @app.get("/api/runs/{run}", summary="One stored run (id, unique prefix or latest): the `runs show -o json` document")
     async def run(run: str) -> dict[str, Any]:
-        return await from_runs(operations.run_document, run)
+        answer = await from_runs(operations.run_document, run)
+        return {**answer, "data": compat_011.with_run_fields(answer["data"])}
 
     @app.get("/api/metrics/{name}/trend", summary="A metric's pass rate and mean score per run, oldest first")
     async def trend(name: str, limit: int = 20) -> dict[str, Any]:
@@ -223,6 +233,9 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
         return await from_runs(metric_trend, name, max(1, min(limit, 1000)))
 
+    from .compat_011_http import add_compat_routes
+
+    add_compat_routes(app, ctx)
     if ctx.ui:
         from .web_ui import add_web_ui
 
@@ -234,18 +247,20 @@ _COOKIE = "agentevals_token"
 
 
 async def _stream(up: _Uploads, kwargs: dict[str, Any]) -> AsyncIterator[bytes]:
-    """SSE: ``event: case`` per finished case, then ``event: done`` with the run (or ``event: error``)."""
+    """SSE: ``event: case`` per finished case, then ``event: done`` with the run (or ``event: error``); each
+    frame's data also carries agentevals 0.11's keys (``compat_011.stream_frame``)."""
     loop = asyncio.get_running_loop()
     events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
     class Forward(RunConsumer):
         def case_finished(self, index: int, case: CaseResult) -> None:
-            loop.call_soon_threadsafe(events.put_nowait, ("case", {"index": index, **case.model_dump(mode="json")}))
+            data = compat_011.stream_frame("case", {"index": index, **case.model_dump(mode="json")}, case=case)
+            loop.call_soon_threadsafe(events.put_nowait, ("case", data))
 
     async def work() -> None:
         try:
             run: RunResult = await operations.evaluate_files_async(**kwargs, consumers=[Forward()])
-            await events.put(("done", run.model_dump(mode="json")))
+            await events.put(("done", compat_011.stream_frame("done", run.model_dump(mode="json"), run=run)))
         except AgentevalsError as exc:
             await events.put(("error", {"error": str(exc)}))
         except Exception as exc:
@@ -292,30 +307,42 @@ class _Uploads:
                 out.write(chunk)
         return path
 
-    async def run_options(self, trace_files: list[UploadFile], eval_set_file: Optional[UploadFile],
-                          config_file: Optional[UploadFile], config: Optional[str]) -> dict[str, Any]:
-        """Uploads and the JSON ``config`` form field → keyword arguments of ``operations.evaluate_files``."""
+    def config_options(self, config: Any, *, config_file: bool = False) -> dict[str, Any]:
+        """The ``config`` JSON object (a string, or parsed) → keyword arguments of ``operations.evaluate_files``.
+
+        0.11's form is read too (``compat_011.config_options``): camelCase keys, camelCase evaluator entries,
+        ``maxConcurrentEvals`` (our ``concurrency``) and ``maxConcurrentTraces`` (ignored, with a warning).
+        """
+        from .compat_011 import config_options
+
         options: dict[str, Any] = {}
         if config:
-            try:
-                options = orjson.loads(config)
-            except orjson.JSONDecodeError as exc:
-                raise HTTPException(400, f"config: not JSON: {exc}") from None
-            if not isinstance(options, dict):
+            if isinstance(config, str):
+                try:
+                    config = orjson.loads(config)
+                except orjson.JSONDecodeError as exc:
+                    raise HTTPException(400, f"config: not JSON: {exc}") from None
+            if not isinstance(config, dict):
                 raise HTTPException(400, "config: expected a JSON object")
-            options = {re.sub(r"(?<=[a-z])([A-Z])", r"_\1", k).lower(): v for k, v in options.items()}  # 0.11: camelCase
+            options = config_options(config)
             allowed = {"metrics", "evaluators", "threshold", "trajectory_match_type", "judge_model", "group_by",
-                       "strict", "repeat_key", "pass_at_k", "trace_format"}
+                       "strict", "repeat_key", "pass_at_k", "trace_format", "concurrency"}
             unknown = sorted(set(options) - allowed)
             if unknown:
                 raise HTTPException(400, f"config: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(allowed))}")
         evaluators = options.pop("evaluators", None)
         if evaluators is not None:  # eval_config.yaml entries, checked by the same loader as `run -c`
-            if config_file is not None and config_file.filename:
+            if config_file:
                 raise HTTPException(400, "config: give evaluators either in 'config' or as 'config_file', not both")
             path = self.dir / "config.json"
             path.write_bytes(orjson.dumps({"evaluators": evaluators}))
             options["config"] = path
+        return options
+
+    async def run_options(self, trace_files: list[UploadFile], eval_set_file: Optional[UploadFile],
+                          config_file: Optional[UploadFile], config: Optional[str]) -> dict[str, Any]:
+        """Uploads and the JSON ``config`` form field → keyword arguments of ``operations.evaluate_files``."""
+        options = self.config_options(config, config_file=config_file is not None and bool(config_file.filename))
         kwargs: dict[str, Any] = {"paths": [await self.save(f) for f in trace_files], **options}
         if eval_set_file is not None and eval_set_file.filename:
             kwargs["eval_set"] = await self.save(eval_set_file)
