@@ -19,7 +19,7 @@ from typing import Any, Optional
 from ..report.legacy import legacy_keys
 from ..results import RunResult
 
-__all__ = ["camel_keys", "config_options", "legacy_run", "mcp_evaluate_traces", "mcp_session_results",
+__all__ = ["RUN_FIELDS_011", "camel_keys", "config_options", "legacy_run", "mcp_evaluate_traces", "mcp_session_results",
            "metric_fields", "to_camel"]
 
 log = logging.getLogger(__name__)
@@ -152,6 +152,11 @@ def convert_answer(converted: dict[str, Any], group_by: str = "trace") -> dict[s
             "sessionName": _session_name(entry.get("source") or ""),
         }
     return {**converted, "traces": entries}
+
+
+RUN_FIELDS_011 = frozenset({"run_id", "status", "spec", "attempt", "worker_id", "error", "summary", "created_at",
+                            "started_at", "finished_at", "cancel_requested"})
+"""0.11's ``Run`` record (``GET /api/runs``, ``GET /api/runs/{id}``)."""
 
 
 def with_run_fields(run: dict[str, Any]) -> dict[str, Any]:
