@@ -24,7 +24,7 @@ import json
 import re
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -143,8 +143,18 @@ def _legacy_result(run_id: str, case: dict[str, Any], metric: dict[str, Any], cr
             "created_at": created}
 
 
-def add_compat_routes(app: FastAPI, ctx: ApiContext) -> None:
-    """Add 0.11's routes that we no longer have under another name (see the module docstring)."""
+def _as_is(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return kwargs
+
+
+def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
+                      trusted: Callable[[dict[str, Any]], dict[str, Any]] = _as_is) -> None:
+    """Add 0.11's routes that we no longer have under another name (see the module docstring).
+
+    ``trusted`` is the API's own check of an evaluation's keyword arguments (``serve`` refuses uploaded
+    configs that run code unless ``--allow-code-evaluators``): every evaluation these routes start goes
+    through it, as ``/api/evaluate``'s do.
+    """
     from .http_api import _ok, _stream, _Uploads
 
     def gone(path: str, method: str) -> None:
@@ -177,6 +187,11 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext) -> None:
         missing = sorted(required - set(out))
         if missing:
             raise HTTPException(400, f"{route}: missing field(s) {', '.join(missing)}")
+        for name, value in out.items():
+            if name.endswith("_id") and not isinstance(value, str):
+                raise HTTPException(400, f"{route}: {name}: expected a string")
+            if name.endswith("_ids") and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+                raise HTTPException(400, f"{route}: {name}: expected a list of strings")
         return out
 
     async def json_run_options(request: Request, up: _Uploads) -> dict[str, Any]:
@@ -203,7 +218,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext) -> None:
     @app.post("/api/evaluate/json", summary="agentevals 0.11: evaluate an OTLP/JSON document sent in the body")
     async def evaluate_json(request: Request) -> dict[str, Any]:
         with _Uploads(ctx.max_upload * 4) as up:
-            run = await operations.evaluate_files_async(**await json_run_options(request, up))
+            run = await operations.evaluate_files_async(**trusted(await json_run_options(request, up)))
             return _ok({**run.model_dump(mode="json"), **compat_011.legacy_run(run)})
 
     @app.post("/api/evaluate/json/stream", summary="agentevals 0.11: /api/evaluate/json as Server-Sent Events",
@@ -211,7 +226,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext) -> None:
     async def evaluate_json_stream(request: Request) -> StreamingResponse:
         up = _Uploads(ctx.max_upload * 4).__enter__()
         try:
-            kwargs = await json_run_options(request, up)
+            kwargs = trusted(await json_run_options(request, up))
         except BaseException:
             up.__exit__(None, None, None)
             raise
@@ -235,7 +250,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext) -> None:
         record = record_of(body["session_id"])
         if not record.invocations:
             raise HTTPException(400, "No turns found in session")
-        return _ok({"evalSet": eval_set_from_record(record, body["eval_set_id"]),
+        return _ok({"evalSet": _redacted(eval_set_from_record(record, body["eval_set_id"])),
                     "numInvocations": len(record.invocations)})
 
     @app.post("/api/streaming/evaluate-sessions",
@@ -248,7 +263,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext) -> None:
             raise HTTPException(404, "Golden session not found")
         records = [r for r in ctx.store.list(limit=1000) if r.status == "evaluated"][::-1]  # 0.11: golden included
         with _Uploads(ctx.max_upload) as up:
-            options = up.config_options({"evaluators": body["evaluators"]} if body.get("evaluators") else None)
+            options = trusted(up.config_options({"evaluators": body["evaluators"]} if body.get("evaluators") else None))
             run = await operations.evaluate_against_golden(golden, records, eval_set_id=body["eval_set_id"], **options)
         ids = [r.session_id for r in records]
         return _ok({**run.model_dump(mode="json"), "goldenSessionId": golden.session_id,
@@ -267,13 +282,13 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext) -> None:
 
         def write(name: str, document: dict[str, Any]) -> str:
             filename = _SAFE_NAME.sub("_", name)[:200]
-            (_EXPORT_DIR / filename).write_bytes(orjson.dumps(document))
+            (_EXPORT_DIR / filename).write_bytes(orjson.dumps(_redacted(document)))
             return f"/api/streaming/download/{filename}"
 
         eval_set_url = write(f"eval_set_{golden.session_id}.json",
                              eval_set_from_record(golden, f"golden_{golden.session_id}"))
         trace_urls = [write(f"agentevals_{sid}.json", session_document(r))
-                      for sid in body["session_ids"] if isinstance(sid, str) and (r := ctx.store.get(sid)) is not None]
+                      for sid in body["session_ids"] if (r := ctx.store.get(sid)) is not None]
         return _ok({"evalSetUrl": eval_set_url, "traceUrls": trace_urls, "numTraces": len(trace_urls)})
 
     @app.get("/api/streaming/download/{filename}", summary="agentevals 0.11: a file written by prepare-evaluation")

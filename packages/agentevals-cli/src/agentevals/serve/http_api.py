@@ -235,7 +235,7 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
     from .compat_011_http import add_compat_routes
 
-    add_compat_routes(app, ctx)
+    add_compat_routes(app, ctx)  # merging with the serve guard: pass trusted=trusted (its code-evaluator check)
     if ctx.ui:
         from .web_ui import add_web_ui
 
