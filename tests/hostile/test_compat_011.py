@@ -14,8 +14,8 @@ import pytest
 pytest.importorskip("fastapi", reason="the serve extra is not installed")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "packages" / "agentevals-cli" / "tests"))
 
-import requests  # noqa: E402
-from support.live_server import start_server, stop_server  # noqa: E402
+import requests
+from support.live_server import start_server, stop_server
 
 OTLP = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": [{
     "traceId": "ab" * 16, "spanId": "cd" * 8, "name": "invoke_agent a", "startTimeUnixNano": "1",
