@@ -57,6 +57,9 @@ CASES = [
     Case("evaluate-json-eval-set-not-object", "POST", "/api/evaluate/json", 400, "evalSet",
          json={"traces": OTLP, "evalSet": "golden"}),
     Case("evaluate-json-deep-nesting", "POST", "/api/evaluate/json", 400, "not JSON", data=deep(100_000)),
+    Case("evaluate-json-chunked-over-limit", "POST", "/api/evaluate/json", 413, "request body over",
+         extra={"data": lambda: (b"x" * 65536 for _ in range(65)),  # chunked, 64 KiB over serve's 4 MiB
+                "headers": {"Content-Type": "application/json"}}),
     Case("evaluate-json-stream-no-traces", "POST", "/api/evaluate/json/stream", 400, "missing field(s) traces",
          json={}),
     Case("create-eval-set-unknown-session", "POST", "/api/streaming/create-eval-set", 404, "Session not found",
@@ -96,7 +99,8 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    started = start_server("--store", str(tmp_path_factory.mktemp("store") / "runs.sqlite"), "--headless")
+    started = start_server("--store", str(tmp_path_factory.mktemp("store") / "runs.sqlite"), "--headless",
+                           "--max-upload-mb", "1")  # request bodies up to 4 MiB
     yield started
     stop_server(started.process)
 
@@ -105,6 +109,8 @@ def server(tmp_path_factory):
 def test_hostile_0_11_request(server, case: Case) -> None:
     base = server.api.removesuffix("/api")
     kwargs: dict[str, Any] = {"timeout": 60, **case.extra}
+    if callable(kwargs.get("data")):
+        kwargs["data"] = kwargs["data"]()
     if case.json is not None:
         kwargs["json"] = case.json
     if case.data is not None:

@@ -170,8 +170,15 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
     gone("/api/runs/{run_id}/cancel", "POST")
 
     async def json_body(request: Request) -> dict[str, Any]:
+        """The JSON object in the body, read up to the API's body limit (a chunked body too)."""
+        limit, chunks, size = ctx.max_upload * 4, [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise HTTPException(413, f"request body over {limit} bytes")
+            chunks.append(chunk)
         try:
-            body = orjson.loads(await request.body())
+            body = orjson.loads(b"".join(chunks))
         except orjson.JSONDecodeError as exc:
             raise HTTPException(400, f"request body: not JSON: {exc}") from None
         if not isinstance(body, dict):
