@@ -115,22 +115,24 @@ class AgentEvals:
         name = getattr(fn, "__name__", "agent")
 
         def attributes(prompt: Any) -> dict[str, Any]:
-            return {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name,
-                    "gen_ai.input.messages": _messages("user", prompt)}
+            out = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name}
+            if prompt is not _NO_PROMPT:
+                out["gen_ai.input.messages"] = _messages("user", prompt)
+            return out
 
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
-            async def run_async(prompt: Any, *args: Any, **kwargs: Any) -> Any:
+            async def run_async(prompt: Any = _NO_PROMPT, *args: Any, **kwargs: Any) -> Any:
                 with self._tracer().start_as_current_span(f"invoke_agent {name}", attributes=attributes(prompt)) as span:
-                    answer = await fn(prompt, *args, **kwargs)
+                    answer = await fn(*_given(prompt), *args, **kwargs)
                     span.set_attribute("gen_ai.output.messages", _messages("assistant", answer))
                     return answer
             wrapped: Callable[..., Any] = run_async
         else:
             @functools.wraps(fn)
-            def run_sync(prompt: Any, *args: Any, **kwargs: Any) -> Any:
+            def run_sync(prompt: Any = _NO_PROMPT, *args: Any, **kwargs: Any) -> Any:
                 with self._tracer().start_as_current_span(f"invoke_agent {name}", attributes=attributes(prompt)) as span:
-                    answer = fn(prompt, *args, **kwargs)
+                    answer = fn(*_given(prompt), *args, **kwargs)
                     span.set_attribute("gen_ai.output.messages", _messages("assistant", answer))
                     return answer
             wrapped = run_sync
@@ -142,14 +144,14 @@ class AgentEvals:
             session_id: Optional[str] = None) -> list[Any]:
         """Call the ``@app.agent`` function on each prompt, in order, in one session; returns the answers.
 
-        ``interactive=True`` (0.11) reads prompts from stdin until end of file instead; answers are returned,
-        not printed.
+        ``interactive=True`` (0.11) reads prompts from stdin until end of file instead; with neither, the agent
+        is called once without a prompt (as 0.11 did). Answers are returned, not printed.
         """
         if self._agent is None:
             raise RuntimeError("no agent registered: decorate your agent function with @app.agent")
         answers = []
         with self.session(eval_set_id=eval_set_id, metadata=metadata, session_id=session_id):
-            for prompt in (prompts if prompts is not None else _stdin_prompts() if interactive else ()):
+            for prompt in (prompts if prompts is not None else _stdin_prompts() if interactive else [_NO_PROMPT]):
                 answer = self._agent(prompt)
                 if inspect.isawaitable(answer):
                     answer = asyncio.run(_await(answer))
@@ -264,6 +266,14 @@ def _stdin_prompts() -> Iterator[str]:
 
     for line in sys.stdin:
         yield line.rstrip("\n")
+
+
+_NO_PROMPT: Any = object()
+"""``run()`` without prompts calls the agent with no argument (0.11)."""
+
+
+def _given(prompt: Any) -> tuple[Any, ...]:
+    return () if prompt is _NO_PROMPT else (prompt,)
 
 
 async def _await(awaitable: Any) -> Any:

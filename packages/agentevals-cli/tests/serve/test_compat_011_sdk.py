@@ -49,3 +49,54 @@ def test_0_11_sdk_example_runs_unchanged(serve, tmp_path, example, eval_set_id, 
     assert [t["user"] for t in detail["turns"]] == prompts
     assert [t["response"] for t in detail["turns"]] == [f"answer to: {p}" for p in prompts]
     assert session["eval_id"] == "golden" and session["metrics"] == {"response_match_score": "PASSED"}
+
+
+HELPER = '''
+import json, sys
+from opentelemetry import trace
+from agentevals import AgentEvals
+
+endpoint = sys.argv[1]
+app = AgentEvals(None, "weather", {"team": "a"}, False, True, True, endpoint)   # 0.11's positional order
+
+@app.agent
+def weather(prompt="What's the weather in Paris?"):
+    with trace.get_tracer("weather").start_as_current_span("execute_tool get_weather", attributes={
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+            "gen_ai.tool.call.arguments": json.dumps({"city": "Paris"}), "gen_ai.tool.call.result": "sunny"}):
+        return "It is sunny in Paris."
+
+with app.session(None, "named-1") as session:            # 0.11: session(eval_set_id, session_name, ...)
+    assert isinstance(session, str) and session == "named-1" and session.eval_set_id == "weather"
+    weather("What's the weather in Paris?")
+with AgentEvals(endpoint=endpoint, streaming=False).session(session_name="never") as session:
+    assert session == "never"                             # streaming=False: nothing is exported
+print(json.dumps(app.run(session_id="no-prompt")))         # 0.11: no prompts = one call without a prompt
+'''
+
+
+def test_0_11_helper_arguments_against_serve(serve, tmp_path):
+    from support.weather_agent import weather_eval_set
+
+    weather_eval_set(tmp_path)
+    server = serve("--eval-sets", str(tmp_path), "--session-idle", "600")
+    result = subprocess.run([sys.executable, "-c", HELPER, server.otlp_http], capture_output=True, text=True,
+                            timeout=60, env={"PATH": os.environ.get("PATH", "")})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == ["It is sunny in Paris."]
+    named = server.wait_for_session(lambda s: s["session_id"] == "named-1")
+    assert named["eval_set_id"] == "weather" and named["metrics"] == {"tool_trajectory_avg_score": "PASSED"}
+    server.wait_for_session(lambda s: s["session_id"] == "no-prompt")
+    detail = server.get("/sessions/named-1").json()["data"]
+    assert detail["record"]["session_id"] == "named-1"
+    assert "never" not in {s["session_id"] for s in server.get("/sessions").json()["data"]}
+
+
+def test_0_11_ws_url_means_otlp_on_its_host(monkeypatch):
+    from agentevals import AgentEvals
+
+    monkeypatch.delenv("AGENTEVALS_OTLP_ENDPOINT", raising=False)
+    with pytest.warns(DeprecationWarning, match=r"ws_url=\.\.\.\) is deprecated"):
+        assert AgentEvals("ws://agents.internal:8001/ws/traces").endpoint == "http://agents.internal:4318"
+    assert AgentEvals("ws://localhost:8001/ws/traces").endpoint == "http://localhost:4318"  # 0.11's default
+    assert AgentEvals("ws://a:1/ws", endpoint="http://b:2").endpoint == "http://b:2"
