@@ -142,3 +142,17 @@ def test_max_concurrent_keys_of_a_0_11_config_are_accepted(live):
                              files=_files({"trace_files": ["helm.json", "@examples/traces/helm.json"]}))
     assert response.status_code == 200, response.text
     assert response.json()["data"]["traceResults"][0]["metricResults"][0]["metricName"] == "tool_trajectory_avg_score"
+
+
+def test_0_11_prepare_evaluation_files_download(live):
+    server, names = live
+    prepared = requests.post(f"{server.api}/streaming/prepare-evaluation", timeout=30, json={
+        "golden_session_id": names["golden"], "session_ids": [names["golden"], names["other"], "unknown"]}).json()["data"]
+    assert prepared["numTraces"] == 2 == len(prepared["traceUrls"])
+    base = server.api.removesuffix("/api")
+    eval_set = requests.get(base + prepared["evalSetUrl"], timeout=30).json()
+    assert eval_set["eval_set_id"] == f"golden_{names['golden']}"
+    turns = eval_set["eval_cases"][0]["conversation"]
+    assert turns[0]["intermediate_data"]["tool_uses"] == [{"id": "call-1", "args": {"city": "Paris"}, "name": "get_weather"}]
+    for url in prepared["traceUrls"]:
+        assert requests.get(base + url, timeout=30).json()["resourceSpans"]

@@ -19,9 +19,11 @@ Gone, ``410`` with one line naming the replacement: ``/api/debug/*`` (the UI's d
 from __future__ import annotations
 
 import asyncio
+import atexit
 import hashlib
 import json
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
@@ -46,7 +48,6 @@ _GONE = {
     "/api/runs": "the Postgres run queue is gone: evaluate with POST /api/evaluate or `agentevals run --store URL`",
     "/api/runs/{run_id}/cancel": "the Postgres run queue is gone: stop `agentevals run` with Ctrl-C (SIGINT) instead",
 }
-_EXPORT_DIR = Path(tempfile.gettempdir()) / "agentevals-exports"
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -163,6 +164,14 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
 
         app.add_api_route(path, answer, methods=[method], include_in_schema=True, status_code=410,
                           summary=f"agentevals 0.11 only: gone ({_GONE[path]})")
+
+    exports: list[Path] = []  # this process's own folder (mkdtemp: never a path another user prepared)
+
+    def export_dir() -> Path:
+        if not exports:
+            exports.append(Path(tempfile.mkdtemp(prefix="agentevals-exports-")))
+            atexit.register(shutil.rmtree, exports[0], True)  # removed when serve exits
+        return exports[0]
 
     gone("/api/debug/bundle", "POST")
     gone("/api/debug/load", "POST")
@@ -285,11 +294,9 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
         golden = ctx.store.get(body["golden_session_id"])
         if golden is None:
             raise HTTPException(404, "Golden session not found")
-        _EXPORT_DIR.mkdir(mode=0o700, exist_ok=True)
-
         def write(name: str, document: dict[str, Any]) -> str:
             filename = _SAFE_NAME.sub("_", name)[:200]
-            (_EXPORT_DIR / filename).write_bytes(orjson.dumps(_redacted(document)))
+            (export_dir() / filename).write_bytes(orjson.dumps(_redacted(document)))
             return f"/api/streaming/download/{filename}"
 
         eval_set_url = write(f"eval_set_{golden.session_id}.json",
@@ -302,7 +309,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
     async def download(filename: str) -> FileResponse:
         if filename in {"", ".", ".."} or _SAFE_NAME.search(filename):
             raise HTTPException(400, "Invalid filename")
-        path = _EXPORT_DIR / filename
+        path = export_dir() / filename
         if not path.is_file():
             raise HTTPException(404, "File not found")
         return FileResponse(path, media_type="application/json", filename=filename)
