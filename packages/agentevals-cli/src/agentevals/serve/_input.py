@@ -85,9 +85,11 @@ class RunOptionsForm(BaseModel):
     repeat_key: Optional[str] = None
     pass_at_k: Optional[Union[int, list[int]]] = None
     trace_format: Optional[str] = None
+    concurrency: Optional[int] = None
+    """Evaluations in flight (0.11's ``maxConcurrentEvals``)."""
 
 
-def parse_run_options(config: str) -> dict[str, Any]:
+def parse_run_options(config: Any) -> dict[str, Any]:
     """The ``config`` form field → keyword arguments of ``prepare_run`` (only those given).
 
     Raises ``HTTPException(400)`` with one line naming the key: not JSON, not an object, an unknown key,
@@ -95,13 +97,17 @@ def parse_run_options(config: str) -> dict[str, Any]:
     """
     from fastapi import HTTPException
 
-    try:
-        raw = orjson.loads(config)
-    except orjson.JSONDecodeError as exc:
-        raise HTTPException(400, f"config: not JSON: {exc}") from None
+    from .compat_011 import config_options
+
+    raw = config
+    if isinstance(raw, (str, bytes)):
+        try:
+            raw = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise HTTPException(400, f"config: not JSON: {exc}") from None
     if not isinstance(raw, dict):
         raise HTTPException(400, "config: expected a JSON object")
-    raw = {re.sub(r"(?<=[a-z])([A-Z])", r"_\1", k).lower(): v for k, v in raw.items()}  # 0.11: camelCase
+    raw = config_options(raw)  # 0.11's spelling: camelCase keys and entries, maxConcurrent*
     known = sorted(RunOptionsForm.model_fields)
     unknown = sorted(set(raw) - set(known))
     if unknown:

@@ -31,10 +31,10 @@ from ..consumers import RunConsumer
 from ..errors import AgentevalsError, RunNotFoundError
 from ..redact import redact_obj
 from ..results import CaseResult, RunResult
-from . import operations
-from ._input import install_input_guards, one_line, parse_run_options, refuse_long_ref
+from . import compat_011, operations
 from ._csrf import CsrfCheck, CsrfTokens
 from ._guard import HostPolicy, RequestGuard
+from ._input import install_input_guards, one_line, parse_run_options, refuse_long_ref
 from ._limits import check_token
 from ._trust import code_in_config
 from .sessions import SessionAssembler
@@ -147,6 +147,9 @@ def api_app(ctx: ApiContext) -> FastAPI:
             raise HTTPException(503, f"the run store could not be read: {type(exc).__name__}: {one_line(exc, 200)}"
                                 ) from None
 
+    # Answers carry agentevals 0.11's keys beside ours (camelCase, see compat_011); 0.11-only routes are
+    # added by compat_011_http.add_compat_routes below.
+
     @app.get("/api/health", summary="Liveness, version and receiver counters")
     async def health() -> dict[str, Any]:
         return _ok({"status": "ok", "version": __version__, "receiver": ctx.assembler.stats()})
@@ -154,31 +157,36 @@ def api_app(ctx: ApiContext) -> FastAPI:
     @app.get("/api/config", summary="Receiver endpoints, loaded eval sets and which judge API keys are set")
     async def config() -> dict[str, Any]:
         settings = ctx.settings
+        api_keys = {name: bool(os.environ.get(var)) for name, var in
+                    (("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY"), ("google", "GOOGLE_API_KEY"))}
         return _ok({
-            "otlp": ctx.otlp,
+            "otlp": {**ctx.otlp, **compat_011.otlp_ports(ctx.otlp)},
             "eval_sets": sorted(settings.eval_sets) if settings else [],
             "config": settings.config if settings else None,
             "metrics": list(settings.metrics) if settings else [],
-            "api_keys": {name: bool(os.environ.get(var)) for name, var in
-                         (("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY"),
-                          ("google", "GOOGLE_API_KEY"))},
+            "api_keys": api_keys,
+            "apiKeys": {**api_keys, "google": api_keys["google"] or bool(os.environ.get("GEMINI_API_KEY"))},
         })
 
     @app.get("/api/metrics", summary="Builtin metrics and what each needs")
     async def metrics() -> dict[str, Any]:
-        return _ok(operations.list_metrics())
+        return _ok([compat_011.http_metric(m) for m in operations.list_metrics()])
 
     @app.post("/api/validate/eval-set", summary="Check an ADK eval set file")
     async def validate_eval_set(eval_set_file: UploadFile = File(...)) -> dict[str, Any]:
         with _Uploads(ctx.max_upload) as up:
             path = await up.save(eval_set_file)
-            return _ok(operations.validate_eval_set(path))
+            return _ok(compat_011.with_camel(operations.validate_eval_set(path), "eval_set_id", "num_cases"))
 
     @app.post("/api/convert", summary="Convert trace files to agent turns, as `run` reads them")
-    async def convert(trace_files: list[UploadFile] = File(...), trace_format: Optional[str] = Form(None)) -> dict[str, Any]:
+    async def convert(trace_files: list[UploadFile] = File(...), trace_format: Optional[str] = Form(None),
+                      group_by: str = Form("trace", description="agentevals 0.11: trace, conversation or auto")) -> dict[str, Any]:
+        if group_by not in ("trace", "conversation", "auto"):
+            raise HTTPException(400, "group_by must be one of trace, conversation, auto")
         with _Uploads(ctx.max_upload) as up:
             paths = [await up.save(f) for f in trace_files]
-            return _ok(await asyncio.to_thread(operations.convert_files, paths, trace_format=trace_format))
+            converted = await asyncio.to_thread(operations.convert_files, paths, trace_format=trace_format)
+            return _ok(compat_011.convert_answer(converted, group_by))
 
     @app.post("/api/evaluate", summary="Evaluate uploaded trace files; the whole run result")
     async def evaluate(
@@ -190,7 +198,7 @@ def api_app(ctx: ApiContext) -> FastAPI:
         with _Uploads(ctx.max_upload) as up:
             kwargs = trusted(await up.run_options(trace_files, eval_set_file, config_file, config))
             run = await operations.evaluate_files_async(**kwargs)
-            return _ok(run.model_dump(mode="json"))
+            return _ok({**run.model_dump(mode="json"), **compat_011.legacy_run(run)})
 
     @app.post("/api/evaluate/stream", summary="Evaluate uploaded trace files; Server-Sent Events as each case finishes",
               response_class=StreamingResponse)
@@ -239,7 +247,8 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
     @app.get("/api/runs", summary="Runs in the run store, newest first (batch runs and serve's live run)")
     async def runs(limit: int = 20) -> dict[str, Any]:
-        return await from_runs(operations.list_runs, max(1, min(limit, 1000)))
+        answer = await from_runs(operations.list_runs, max(1, min(limit, 1000)))
+        return {**answer, "data": [compat_011.with_run_fields(r) for r in answer["data"]]}
 
     @app.get("/api/runs/compare", summary="What changed from run a (the baseline) to run b: regressions, fixes, deltas")
     async def compare(a: str, b: str = "latest") -> dict[str, Any]:
@@ -250,7 +259,8 @@ def api_app(ctx: ApiContext) -> FastAPI:
     @app.get("/api/runs/{run}", summary="One stored run (id, unique prefix or latest): the `runs show -o json` document")
     async def run(run: str) -> dict[str, Any]:
         refuse_long_ref(run)
-        return await from_runs(operations.run_document, run)
+        answer = await from_runs(operations.run_document, run)
+        return {**answer, "data": compat_011.with_run_fields(answer["data"])}
 
     @app.get("/api/metrics/{name}/trend", summary="A metric's pass rate and mean score per run, oldest first")
     async def trend(name: str, limit: int = 20) -> dict[str, Any]:
@@ -258,6 +268,9 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
         return await from_runs(metric_trend, name, max(1, min(limit, 1000)))
 
+    from .compat_011_http import add_compat_routes
+
+    add_compat_routes(app, ctx, trusted=trusted)
     if ctx.ui:
         from .web_ui import add_web_ui
 
@@ -280,12 +293,13 @@ def _start_evaluation(up: _Uploads, kwargs: dict[str, Any]) -> asyncio.Queue[tup
 
     class Forward(RunConsumer):
         def case_finished(self, index: int, case: CaseResult) -> None:
-            loop.call_soon_threadsafe(events.put_nowait, ("case", {"index": index, **case.model_dump(mode="json")}))
+            data = compat_011.stream_frame("case", {"index": index, **case.model_dump(mode="json")}, case=case)
+            loop.call_soon_threadsafe(events.put_nowait, ("case", data))
 
     async def work() -> None:
         try:
             run: RunResult = await operations.evaluate_files_async(**kwargs, consumers=[Forward()])
-            await events.put(("done", run.model_dump(mode="json")))
+            await events.put(("done", compat_011.stream_frame("done", run.model_dump(mode="json"), run=run)))
         except AgentevalsError as exc:
             await events.put(("error", {"error": str(exc)}))
         except Exception as exc:
@@ -351,17 +365,26 @@ class _Uploads:
                 out.write(chunk)
         return path
 
-    async def run_options(self, trace_files: list[UploadFile], eval_set_file: Optional[UploadFile],
-                          config_file: Optional[UploadFile], config: Optional[str]) -> dict[str, Any]:
-        """Uploads and the JSON ``config`` form field → keyword arguments of ``operations.evaluate_files``."""
+    def config_options(self, config: Any, *, config_file: bool = False) -> dict[str, Any]:
+        """The ``config`` JSON object (a string, or parsed) → keyword arguments of ``operations.evaluate_files``.
+
+        Checked by ``_input.parse_run_options`` (one line naming the key); 0.11's spelling is read too
+        (``compat_011.config_options``). Evaluator entries go to a config file in the upload folder.
+        """
         options = parse_run_options(config) if config else {}
         evaluators = options.pop("evaluators", None)
         if evaluators is not None:  # eval_config.yaml entries, checked by the same loader as `run -c`
-            if config_file is not None and config_file.filename:
+            if config_file:
                 raise HTTPException(400, "config: give evaluators either in 'config' or as 'config_file', not both")
             path = self.dir / "config.json"
             path.write_bytes(orjson.dumps({"evaluators": evaluators}))
             options["config"] = path
+        return options
+
+    async def run_options(self, trace_files: list[UploadFile], eval_set_file: Optional[UploadFile],
+                          config_file: Optional[UploadFile], config: Optional[str]) -> dict[str, Any]:
+        """Uploads and the JSON ``config`` form field → keyword arguments of ``operations.evaluate_files``."""
+        options = self.config_options(config, config_file=config_file is not None and bool(config_file.filename))
         kwargs: dict[str, Any] = {"paths": [await self.save(f) for f in trace_files], **options}
         if eval_set_file is not None and eval_set_file.filename:
             kwargs["eval_set"] = await self.save(eval_set_file)

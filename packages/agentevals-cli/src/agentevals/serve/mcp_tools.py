@@ -5,6 +5,11 @@
 (``LocalSessions``). Tools: ``list_metrics``, ``evaluate_traces``, ``list_sessions``,
 ``summarize_session``, ``evaluate_sessions``, and over the run store (``StoreRuns``; both read it
 directly): ``list_runs``, ``show_run``, ``compare_runs``.
+
+The five tools agentevals-cli 0.11 had take its argument names too (``evaluate_traces``'s
+``eval_config_file``, ``evaluate_sessions``'s ``eval_set_id`` and ``judge_model``) and return its fields
+beside ours (``compat_011``). An argument a tool does not know is an error naming the known ones, never
+ignored.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Optional, Protocol
 
 from ..errors import AgentevalsError
 from ..redact import redact_obj
-from . import operations
+from . import compat_011, operations
 from .sessions import SessionAssembler
 from .store import SessionRecord, SessionStore
 
@@ -129,16 +134,22 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allo
     @server.tool()
     def list_metrics() -> dict[str, Any]:
         """The builtin metrics, with what each needs (an eval set, an LLM judge)."""
-        return {"metrics": operations.list_metrics()}
+        return {"metrics": [{**m, **compat_011.metric_fields(m)} for m in operations.list_metrics()]}
 
     @server.tool()
     async def evaluate_traces(trace_files: list[str], metrics: Optional[list[str]] = None,
                               eval_set_file: Optional[str] = None, config_file: Optional[str] = None,
                               trace_format: Optional[str] = None, threshold: Optional[float] = None,
                               trajectory_match_type: Optional[str] = None,
-                              judge_model: Optional[str] = None) -> dict[str, Any]:
+                              judge_model: Optional[str] = None,
+                              eval_config_file: Optional[str] = None) -> dict[str, Any]:
         """Evaluate trace files (Jaeger JSON, OTLP JSON) exactly like `agentevals run`; returns the run result
-        (cases with each metric's status, score and reason) and its exit code."""
+        (cases with each metric's status, score and reason) and its exit code, and agentevals 0.11's
+        `passed`, `traces`, `errors`. `eval_config_file` is 0.11's name for `config_file`."""
+        if eval_config_file is not None:
+            if config_file is not None and config_file != eval_config_file:
+                return {"error": "evaluate_traces: give the config as config_file or eval_config_file, not both"}
+            config_file = eval_config_file
         if config_file and not allow_code:
             from ._trust import code_in_config
 
@@ -152,13 +163,14 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allo
                 judge_model=judge_model)
         except AgentevalsError as exc:
             return {"error": str(exc)}
-        return redact_obj({"exit_code": run.exit_code(), **run.model_dump(mode="json")})
+        return redact_obj({"exit_code": run.exit_code(), **run.model_dump(mode="json"),
+                           **compat_011.mcp_evaluate_traces(run)})
 
     @server.tool()
     def list_sessions(limit: int = 20) -> dict[str, Any]:
         """Live sessions received by `agentevals serve`, newest first, with their status and scores."""
         try:
-            return {"sessions": sessions.list(max(1, min(limit, 500)))}
+            return {"sessions": [compat_011.mcp_session_entry(s) for s in sessions.list(max(1, min(limit, 500)))]}
         except AgentevalsError as exc:
             return {"error": str(exc)}
 
@@ -166,27 +178,34 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allo
     def summarize_session(session_id: str) -> dict[str, Any]:
         """One session's turns (user input, tool calls, response) and its evaluation results."""
         try:
-            return redact_obj(operations.summarize(sessions.get(session_id)))
+            record = sessions.get(session_id)
+            summary = operations.summarize(record)
+            return redact_obj({**summary, **compat_011.mcp_summary(summary, record)})
         except AgentevalsError as exc:
             return {"error": str(exc)}
 
     @server.tool()
     async def evaluate_sessions(golden_session_id: str, session_ids: Optional[list[str]] = None,
                                 metrics: Optional[list[str]] = None, threshold: Optional[float] = None,
-                                trajectory_match_type: Optional[str] = None) -> dict[str, Any]:
-        """Evaluate sessions against a golden one (its turns become the expected conversation). Without
-        ``session_ids``, every other evaluated session is compared."""
+                                trajectory_match_type: Optional[str] = None, eval_set_id: Optional[str] = None,
+                                judge_model: Optional[str] = None) -> dict[str, Any]:
+        """Evaluate sessions against a golden one (its turns become the expected conversation, an eval set
+        named `eval_set_id`). Without ``session_ids``, every other evaluated session is compared. Returns the
+        run result and 0.11's `golden_session_id`, `eval_set_id`, `results`."""
+        label = eval_set_id or f"eval-{golden_session_id[:12]}"  # 0.11's default label
         try:
             golden = sessions.get(golden_session_id)
             ids = session_ids or [s["session_id"] for s in sessions.list(500)
                                   if s["session_id"] != golden_session_id and s.get("status") == "evaluated"]
             records = [sessions.get(i) for i in ids]
             run = await operations.evaluate_against_golden(
-                golden, records, metrics=list(metrics or []), threshold=threshold,
-                trajectory_match_type=trajectory_match_type)
+                golden, records, eval_set_id=label, metrics=list(metrics or []), threshold=threshold,
+                trajectory_match_type=trajectory_match_type, judge_model=judge_model)
         except AgentevalsError as exc:
             return {"error": str(exc)}
-        return redact_obj({"exit_code": run.exit_code(), **run.model_dump(mode="json")})
+        return redact_obj({"exit_code": run.exit_code(), **run.model_dump(mode="json"),
+                           **compat_011.mcp_session_results(run, golden_session_id=golden_session_id,
+                                                            eval_set_id=label, session_ids=ids)})
 
     @server.tool()
     async def list_runs(limit: int = 20) -> dict[str, Any]:
@@ -217,5 +236,33 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allo
         except AgentevalsError as exc:
             return {"error": str(exc)}
 
+    _refuse_unknown_arguments(server)
     return server
+
+
+def _refuse_unknown_arguments(server: Any) -> None:
+    """Make every tool refuse an argument it does not declare (the ``mcp`` package drops them silently:
+    a 0.11 client's ``eval_config_file`` once ran the default metric instead of the config). The tools'
+    input schemas say ``additionalProperties: false`` too, so clients can see it."""
+    from pydantic import ConfigDict, model_validator
+
+    for tool in server._tool_manager.list_tools():
+        meta = tool.fn_metadata
+        base = meta.arg_model
+        known = sorted(f.alias or name for name, f in base.model_fields.items())
+
+        def check(cls: Any, data: Any, *, _tool: str = tool.name, _known: list[str] = known) -> Any:
+            if isinstance(data, dict):
+                unknown = sorted(set(data) - set(_known))
+                if unknown:
+                    raise ValueError(f"{_tool}: unknown argument(s) {', '.join(unknown)}; "
+                                     f"known: {', '.join(_known) or 'none'}")
+            return data
+
+        meta.arg_model = type(base.__name__, (base,), {
+            "__module__": base.__module__,
+            "model_config": ConfigDict(**{**base.model_config, "extra": "forbid"}),
+            "_check_unknown": model_validator(mode="before")(classmethod(check)),
+        })
+        tool.parameters = {**tool.parameters, "additionalProperties": False}
 

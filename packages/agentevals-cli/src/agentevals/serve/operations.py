@@ -85,9 +85,10 @@ async def evaluate_files_async(paths: Sequence[str | Path], **kwargs: Any) -> Ru
     return await asyncio.to_thread(evaluate_files, paths, **kwargs)
 
 
-async def evaluate_against_golden(golden: SessionRecord, records: Sequence[SessionRecord],
-                                  **run_options: Any) -> RunResult:
-    """Evaluate sessions with the golden session's turns as the expected conversation (one eval case)."""
+async def evaluate_against_golden(golden: SessionRecord, records: Sequence[SessionRecord], *,
+                                  eval_set_id: Optional[str] = None, **run_options: Any) -> RunResult:
+    """Evaluate sessions with the golden session's turns as the expected conversation (one eval case of
+    an eval set named ``eval_set_id``, by default ``golden:<session id>``)."""
     from ..api import prepare_run
     from ..evalsets import EvalCase, EvalSet
     from ..protocol import InvocationData
@@ -98,7 +99,7 @@ async def evaluate_against_golden(golden: SessionRecord, records: Sequence[Sessi
         raise AgentevalsError(f"golden session '{golden.session_id}' has no agent turns")
     case = EvalCase(eval_id=golden.session_id,
                     conversation=[InvocationData.model_validate(i) for i in golden.invocations])
-    eval_set = EvalSet(eval_set_id=f"golden:{golden.session_id}", eval_cases=[case], source=f"session {golden.session_id}")
+    eval_set = EvalSet(eval_set_id=eval_set_id or f"golden:{golden.session_id}", eval_cases=[case], source=f"session {golden.session_id}")
     traces = [ConvertedTrace(trace_id=r.session_id, source=f"session {r.session_id}", session_id=r.session_id,
                              eval_id=golden.session_id,
                              invocations=[InvocationData.model_validate(i) for i in r.invocations]) for r in records]

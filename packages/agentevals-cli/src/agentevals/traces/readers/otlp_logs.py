@@ -35,7 +35,10 @@ _LOGS_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"(?:resourceLogs|resource_
 
 
 def is_logs_document(document: Any) -> bool:
-    return isinstance(document, dict) and ("resourceLogs" in document or "resource_logs" in document)
+    """A logs-only document: ``resourceLogs`` and no spans (agentevals 0.11's session exports carry both
+    keys, ``"resourceLogs": []`` included; they are trace files)."""
+    return (isinstance(document, dict) and ("resourceLogs" in document or "resource_logs" in document)
+            and not (document.get("resourceSpans") or document.get("resource_spans")))
 
 
 def is_logs_file(path: str | Path) -> bool:
