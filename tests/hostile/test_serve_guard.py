@@ -25,6 +25,7 @@ from support.live_server import Server, start_server, stop_server
 from support.serve_guard import CODE_KINDS, EVIL, HELM, code_configs, evaluate_form, mcp_call, root
 
 TOKEN = "guard-test-token-5a1b9c"
+OTLP = HELM.parent / "openai_v2.otlp.json"
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +75,15 @@ def test_uploaded_config_that_runs_code_is_refused_without_the_opt_in(open_serve
     assert not marker.exists()
 
 
+@pytest.mark.parametrize("route", ["/api/evaluate/json", "/api/evaluate/json/stream"])  # 0.11's JSON routes
+def test_a_code_config_in_a_0_11_json_evaluation_is_refused_without_the_opt_in(open_server, tmp_path, route):
+    marker = tmp_path / "marker"
+    body = {"traces": json.loads(OTLP.read_text()), "config": code_configs(marker)["code_judge"]}
+    response = requests.post(f"{root(open_server)}{route}", json=body, timeout=60)
+    assert "--allow-code-evaluators" in _one_line_refusal(response, 403)
+    assert not marker.exists()
+
+
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:8001", "localhost.evil.example",
                                   "127.0.0.1.nip.io", "[::2]", ""],
                          ids=["name", "name-port", "lookalike", "rebinding-service", "other-v6", "empty"])
@@ -93,12 +103,13 @@ def test_mcp_without_the_token_cannot_run_a_command(token_server, tmp_path):
     assert not marker.exists()
 
 
-def test_mcp_with_the_token_still_cannot_run_a_command_without_the_opt_in(token_server, tmp_path):
+@pytest.mark.parametrize("argument", ["config_file", "eval_config_file"])  # eval_config_file: 0.11's name
+def test_mcp_with_the_token_still_cannot_run_a_command_without_the_opt_in(token_server, tmp_path, argument):
     marker = tmp_path / "marker"
     config = tmp_path / "eval_config.yaml"
     config.write_text(json.dumps(code_configs(marker)["code_judge"]))  # JSON is YAML
     status, body = mcp_call(token_server.mcp, "evaluate_traces",
-                            {"trace_files": [str(HELM)], "config_file": str(config)},
+                            {"trace_files": [str(HELM)], argument: str(config)},
                             headers={"Authorization": f"Bearer {TOKEN}"})
     assert status == 200 and "--allow-code-evaluators" in body["error"] and "\n" not in body["error"]
     assert not marker.exists()
