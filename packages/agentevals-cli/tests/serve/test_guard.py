@@ -97,6 +97,11 @@ def _post(base: str, route: str, headers: dict[str, str]) -> requests.Response:
 
 
 API_ROUTES = ["/api/validate/eval-set", "/api/convert", "/api/evaluate", "/api/evaluate/stream"]
+COMPAT_ROUTES = ["/api/evaluate/json", "/api/evaluate/json/stream", "/api/streaming/create-eval-set",
+                 "/api/streaming/evaluate-sessions", "/api/streaming/prepare-evaluation",
+                 "/api/streaming/get-trace", "/api/debug/bundle", "/api/debug/load", "/api/runs",
+                 "/api/runs/{run_id}/cancel"]
+"""agentevals 0.11's state-changing routes (serve/compat_011_http.py): answered for 0.11 clients, guarded alike."""
 UI_FORM_ROUTES: list[str] = []
 """The UI's state-changing routes (forms): none yet. A new one must be added here (and carry the CSRF field)."""
 
@@ -104,7 +109,7 @@ UI_FORM_ROUTES: list[str] = []
 def test_the_state_changing_routes_are_the_ones_tested(guarded):
     schema = requests.get(f"{root(guarded)}/openapi.json", headers=AUTH, timeout=10).json()
     changing = sorted(path for path, ops in schema["paths"].items() if set(ops) - {"get", "head", "options"})
-    assert changing == sorted(API_ROUTES)
+    assert changing == sorted(API_ROUTES + COMPAT_ROUTES)
 
 
 def test_every_ui_route_that_changes_state_is_known_and_every_post_form_carries_the_csrf_field():
@@ -121,6 +126,22 @@ def test_every_ui_route_that_changes_state_is_known_and_every_post_form_carries_
         for form in re.findall(r"<form[^>]*>.*?</form>", template.read_text(), re.S):
             if re.search(r"method=\"?post", form, re.I):
                 assert "{{ csrf_field }}" in form, f"{template.name}: a POST form without {{{{ csrf_field }}}}"
+
+
+@pytest.mark.parametrize("route", COMPAT_ROUTES)
+def test_0_11_routes_refuse_other_sites_other_names_and_no_token(guarded, route):
+    url = f"{root(guarded)}{route.replace('{run_id}', 'some-run')}"
+    body = {"session_id": guarded.sessions[1], "traces": {"resourceSpans": []}}
+
+    def post(headers: dict[str, str]) -> requests.Response:
+        return requests.post(url, json=body, headers=headers, timeout=120)
+
+    assert post({**AUTH, "Origin": EVIL}).status_code == 403
+    assert post({**AUTH, "Referer": f"{EVIL}/x"}).status_code == 403
+    assert post({**AUTH, "Host": "evil.example"}).status_code == 421
+    assert post({}).status_code == 401
+    # A script (no Origin, no Referer) with the token gets past the guard to the route's own answer.
+    assert post(AUTH).status_code not in (401, 403, 421)
 
 
 @pytest.mark.parametrize("route", API_ROUTES)
@@ -171,11 +192,14 @@ def _walk_paths(guarded: Server) -> list[str]:
     schema = requests.get(f"{root(guarded)}/openapi.json", headers=AUTH, timeout=10).json()
     run_id = guarded.get("/runs").json()["data"][0]["run_id"]
     a, b = (quote(s, safe="") for s in guarded.sessions)
-    values = {"session_id": b, "run": run_id, "name": "tool_trajectory_avg_score"}
+    prepared = requests.post(f"{root(guarded)}/api/streaming/prepare-evaluation", headers=AUTH, timeout=30,
+                             json={"golden_session_id": guarded.sessions[1], "session_ids": [guarded.sessions[0]]})
+    filename = prepared.json()["data"]["traceUrls"][0].rsplit("/", 1)[1]  # 0.11's download route
+    values = {"session_id": b, "run": run_id, "name": "tool_trajectory_avg_score", "filename": filename}
     queries = {"/api/sessions/compare": f"?a={a}&b={b}", "/api/runs/compare": f"?a={run_id}&b={run_id}"}
     paths = []
     for path, ops in schema["paths"].items():
-        if "get" in ops:
+        if "get" in ops and path != "/stream/ui-updates":  # an endless event stream: read apart
             filled = re.sub(r"\{(\w+)(?::path)?\}", lambda m: values[m.group(1)], path)
             paths.append(filled + queries.get(path, ""))
     paths += ["/", f"/sessions/{quote(guarded.sessions[1], safe='/')}", f"/sessions/{b}", f"/compare?a={a}&b={b}",
@@ -191,6 +215,13 @@ def test_no_route_shows_a_secret_from_a_trace_or_the_environment(guarded):
         response = requests.get(f"{root(guarded)}{path}", headers=AUTH, timeout=30)
         assert response.status_code == 200, (path, response.status_code, response.text[:300])
         assert SECRET not in response.text and SHAPED not in response.text, path
+    with requests.get(f"{root(guarded)}/stream/ui-updates", headers=AUTH, timeout=30, stream=True) as events:
+        first = b""
+        for chunk in events.iter_content(None):
+            first += chunk
+            if b"\n\n" in first:
+                break
+        assert events.status_code == 200 and first.startswith((b"event:", b"data:")) and SECRET.encode() not in first
     session = guarded.get(f"/sessions/{quote(guarded.sessions[0], safe='')}").json()["data"]
     assert "Paris ***" in json.dumps(session)  # the secret was there, and is masked
     trace = HELM.read_text().replace("helm", f"helm {SECRET}", 1)

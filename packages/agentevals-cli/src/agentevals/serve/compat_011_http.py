@@ -315,7 +315,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
             raise HTTPException(404, "File not found")
         return FileResponse(path, media_type="application/json", filename=filename)
 
-    @app.get("/api/streaming/sessions/{session_id}/otlp",
+    @app.get("/api/streaming/sessions/{session_id:path}/otlp",
              summary="agentevals 0.11: a session as one OTLP/JSON document (rebuilt from its turns)")
     async def session_otlp(session_id: str) -> dict[str, Any]:
         return _redacted(session_document(record_of(session_id)))
