@@ -137,8 +137,8 @@ def test_0_11s_judge_credential_keys_are_read_and_the_run_goes_on(repo, keys):
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     assert document["cases"][0]["metrics"][0]["status"] == "PASSED"
-    used = "'credential_ref' and 'judge_base_url'" if "ase" in keys else "'credential_ref'"
+    used, pronoun = (("'credential_ref' and 'judge_base_url'", "them") if "ase" in keys else ("'credential_ref'", "it"))
     (note,) = document["notes"]
     assert note.startswith(f"configs/eval_config.yaml:2:5: evaluator 'tool_trajectory_avg_score': {used} not read "
-                           "(agentevals-cli 0.11 used them only with a server run's credential_refs)")
+                           f"(agentevals-cli 0.11 used {pronoun} only with a server run's credential_refs)")
     assert f"agentevals: {note}" in result.stderr

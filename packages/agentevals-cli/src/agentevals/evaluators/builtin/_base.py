@@ -104,7 +104,8 @@ class BuiltinEvaluator(BaseEvaluator):
         if used:
             keys = " and ".join(f"'{k}'" for k in used)
             self.notes.append(
-                f"{keys} not read (agentevals-cli 0.11 used them only with a server run's credential_refs); "
+                f"{keys} not read (agentevals-cli 0.11 used {'them' if len(used) > 1 else 'it'} only with a server "
+                "run's credential_refs); "
                 "the judge reads its credentials and endpoint from the environment (GOOGLE_API_KEY, …)")
 
     @property
