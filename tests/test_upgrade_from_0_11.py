@@ -124,3 +124,23 @@ def test_what_was_kept_is_said(run_0_11_tree):
         "working directory",
     ]
     assert all(f"agentevals: {note}" in stderr for note in ours["notes"])
+
+
+def _shape(value: Any) -> Any:
+    """The JSON types at every key (lists by their items), to compare documents' shapes key by key."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(v) for v in value]
+    return "number" if isinstance(value, (int, float)) and not isinstance(value, bool) else type(value).__name__
+
+
+def test_performance_metrics_have_0_11s_shape_and_figures(run_0_11_tree):
+    """Per trace, not over the union of traces: k8s.json's turn has no tool call, and 0.11 wrote zeros there
+    (``tool_executions.count`` 0), never null; the figures come from the same spans, so they are equal."""
+    _, ours, _ = run_0_11_tree
+    for our_trace, their_trace in zip(ours["traces"], THEIRS["traces"], strict=True):
+        assert _shape(our_trace["performance_metrics"]) == _shape(their_trace["performance_metrics"])
+        assert our_trace["performance_metrics"] == their_trace["performance_metrics"]
+    assert THEIRS["traces"][1]["performance_metrics"]["latency"]["tool_executions"]["count"] == 0
+    assert ours["performance_metrics"] == THEIRS["performance_metrics"]

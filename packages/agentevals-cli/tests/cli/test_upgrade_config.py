@@ -119,3 +119,26 @@ def test_camel_case_builtin_keys_of_0_11(repo):
     document = json.loads(run("samples/helm.json", "-e", "samples/eval_set_helm.json", "-c", "configs/eval_config.yaml",
                               "-o", "json").stdout)
     assert document["cases"][0]["metrics"][0]["details"]["match_type"] == "any_order"
+
+
+@pytest.mark.parametrize("keys", [
+    "credential_ref: openai, judge_base_url: 'http://127.0.0.1:9/v1'",
+    "credentialRef: openai, judgeBaseUrl: 'http://127.0.0.1:9/v1'",  # 0.11 read camelCase too
+    "credential_ref: openai",
+])
+def test_0_11s_judge_credential_keys_are_read_and_the_run_goes_on(repo, keys):
+    """0.11 used ``credential_ref`` (+ ``judge_base_url``) only with a server run's ``credential_refs``; with
+    ``run`` it made the metric an error. Here the keys are read, a note says they have no effect, and the
+    metric runs (exit 0, PASSED) instead of the whole run exiting 2."""
+    (repo / "configs" / "eval_config.yaml").write_text(
+        f"evaluators:\n  - {{name: tool_trajectory_avg_score, type: builtin, {keys}}}\n")
+    result = run("samples/helm.json", "-e", "samples/eval_set_helm.json", "-c", "configs/eval_config.yaml",
+                 "-o", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["cases"][0]["metrics"][0]["status"] == "PASSED"
+    used, pronoun = (("'credential_ref' and 'judge_base_url'", "them") if "ase" in keys else ("'credential_ref'", "it"))
+    (note,) = document["notes"]
+    assert note.startswith(f"configs/eval_config.yaml:2:5: evaluator 'tool_trajectory_avg_score': {used} not read "
+                           f"(agentevals-cli 0.11 used {pronoun} only with a server run's credential_refs)")
+    assert f"agentevals: {note}" in result.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from agentevals.report import render
 from agentevals.results import CaseResult, InputError, MetricResult, RunResult, Status
 
@@ -39,7 +40,7 @@ def test_statuses_map_onto_0_11_meanings():
 
 def test_run_level_errors_and_totals():
     perf = {"tokens": {"total_prompt": 10, "total_output": 5, "total": 15, "cache_read_tokens": 2},
-            "latency": {"overall": {"median": 120.0}}, "counts": {"llm_calls": 2, "tool_calls": 1},
+            "latency": {"overall": {"median": 120.0, "count": 1}}, "counts": {"llm_calls": 2, "tool_calls": 1},
             "models": ["m"]}
     run = run_of(MetricResult.scored("traj", 1.0, 0.5), input_errors=[InputError(source="x", error="x: no such file")],
                  aborted="stopped early")
@@ -53,3 +54,33 @@ def test_run_level_errors_and_totals():
     assert totals["counts"] == {"traces": 1, "total_llm_calls": 2, "total_tool_calls": 1,
                                 "avg_llm_calls_per_trace": 2.0, "avg_tool_calls_per_trace": 1.0}
     assert (totals["models"], totals["trace_count"]) == (["m"], 1)
+
+
+def test_a_turn_without_tool_calls_has_0_11s_zero_figures_not_null():
+    """0.11 wrote ``tool_executions`` as zeros for a turn without tool calls; a script reading
+    ``["tool_executions"]["count"]`` must read 0 (it crashed on null)."""
+    import jsonschema
+    from agentevals.report.json import load_result_schema
+    from agentevals.traces.convert._common import Measure, performance_metrics
+
+    turn = Measure(durations_ms=[2130.338], llm_ms=[2108.918], prompt_tokens=[2203], output_tokens=[139],
+                   models=["gpt-4.1-mini"], invocations=1)
+    run = run_of(MetricResult.scored("traj", 1.0, 0.5))
+    run.cases[0].performance_metrics = performance_metrics(turn)
+    document = json.loads(render(run, "json"))
+    perf = document["traces"][0]["performance_metrics"]
+    zeros = {"min": 0.0, "median": 0.0, "max": 0.0, "count": 0, "p50": 0.0, "p95": 0.0, "p99": 0.0}
+    assert perf["latency"]["tool_executions"] == zeros
+    assert (perf["counts"], perf["tool_names"]) == ({"llm_calls": 1, "tool_calls": 0, "invocations": 1}, [])
+    jsonschema.validate(document, load_result_schema())
+    perf["latency"]["tool_executions"] = None  # what this release wrote before: the published schema refuses it
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(document, load_result_schema())
+
+
+def test_percentiles_are_0_11s():
+    """0.11's p95/p99: the value at index int(n * p) of the sorted values (n = 20: the largest)."""
+    from agentevals.traces.convert._common import stats
+
+    figures = stats(float(v) for v in range(1, 21))
+    assert (figures["p50"], figures["p95"], figures["p99"]) == (10.5, 20.0, 20.0)

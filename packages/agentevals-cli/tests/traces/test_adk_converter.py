@@ -129,3 +129,14 @@ def test_malformed_llm_response_values_are_skipped(response):
                          span("call_llm", "2", "1", **{"gcp.vertex.agent.llm_response": json.dumps(response)})])
     (inv,) = convert_trace(trace).invocations
     assert inv.final_response == ("answer" if isinstance(response["content"], dict) else None)
+
+
+def test_final_response_is_the_models_text_byte_for_byte():
+    """Text parts concatenated as they are (as agentevals-cli 0.11), trailing newline and spaces kept."""
+    request = json.dumps({"contents": [{"role": "user", "parts": [{"text": "list "}, {"text": "releases\n"}]}]})
+    response = json.dumps({"content": {"role": "model", "parts": [{"text": "Two releases:"},
+                                                                  {"text": " helm, nginx.\n"}]}})
+    trace = Trace("t1", [span("invocation", "1"), span("call_llm", "2", "1", **{
+        "gcp.vertex.agent.llm_request": request, "gcp.vertex.agent.llm_response": response})])
+    (inv,) = convert_trace(trace).invocations
+    assert (inv.user_content, inv.final_response) == ("list releases\n", "Two releases: helm, nginx.\n")

@@ -54,7 +54,8 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
                                      ["has no input messages", "has no output messages"]),
     "openai_otel_genai_v2_latest": (USER, FINAL, CC, ("sunny, 21°C", CC, None), (149, 27), MODELS, SESSION, []),
     # pre-1.37 per-message span events with Bedrock-style content blocks (Strands' default tracer)
-    "strands_legacy": (USER, FINAL, CC, ("sunny, 21°C", CC, "OK"), (149, 27), MODELS, SESSION, []),
+    # the agent span's answer, as recorded: Strands ends it with a newline (its model call's text has none)
+    "strands_legacy": (USER, FINAL + "\n", CC, ("sunny, 21°C", CC, "OK"), (149, 27), MODELS, SESSION, []),
 }
 RECORDINGS = sorted(p.name.removesuffix(".otlp.json") for p in DATA.glob("*.otlp.json"))
 
@@ -431,6 +432,21 @@ def test_strands_tool_spans_alone_give_the_call_and_its_result(tmp_path):
     (tmp_path / "t.otlp.json").write_text(json.dumps(document))
     (trace,) = read_traces(tmp_path / "t.otlp.json")
     (inv,) = convert_trace(trace).invocations
-    assert (inv.user_content, inv.final_response) == (USER, FINAL)
+    assert (inv.user_content, inv.final_response) == (USER, FINAL + "\n")
     assert [(c.name, c.args, c.id) for c in inv.intermediate_steps.tool_calls] == [("get_weather", ARGS, CC)]
     assert [(r.output, r.id) for r in inv.intermediate_steps.tool_responses] == [("sunny, 21°C", CC)]
+
+
+@pytest.mark.parametrize("answer", [FINAL + "\n", FINAL + "\n\n", "  " + FINAL])
+def test_the_agent_spans_answer_is_the_final_response_byte_for_byte(tmp_path, answer):
+    """As agentevals-cli 0.11: the turn's agent span output wins over its last model call's, and its text is
+    kept as recorded (a trailing newline changes what string-distance evaluators score)."""
+    document = json.loads((DATA / "openai_otel_genai_v2_latest.otlp.json").read_text("utf-8"))
+    spans = [sp for r in document["resourceSpans"] for s in r["scopeSpans"] for sp in s["spans"]]
+    (agent,) = [sp for sp in spans if sp["name"].startswith("invoke_agent")]
+    (attr,) = [a for a in agent["attributes"] if a["key"] == "gen_ai.output.messages"]
+    attr["value"] = {"stringValue": json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": answer}]}])}
+    (tmp_path / "t.otlp.json").write_text(json.dumps(document))
+    (trace,) = read_traces(tmp_path / "t.otlp.json")
+    (inv,) = convert_trace(trace).invocations
+    assert inv.final_response == answer

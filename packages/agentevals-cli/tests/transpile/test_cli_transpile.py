@@ -154,7 +154,7 @@ def test_missing_files_are_one_line_errors(tmp_path, monkeypatch, capsys):
     Path("s.yaml").write_text("tests: ./missing.jsonl\n", "utf-8")
     assert invoke_main(["transpile", "s.yaml"], capsys) == (
         1,
-        "Error: s.yaml:1:8: tests file './missing.jsonl' not found (looked for missing.jsonl)\n",
+        "Error: s.yaml:1:8: tests file or folder './missing.jsonl' not found (looked for missing.jsonl)\n",
     )
     Path("bad.jsonl").write_text('{"id": "a", "input": "q"}\n{"id": \n', "utf-8")
     assert invoke_main(["transpile", "bad.jsonl"], capsys) == (

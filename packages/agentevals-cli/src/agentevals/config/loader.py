@@ -103,9 +103,13 @@ class RunSettings(BaseModel):
     """k values for pass@k / pass^k (default: k = number of repetitions)."""
     concurrency: Optional[Annotated[int, Field(ge=1)]] = None
     """How many evaluations run at once, across all cases (default: the number of cores)."""
+    agentv_rules: Literal["auto", "2.19", "current"] = "auto"
+    """AgentV's scoring rules for AgentV entries: ``2.19`` (verdict ``borderline`` from 0.6, counted as passing by a
+    composite's ``threshold``), ``current`` (AgentV 4.2+: pass at 0.8, else fail) or ``auto``: ``current`` when an
+    entry is written in AgentV's later format (``assert-set``, ``script``, ``metric:``, ``code-grader``, …)."""
 
     @field_validator("trajectory_match_type", "builtin_thresholds", "trace_format", "output", "output_format",
-                     mode="before")
+                     "agentv_rules", mode="before")
     @classmethod
     def _any_case(cls, value: Any) -> Any:
         """Enum values in any case (0.11's README writes ``IN_ORDER``)."""
@@ -185,6 +189,7 @@ def parse_config(text: str, *, source: str = "<config>", base_dir: Path | None =
                         base_dir=base_dir)
     entries = data.get("evaluators") or []
     errors += _build_entries(entries, source, base_dir or Path.cwd(), config)
+    _apply_agentv_rules(config, entries, source)
     if errors:
         raise ConfigError("\n".join(errors))
     return config
@@ -231,6 +236,26 @@ def _build_entries(entries: list[Any], source: str, base_dir: Path, config: Eval
         config.evaluators.append(LoadedEvaluator(evaluator, where))
         config.notes += [f"{where}: evaluator '{model.name}': {note}" for note in evaluator.notes]
     return errors
+
+
+def _apply_agentv_rules(config: EvalConfig, entries: list[Any], source: str) -> None:
+    """Score every AgentV entry under the rules of the format the config is written in (``agentv_rules:``
+    chooses); a note says when that is AgentV's current format, whose rules differ from v2.19's."""
+    from ..evaluators.agentv._base import AgentVEvaluator
+    from ..evaluators.agentv._rules import current_spelling, detect_rules
+
+    agentv = [e.evaluator for e in config.evaluators if isinstance(e.evaluator, AgentVEvaluator)]
+    chosen = config.settings.agentv_rules
+    rules = detect_rules(entries) if chosen == "auto" else chosen
+    for evaluator in agentv:
+        evaluator.use_rules(rules)
+    if agentv and chosen == "auto" and rules == "current":
+        index, spelling = next((i, found) for i, e in enumerate(entries) if (found := current_spelling(e)))
+        entry = entries[index]
+        where = _where(source, (entry.line, entry.col) if isinstance(entry, _Mapping) else None)
+        config.notes.append(f"{where}: AgentV entries are scored under AgentV's current rules (no 'borderline' "
+                            f"verdict: below 0.8 is 'fail'), as this entry is in its later format ({spelling}); "
+                            "set agentv_rules: 2.19 for v2.19's")
 
 
 def _snake_case_keys(entry: Any, model: type[BaseModel]) -> Any:

@@ -21,14 +21,49 @@ which 0.11 could not compute) is NOT_EVALUATED with no ``score`` (a score is in 
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from ..results import CaseResult, MetricResult, RunResult, Status
 from ..traces.convert._common import stats
 
 __all__ = ["LegacyDocument", "legacy_keys"]
+
+
+def _object(required: bool = True, **props: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": props, **({"required": list(props)} if required else {})}
+
+
+_INT: dict[str, Any] = {"type": "integer"}
+_NUMBER: dict[str, Any] = {"type": "number"}
+_STRINGS: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+_STATS = _object(min=_NUMBER, median=_NUMBER, max=_NUMBER, count=_INT, p50=_NUMBER, p95=_NUMBER, p99=_NUMBER)
+"""0.11's figures of a series: zeros (``count`` 0) when nothing was measured, never null."""
+TRACE_PERFORMANCE_SCHEMA = _object(
+    latency=_object(overall=_STATS, llm_calls=_STATS, tool_executions=_STATS),
+    tokens=_object(total_prompt=_INT, total_output=_INT, total=_INT, per_llm_call=_STATS,
+                   cache_creation_tokens=_INT, cache_read_tokens=_INT),
+    counts=_object(llm_calls=_INT, tool_calls=_INT, invocations=_INT),
+    models=_STRINGS,
+    tool_names=_STRINGS,
+)
+"""A trace's ``performance_metrics`` as 0.11 wrote them: every key present, with 0.11's types."""
+RUN_PERFORMANCE_SCHEMA = _object(
+    tokens=_object(total_prompt=_INT, total_output=_INT, total=_INT,
+                   avg_per_trace=_object(prompt=_NUMBER, output=_NUMBER),
+                   cache_creation_tokens=_INT, cache_read_tokens=_INT),
+    latency=_object(False, overall_per_trace=_object(p50=_NUMBER, p95=_NUMBER, p99=_NUMBER)),
+    counts=_object(traces=_INT, total_llm_calls=_INT, total_tool_calls=_INT, avg_llm_calls_per_trace=_NUMBER,
+                   avg_tool_calls_per_trace=_NUMBER),
+    models=_STRINGS,
+    trace_count=_INT,
+)
+"""The run's totals as 0.11 wrote them (``latency`` is ``{}`` when no trace had a timed turn)."""
+
+
+def _nullable(schema: dict[str, Any]) -> Any:
+    return WithJsonSchema({"anyOf": [schema, {"type": "null"}], "default": None})
 
 
 class LegacyMetric(BaseModel):
@@ -57,7 +92,7 @@ class LegacyTrace(BaseModel):
     num_invocations: int
     conversion_warnings: list[str] = Field(default_factory=list)
     metrics: list[LegacyMetric] = Field(default_factory=list)
-    performance_metrics: Optional[dict[str, Any]] = None
+    performance_metrics: Annotated[Optional[dict[str, Any]], _nullable(TRACE_PERFORMANCE_SCHEMA)] = None
     """Present only when the trace has figures."""
 
 
@@ -70,7 +105,7 @@ class LegacyDocument(BaseModel):
     """agentevals-cli 0.11's view of ``cases``."""
     errors: list[str] = Field(default_factory=list)
     """Run-level errors: unreadable inputs, an aborted run."""
-    performance_metrics: Optional[dict[str, Any]] = None
+    performance_metrics: Annotated[Optional[dict[str, Any]], _nullable(RUN_PERFORMANCE_SCHEMA)] = None
     """Totals over the traces (present only when some trace has figures)."""
 
 
@@ -118,8 +153,9 @@ def _run_performance(cases: list[CaseResult]) -> Optional[dict[str, Any]]:
 
     prompt = [tokens(p, "total_prompt") for p in perfs]
     output = [tokens(p, "total_output") for p in perfs]
-    latencies = [((p.get("latency") or {}).get("overall") or {}).get("median") for p in perfs]
-    latencies = [v for v in latencies if isinstance(v, (int, float))]
+    overall = [(p.get("latency") or {}).get("overall") or {} for p in perfs]
+    # 0.11: only traces whose turns were timed (count > 0) have a per-trace latency
+    latencies = [o["median"] for o in overall if o.get("count") and isinstance(o.get("median"), (int, float))]
     llm_calls = sum((p.get("counts") or {}).get("llm_calls") or 0 for p in perfs)
     tool_calls = sum((p.get("counts") or {}).get("tool_calls") or 0 for p in perfs)
     count = len(cases)

@@ -11,9 +11,10 @@ from typing import Any, ClassVar
 
 from pydantic import ConfigDict, Field, model_validator
 
-from ...results import MetricResult, Status, Verdict, verdict_for
+from ...results import MetricResult, Status, Verdict
 from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
 from ._checks import loads_strict
+from ._rules import Rules, verdict_of
 from ._view import CaseView
 from ._vocabulary import CURRENT_TYPES, METRIC_SCHEMA, check_current_fields, normalize_assertion
 
@@ -101,14 +102,14 @@ class Outcome:
     verdict: Verdict | None = None
     """Set only when the type decides the verdict itself (rubric gates, threshold/code aggregators)."""
 
-    @property
-    def final_verdict(self) -> Verdict:
-        return self.verdict or verdict_for(self.score) or Verdict.FAIL
+    def final_verdict(self, rules: Rules = "2.19") -> Verdict:
+        """The type's own verdict, else the score's under ``rules``."""
+        return self.verdict or verdict_of(self.score, rules)
 
-    def negated(self) -> Outcome:
+    def negated(self, rules: Rules = "2.19") -> Outcome:
         """AgentV ``negate: true`` (``negateScore``): 1 - score, pass↔fail, hits↔misses, reasoning marked."""
         flipped = {Verdict.PASS: Verdict.FAIL, Verdict.FAIL: Verdict.PASS}
-        verdict = flipped.get(self.final_verdict, self.final_verdict)
+        verdict = flipped.get(self.final_verdict(rules), self.final_verdict(rules))
         original = js_fixed(self.score, 2)
         reasoning = (f"[Negated] {self.reasoning} (original score: {original})" if self.reasoning
                      else f"[Negated] Original score: {original}")
@@ -177,6 +178,12 @@ class AgentVEvaluator(BaseEvaluator):
     Config: ClassVar[type[EvaluatorConfig]] = AgentVConfig
     config: AgentVConfig
     needs_spans: ClassVar[bool] = True  # the case view reads tool span times and cost attributes
+    rules: Rules = "2.19"
+    """AgentV's scoring rules this entry follows (``_rules``): set by the config loader from the config's format."""
+
+    def use_rules(self, rules: Rules) -> None:
+        """Score under ``rules`` (the loader calls this with the config's format; composites pass it on)."""
+        self.rules = rules
 
     async def evaluate(self, ctx: EvalContext) -> MetricResult:
         outcome = await self.score(CaseView.of(ctx), ctx)
@@ -191,13 +198,13 @@ class AgentVEvaluator(BaseEvaluator):
     def result(self, outcome: Outcome) -> MetricResult:
         """Turn an outcome into this evaluator's row (negation first, like AgentV)."""
         if self.config.negate:
-            outcome = outcome.negated()
+            outcome = outcome.negated(self.rules)
         score = clamp(outcome.score)
-        verdict = outcome.final_verdict
+        verdict = outcome.final_verdict(self.rules)
         if self.config.threshold is None:
             threshold, passed = PASS_THRESHOLD, verdict == Verdict.PASS
         else:
-            forced_fail = verdict == Verdict.FAIL and verdict_for(score) != Verdict.FAIL
+            forced_fail = verdict == Verdict.FAIL and verdict_of(score, self.rules) != Verdict.FAIL
             threshold, passed = self.config.threshold, score >= self.config.threshold and not forced_fail
         return MetricResult(
             name=self.config.name, type=self.name, status=Status.PASSED if passed else Status.FAILED,

@@ -137,6 +137,8 @@ def normalize_assertion(entry: Any) -> list[Any]:
             out["config"] = {"value": out.pop("value"), **(own if isinstance(own, dict) else {})}
     elif kind in _RENAMED:  # code-grader keeps code-judge's fields (``script:`` is its alias of ``command:``)
         out["type"] = _RENAMED[kind]
+        if _RENAMED[kind] == "composite" and "aggregator" not in out:
+            out["aggregator"] = {"type": "assert_set"}  # AgentV 5: members' own weights, every one passing
     elif kind in _RUBRIC:
         out["type"] = "llm-judge"
         out.pop("value", None)

@@ -1,4 +1,8 @@
-"""AgentV ``composite``: run member evaluators and combine them (weighted average, threshold, script, LLM)."""
+"""AgentV ``composite`` / ``assert-set``: run member evaluators and combine them (weighted average, threshold,
+script, LLM; an AgentV 5 ``assert-set`` without an aggregator: members' own weights, every one passing).
+
+Verdicts follow the config's AgentV rules (``_rules``): under v2.19's a ``threshold`` aggregator counts
+``borderline`` members as passing; under the current ones (AgentV 4.2+) only ``pass`` counts."""
 
 from __future__ import annotations
 
@@ -12,11 +16,12 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, Va
 from ..._validation import format_validation_error
 from ...errors import AgentevalsError, ConfigError, EvaluatorFailure, first_line
 from ...options import RunOptions
-from ...results import MetricResult, Status, Verdict, verdict_for
+from ...results import MetricResult, Status, Verdict
 from ...scoring import running_sum
 from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
 from ._base import AgentVConfig, AgentVEvaluator, Outcome
 from ._judge import FREEFORM_SCHEMA, JudgeParseError, ask_judge, judge_settings, parse_freeform
+from ._rules import Rules, passing_verdicts, verdict_of
 from ._script import argv_of, run_script, script_arg, script_file
 from ._view import CaseView
 from .code_judge import judge_result
@@ -28,6 +33,13 @@ DEFAULT_AGGREGATOR_PROMPT = """Review the following evaluation results:
 
 Decide the final score and verdict based on all evaluator results.
 Return a JSON object with: score (0.0-1.0), verdict (pass/fail/borderline), and reasoning."""
+"""AgentV v2.19's prompt."""
+CURRENT_AGGREGATOR_PROMPT = """Review the following evaluation results:
+{{EVALUATOR_RESULTS_JSON}}
+
+Decide the final score and verdict based on all grader results.
+Return a JSON object with: score (0.0-1.0), verdict (pass/fail), and reasoning."""
+"""AgentV's prompt since borderline was removed."""
 
 _SKIPPED = (Status.NOT_EVALUATED, Status.INFORMATIONAL)
 
@@ -37,9 +49,12 @@ class Aggregator(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
-    type: Literal["weighted_average", "threshold", "code_judge", "code-judge", "llm_judge", "llm-judge"]
-    """weighted_average: Σ score·weight / Σ weight; threshold: share of members passing (pass or borderline),
-    pass when ≥ ``threshold``; code_judge: a script decides; llm_judge: an LLM decides."""
+    type: Literal["weighted_average", "threshold", "code_judge", "code-judge", "llm_judge", "llm-judge", "assert_set"]
+    """weighted_average: Σ score·weight / Σ weight; threshold: share of members passing (pass; under v2.19's
+    rules borderline too), pass when ≥ ``threshold``; code_judge: a script decides; llm_judge: an LLM decides;
+    assert_set (what an AgentV 5 ``assert-set`` without ``aggregator`` means): Σ score·weight / Σ weight with
+    the members' own ``weight``, passing when every member of nonzero weight passes (or, with the entry's
+    ``threshold``, when the score reaches it)."""
     weights: dict[str, float] | None = None
     """weighted_average: member name → weight (default 1; the members' own ``weight`` is not used)."""
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
@@ -78,16 +93,18 @@ class Aggregator(BaseModel):
         return self.type.replace("-", "_")
 
 
-def member_json(result: MetricResult) -> dict[str, Any]:
+def member_verdict(result: MetricResult, rules: Rules) -> Verdict:
+    """A scored member's AgentV verdict: its own, else its score's under ``rules`` (an error fails)."""
+    if result.status == Status.ERROR:
+        return Verdict.FAIL
+    return result.verdict or verdict_of(0.0 if result.score is None else result.score, rules)
+
+
+def member_json(result: MetricResult, rules: Rules = "2.19") -> dict[str, Any]:
     """A member's result as AgentV hands it to aggregators (camelCase, ``skip`` for not evaluated)."""
     skipped = result.status in _SKIPPED
     score = 0.0 if result.score is None else result.score
-    if skipped:
-        verdict = "skip"
-    elif result.status == Status.ERROR:
-        verdict = Verdict.FAIL.value
-    else:
-        verdict = (result.verdict or verdict_for(score) or Verdict.FAIL).value
+    verdict = "skip" if skipped else member_verdict(result, rules).value
     misses = [*result.misses, *[m for m in (result.error, result.reason if skipped else None) if m]]
     data: dict[str, Any] = {"score": score, "verdict": verdict, "hits": list(result.hits), "misses": misses,
                             "expectedAspectCount": max(len(result.hits) + len(misses), 1),
@@ -107,6 +124,7 @@ class CompositeEvaluator(AgentVEvaluator):
         evaluators: list[dict[str, Any]] = Field(min_length=1, validation_alias=AliasChoices("evaluators", "assertions", "assert"))
         """Member entries, written like top-level entries (``assertions`` and ``assert`` are accepted too)."""
         aggregator: Aggregator
+        """How members combine (an AgentV 5 ``assert-set`` written without one gets ``assert_set``)."""
         timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
         """Seconds for the whole composite (default: the members' longest plus the aggregator's)."""
         _members: list[tuple[type[BaseEvaluator], EvaluatorConfig]] = PrivateAttr(default_factory=list)
@@ -135,6 +153,12 @@ class CompositeEvaluator(AgentVEvaluator):
     def __init__(self, config: EvaluatorConfig, *, base_dir: Path, options: RunOptions | None = None) -> None:
         super().__init__(config, base_dir=base_dir, options=options)
         self.members = [cls(cfg, base_dir=base_dir, options=options) for cls, cfg in self.config._members]
+
+    def use_rules(self, rules: Rules) -> None:
+        super().use_rules(rules)
+        for member in self.members:  # members grade themselves under the same rules
+            if isinstance(member, AgentVEvaluator):
+                member.use_rules(rules)
 
     @property
     def timeout(self) -> float | None:
@@ -181,20 +205,23 @@ class CompositeEvaluator(AgentVEvaluator):
         results = [r for batch in runs for r in batch]
         scores = [self._child(r) for r in results]
         kind = self.config.aggregator.kind
-        if kind in ("weighted_average", "threshold") and all(r.status in _SKIPPED for r in results):
+        if kind in ("weighted_average", "threshold", "assert_set") and all(r.status in _SKIPPED for r in results):
             reasons = "; ".join(f"{r.name}: {r.reason}" for r in results if r.reason)
             return self.not_evaluated(f"no member was evaluated ({reasons})" if reasons else "no member was evaluated")
         if kind == "weighted_average":
             outcome = self._weighted(results)
         elif kind == "threshold":
             outcome = self._threshold(results)
+        elif kind == "assert_set":
+            outcome = self._assert_set(results)
         elif kind == "code_judge":
             outcome = await self._code(results)
         else:
             outcome = await self._llm(results, ctx)
             if isinstance(outcome, MetricResult):
                 return outcome
-        outcome.details = {**outcome.details, "aggregator": kind, "scores": scores}
+        # which of AgentV's rules graded the members and the composite (they differ on ``borderline``)
+        outcome.details = {**outcome.details, "aggregator": kind, "agentv_rules": self.rules, "scores": scores}
         return outcome
 
     def _child(self, result: MetricResult) -> dict[str, Any]:
@@ -203,6 +230,8 @@ class CompositeEvaluator(AgentVEvaluator):
         return data
 
     def _weight(self, name: str) -> float:
+        if self.config.aggregator.kind == "assert_set":  # AgentV 5: the members' own ``weight``
+            return next((m.config.weight for m in self.members if m.config.name == name), 1.0)
         return (self.config.aggregator.weights or {}).get(name, 1.0)
 
     @staticmethod
@@ -221,8 +250,7 @@ class CompositeEvaluator(AgentVEvaluator):
 
     def _threshold(self, results: list[MetricResult]) -> Outcome:
         counted = [r for r in results if r.status not in _SKIPPED]
-        passing = [r for r in counted if r.status != Status.ERROR
-                   and (r.verdict or verdict_for(r.score)) in (Verdict.PASS, Verdict.BORDERLINE)]
+        passing = [r for r in counted if member_verdict(r, self.rules) in passing_verdicts(self.rules)]
         score = len(passing) / len(counted)
         threshold = self.config.aggregator.threshold or 0.0
         hits, misses, reasoning = self._merged(results)
@@ -230,12 +258,28 @@ class CompositeEvaluator(AgentVEvaluator):
         return Outcome(score, hits=hits, misses=misses, reasoning=f"{summary}; {reasoning}" if reasoning else summary,
                        verdict=Verdict.PASS if score >= threshold else Verdict.FAIL)
 
+    def _assert_set(self, results: list[MetricResult]) -> Outcome:
+        """AgentV 5's ``AssertSetGrader``: weighted mean by the members' own weights; pass when the score reaches
+        the entry's ``threshold``, else when every member of nonzero weight passes. Members that were not
+        evaluated are left out (as the other aggregators leave out AgentV's ``skip``)."""
+        counted = [r for r in results if r.status not in _SKIPPED]
+        total = running_sum(self._weight(r.name) for r in counted)
+        score = running_sum((r.score or 0.0) * self._weight(r.name) for r in counted) / total if total > 0 else 0.0
+        threshold = self.config.threshold
+        if threshold is not None:
+            passed = score >= threshold
+        else:
+            passed = all(self._weight(r.name) == 0 or member_verdict(r, self.rules) == Verdict.PASS for r in counted)
+        hits, misses, reasoning = self._merged(results)
+        return Outcome(score, hits=hits, misses=misses, reasoning=reasoning,
+                       verdict=Verdict.PASS if passed else Verdict.FAIL)
+
     async def _code(self, results: list[MetricResult]) -> Outcome:
-        payload = {"results": {r.name: member_json(r) for r in results}}
+        payload = {"results": {r.name: member_json(r, self.rules) for r in results}}
         what = f"composite '{self.config.name}' aggregator"
         data = await run_script(self._argv(), payload, cwd=self._cwd, timeout=self.config.aggregator.timeout, what=what)
         outcome = judge_result(data)
-        if data.get("verdict") in ("pass", "fail", "borderline"):
+        if data.get("verdict") in [v.value for v in (Verdict.FAIL, *passing_verdicts(self.rules))]:
             outcome.verdict = Verdict(data["verdict"])
         return outcome
 
@@ -245,10 +289,10 @@ class CompositeEvaluator(AgentVEvaluator):
         reason = settings.unavailable_reason()
         if reason:
             return self.not_evaluated(f"LLM aggregator unavailable: {reason}")
-        template = agg.prompt or DEFAULT_AGGREGATOR_PROMPT
+        template = agg.prompt or (CURRENT_AGGREGATOR_PROMPT if self.rules == "current" else DEFAULT_AGGREGATOR_PROMPT)
         if agg.prompt and "\n" not in agg.prompt and self.resolve_path(agg.prompt).is_file():
             template = self.resolve_path(agg.prompt).read_text("utf-8")
-        results_json = json.dumps({r.name: member_json(r) for r in results}, indent=2, ensure_ascii=False)
+        results_json = json.dumps({r.name: member_json(r, self.rules) for r in results}, indent=2, ensure_ascii=False)
         try:
             reply = await ask_judge(settings, FREEFORM_SCHEMA, template.replace("{{EVALUATOR_RESULTS_JSON}}", results_json),
                                     parse_freeform, timeout=agg.timeout)

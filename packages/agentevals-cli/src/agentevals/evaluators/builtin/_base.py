@@ -31,6 +31,12 @@ class BuiltinConfig(EvaluatorConfig):
     """For rubric_based_* metrics: strings or ``{id, text}`` mappings."""
     num_samples: Optional[int] = Field(default=None, ge=1)
     """For LLM-judged metrics: judge samples (majority vote)."""
+    credential_ref: Optional[str] = None
+    """agentevals-cli 0.11: the name of an entry of a server run's ``credential_refs``. Read and ignored with a
+    note: ``run`` has no such map (0.11 made the metric an error), judges read their key from the environment."""
+    judge_base_url: Optional[str] = None
+    """agentevals-cli 0.11: the judge's endpoint, used only together with ``credential_ref``. Read and ignored
+    with a note."""
 
     @field_validator("trajectory_match_type", mode="before")
     @classmethod
@@ -88,6 +94,19 @@ class BuiltinEvaluator(BaseEvaluator):
         if self.config.rubrics and not metric.startswith("rubric_based_"):
             raise ConfigError(f"builtin metric '{metric}' does not take rubrics")
         self.metric().check()
+        self._legacy_judge_keys()
+
+    def _legacy_judge_keys(self) -> None:
+        """0.11's ``credential_ref``/``judge_base_url`` served its server's RunSpec (``credential_refs``): with
+        ``run`` they never reached a judge (``credential_ref`` made 0.11's metric an error, ``judge_base_url``
+        alone was unused). The run goes on, with a note saying where the judge's credentials come from."""
+        used = [key for key in ("credential_ref", "judge_base_url") if getattr(self.config, key)]
+        if used:
+            keys = " and ".join(f"'{k}'" for k in used)
+            self.notes.append(
+                f"{keys} not read (agentevals-cli 0.11 used {'them' if len(used) > 1 else 'it'} only with a server "
+                "run's credential_refs); "
+                "the judge reads its credentials and endpoint from the environment (GOOGLE_API_KEY, …)")
 
     @property
     def timeout(self) -> float:

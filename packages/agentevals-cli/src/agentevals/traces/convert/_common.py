@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import statistics
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ __all__ = [
     "public_attributes",
     "set_trace_metrics",
     "stats",
+    "stats_or_zero",
     "total",
 ]
 
@@ -84,17 +84,28 @@ def public_attributes(span: Span) -> dict[str, Any]:
 
 
 def stats(values: Iterable[float]) -> Optional[dict[str, Any]]:
-    """min / median / max / count / p50 / p95 / p99 (p50 = median; p95, p99 nearest-rank)."""
+    """min / median / max / count / p50 / p95 / p99 (p50 = median; p95, p99 the value at index ``int(n * p)`` of
+    the sorted values, as agentevals-cli 0.11 computed them); None when there are no values."""
     data = sorted(values)
     if not data:
         return None
 
     def rank(p: float) -> float:
-        return data[max(math.ceil(p * len(data)) - 1, 0)]
+        return data[min(int(len(data) * p), len(data) - 1)]
 
     median = statistics.median(data)
     return {"min": data[0], "median": median, "max": data[-1], "count": len(data), "p50": median,
             "p95": rank(0.95), "p99": rank(0.99)}
+
+
+ZERO_STATS: dict[str, Any] = {"min": 0.0, "median": 0.0, "max": 0.0, "count": 0, "p50": 0.0, "p95": 0.0, "p99": 0.0}
+"""The figures of nothing measured (a turn without tool calls), as agentevals-cli 0.11 wrote them: an object
+with zeros, never null, so ``["tool_executions"]["count"]`` reads 0."""
+
+
+def stats_or_zero(values: Iterable[float]) -> dict[str, Any]:
+    """:func:`stats`, or a copy of :data:`ZERO_STATS` when there are no values (``performance_metrics``' form)."""
+    return stats(values) or dict(ZERO_STATS)
 
 
 def _count(value: Any) -> int:
@@ -167,18 +178,19 @@ def performance_metrics(m: Measure) -> dict[str, Any]:
     per_call = [p + o for p, o in zip(m.prompt_tokens, m.output_tokens, strict=True)]
     prompt, output = sum(m.prompt_tokens), sum(m.output_tokens)
     return {
-        "latency": {"overall": stats(m.durations_ms), "llm_calls": stats(m.llm_ms), "tool_executions": stats(m.tool_ms)},
+        "latency": {"overall": stats_or_zero(m.durations_ms), "llm_calls": stats_or_zero(m.llm_ms),
+                    "tool_executions": stats_or_zero(m.tool_ms)},
         "tokens": {
             "total_prompt": prompt,
             "total_output": output,
             "total": prompt + output,
-            "per_llm_call": stats(float(x) for x in per_call),
+            "per_llm_call": stats_or_zero(float(x) for x in per_call),
             "cache_creation_tokens": m.cache_creation,
             "cache_read_tokens": m.cache_read,
         },
         "counts": {"llm_calls": len(m.llm_ms), "tool_calls": m.tool_calls, "invocations": m.invocations},
-        "models": list(m.models),
-        "tool_names": list(m.tool_names),
+        "models": sorted(m.models),  # sorted, as agentevals-cli 0.11 wrote them
+        "tool_names": sorted(m.tool_names),
     }
 
 

@@ -106,14 +106,15 @@ def user_key(found: list[Message] | None) -> tuple[int, str] | None:
 
 
 def final_text(found: list[Message] | None) -> str | None:
-    """Text of the trailing assistant messages of an output (of a whole history: its last answer), joined."""
+    """Text of the trailing assistant messages of an output (of a whole history: its last answer), concatenated
+    as they are (agentevals-cli 0.11 added nothing between them either)."""
     texts: list[str] = []
     for message in found or ():
         if message.role != "assistant":
             texts = []
         elif message.text:
             texts.append(message.text)
-    return "\n".join(texts) if texts else None
+    return "".join(texts) if texts else None
 
 
 def tool_args(value: Any) -> tuple[dict[str, Any], bool]:
@@ -171,9 +172,9 @@ def _message(item: Any, role: str) -> list[Message]:
         return []
     inner = as_json(item.get("message"))
     if isinstance(inner, (list, str)) and inner and "role" not in item and "content" not in item:
-        # a choice event whose message is a content list (Bedrock blocks) or the answer's text (Strands prints
-        # its result with a trailing newline)
-        return _message({"role": "assistant", "content": inner if isinstance(inner, list) else [inner.strip()]}, role)
+        # a choice event whose message is a content list (Bedrock blocks) or the answer's text, kept byte for byte
+        # (Strands' ends with a newline: evaluators comparing strings see what the trace has)
+        return _message({"role": "assistant", "content": inner if isinstance(inner, list) else [inner]}, role)
     if isinstance(inner, dict) and "role" not in item and "parts" not in item:
         # OpenInference {"message": {...}}, choices {"index", "message"}, LangChain generations {"text", "message"}
         tool_calls = as_json(item.get("tool_calls"))
@@ -206,7 +207,7 @@ def _message(item: Any, role: str) -> list[Message]:
         call_id = item.get("tool_call_id") or item.get("id")
         message.tool_results.append(_result("\n".join(texts), call_id, _str(item.get("name")) or ""))
         texts = []
-    message.text = "\n".join(texts) if texts else None
+    message.text = "".join(texts) if texts else None  # the parts as they are, as 0.11 read them
     return [message]
 
 

@@ -49,7 +49,9 @@ def _id(value: Any) -> Optional[str]:
 
 
 def _parts_text(content: Any, *, skip_thoughts: bool = False) -> Optional[str]:
-    """Join the text parts of a genai Content dict with newlines (None when there are none)."""
+    """The text parts of a genai Content dict, concatenated as they are (None when there are none).
+
+    Nothing is added between parts (agentevals-cli 0.11 concatenated them too): the text is the model's."""
     if not isinstance(content, dict):
         return None
     parts = content.get("parts")
@@ -59,7 +61,7 @@ def _parts_text(content: Any, *, skip_thoughts: bool = False) -> Optional[str]:
         if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"]
         and not (skip_thoughts and p.get("thought"))
     ]
-    return "\n".join(texts) if texts else None
+    return "".join(texts) if texts else None
 
 
 class AdkConverter:

@@ -16,8 +16,8 @@ same call seen by two instrumentations: it is merged into the outer one, never c
    span around a multi-turn chat loop gives one invocation per user message.
 
 **Per turn**: ``user_content`` is the last user message of the first model call that recorded its input
-(else the agent span's input messages); ``final_response`` is the assistant text of the last model output
-that has text (else the agent span's output messages). Tool calls come from the model outputs in order;
+(else the agent span's input messages); ``final_response`` is the turn's agent span output, byte for byte,
+when it has one (as 0.11), else the assistant text of the last model output that has text. Tool calls come from the model outputs in order;
 when an output was not captured (or yields no call while tool spans exist) they come from the tool spans,
 with ids taken from the tool-call history in later model inputs. Tool responses come from tool spans
 (result, status, call id), completed from the ``tool``-role messages of later model inputs; without tool
@@ -268,7 +268,10 @@ class _TraceView:
 
         user_content = next((t for found in calls.inputs if (t := user_text(found))), None)
         user_content = user_content or next((t for s in agents if (t := user_text(self._read(s, output=False)))), None)
-        final_response = next((t for found in reversed(calls.outputs) if (t := final_text(found))), None)
+        # the agent's answer as its span recorded it (agentevals-cli 0.11: the turn's agent span output wins over
+        # its last model call's; Strands' answer ends with a newline the model's text does not have)
+        final_response = final_text(self._read(turn.anchor, output=True)) if turn.anchor in agents else None
+        final_response = final_response or next((t for found in reversed(calls.outputs) if (t := final_text(found))), None)
         final_response = final_response or next(
             (t for s in reversed(agents) if (t := final_text(self._read(s, output=True)))), None)
         no_input = [s for s, found in zip(calls.spans, calls.inputs, strict=True) if found is None]
