@@ -291,3 +291,58 @@ def test_trace_text_cannot_start_a_workflow_command_in_runs_compare(tmp_path: Pa
         result = cli_run("runs", "compare", ids[1], ids[0], *extra, "--store", store)
         assert result.exit_code == 1 and "add-mask" in result.output
         _no_workflow_command(result.output)
+
+
+# -- the API: run references are looked up literally, never a 5xx ------------------------------------------
+
+@pytest.fixture(scope="module")
+def api_over_store(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The HTTP API (uvicorn on a thread, an OS-chosen loopback port) over a store with one run."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+    from agentevals.serve.http_api import ApiContext, api_app
+    from agentevals.serve.sessions import SessionAssembler
+    from agentevals.serve.store import MemorySessionStore
+    from agentevals.store import RunStore
+
+    store = _recorded(tmp_path_factory.mktemp("api"))
+    runs = RunStore.open(store)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(),
+                                                              runs=runs)), log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline and thread.is_alive():
+        time.sleep(0.02)
+    assert server.started
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(15)
+        sock.close()
+        runs.close()
+
+
+API_REFS = [
+    ("percent", "/api/runs/%25"),
+    ("underscores", "/api/runs/2_______"),
+    ("100k-characters", "/api/runs/" + "a" * 100_000),
+    ("compare-percent", "/api/runs/compare?a=%25&b=latest"),
+    ("compare-100k-characters", "/api/runs/compare?a=latest&b=" + "2" * 100_000),
+    ("web-page-percent", "/runs/%25"),
+]
+
+
+@pytest.mark.parametrize("path", [p for _, p in API_REFS], ids=[i for i, _ in API_REFS])
+def test_api_run_reference_is_literal_and_bounded(api_over_store: str, path: str) -> None:
+    import requests
+
+    response = requests.get(api_over_store + path, timeout=30)
+    assert response.status_code == 404, response.text[:300]
+    assert "no run" in response.text and "Traceback" not in response.text

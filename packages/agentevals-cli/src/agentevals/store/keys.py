@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 from collections.abc import Collection
 from functools import lru_cache
@@ -164,7 +165,8 @@ def _runtime_identity(suffix: str) -> Optional[dict[str, Any]]:
     version = runtime.version()
     if version is None and runtime.name not in ("python", "node"):
         raise NotCacheable(f"runtime '{runtime.name}' does not report its version")
-    found: dict[str, Any] = {"runtime": runtime.name, "version": version}
+    # "Python 3.12.1 (/path/to/python)": the version, not where it is (a CI runner's path changes per job).
+    found: dict[str, Any] = {"runtime": runtime.name, "version": re.sub(r"\s*\(.*\)$", "", version or "")}
     if isinstance(runtime, PythonRuntime) and runtime.executable == sys.executable:
         found["distributions"] = _python_distributions()
     return found
