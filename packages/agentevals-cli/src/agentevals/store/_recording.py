@@ -84,7 +84,7 @@ class StoreReuse:
         if id(evaluator) not in self._identities:
             try:
                 self._identities[id(evaluator)] = evaluator_identity(evaluator, ignore=self._ignore)
-            except NotCacheable as refusal:
+            except (NotCacheable, OSError) as refusal:  # OSError: a file that went away while hashed
                 self._identities[id(evaluator)] = None
                 name = evaluator.config.name
                 self.refused[name] = str(refusal)

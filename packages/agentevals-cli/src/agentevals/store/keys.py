@@ -29,7 +29,7 @@ import hashlib
 import os
 import re
 import sys
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -91,7 +91,7 @@ def file_digest(path: Path) -> str:
         return _digest(sorted(str(p.relative_to(path)) for p in _walk(path, frozenset())))
 
 
-def _walk(root: Path, ignore: frozenset[Path]):  # type: ignore[no-untyped-def]
+def _walk(root: Path, ignore: frozenset[Path]) -> Iterator[Path]:
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
         for name in sorted(files):
@@ -113,21 +113,21 @@ def tree_digest(root: Path, *, ignore: Collection[Path] = ()) -> str:
     count = size = 0
     for path in _walk(root, skip):
         count += 1
-        try:
-            size += path.stat().st_size
-        except OSError:
-            continue  # a dangling link, a file gone meanwhile: its name alone is hashed
         if count > MAX_TREE_FILES:
             raise NotCacheable(f"its folder {root} has more than {MAX_TREE_FILES} files to hash "
                                "(keep the evaluator in a folder of its own)")
-        if size > MAX_TREE_BYTES:
-            raise NotCacheable(f"its folder {root} holds more than {MAX_TREE_BYTES >> 20} MiB to hash "
-                               "(keep the evaluator in a folder of its own)")
         h.update(str(path.relative_to(root)).encode("utf-8", "surrogateescape"))
         h.update(b"\0")
+        if not path.is_file():  # a dangling link: its name alone is hashed
+            h.update(b"-")
+            continue
         try:
-            h.update(_file_bytes_digest(path).encode() if path.is_file() else b"-")
-        except OSError as exc:  # unreadable: the result may depend on what cannot be seen
+            size += path.stat().st_size
+            if size > MAX_TREE_BYTES:
+                raise NotCacheable(f"its folder {root} holds more than {MAX_TREE_BYTES >> 20} MiB to hash "
+                                   "(keep the evaluator in a folder of its own)")
+            h.update(_file_bytes_digest(path).encode())
+        except OSError as exc:  # unreadable (or gone meanwhile): the result may depend on what cannot be seen
             raise NotCacheable(f"{path} cannot be read ({exc.strerror or exc})") from None
     return h.hexdigest()
 
