@@ -40,7 +40,7 @@ from typing import Any, ClassVar, Literal, Optional
 from pydantic import Field
 
 from .errors import ConfigError, EvaluatorFailure
-from .evaluators.base import BaseEvaluator, EvalContext, EvaluatorConfig
+from .evaluators.base import BaseEvaluator, EvalContext, EvaluatorConfig, NotCacheable
 from .protocol import InvocationData
 from .results import MetricResult, Status, verdict_for
 from .traces.model import ConvertedTrace
@@ -292,6 +292,28 @@ class PythonEvaluator(BaseEvaluator):
         if not (callable(getattr(self._cls, "filter_traces", None)) and callable(self._cls)):
             raise ConfigError(f"{self.config.path}: {self._cls.__name__} must define filter_traces() and __call__()")
         self._with_user = self._constructor_takes_user()
+
+    def code_paths(self) -> list[Path]:
+        """The class's file: ``file.py`` of ``file.py:Class``, the module's file or package folder of
+        ``package.module:Class``, the defining file of a class passed in memory."""
+        if self._cls is not None and self.config.path.startswith("<in-memory>:"):
+            try:
+                source = inspect.getsourcefile(self._cls)
+            except TypeError:
+                source = None
+            if source is None:
+                raise NotCacheable(f"the file that defines {self._cls.__name__} cannot be found")
+            return [Path(source)]
+        target, _, _ = self.config.path.rpartition(":")
+        if target.endswith(".py") or "/" in target or "\\" in target:
+            return [self.resolve_path(target)]
+        try:  # the top package, found without importing it: the key covers the whole package
+            spec = importlib.util.find_spec(target.split(".")[0])
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.origin or not Path(spec.origin).is_file():
+            raise NotCacheable(f"module '{target}' has no source file to hash")
+        return [Path(spec.origin)]
 
     def _constructor_takes_user(self) -> bool:
         """Whether the class is built as ``cls(task, environment, user, **config)`` or without ``user``

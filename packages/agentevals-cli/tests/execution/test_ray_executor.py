@@ -322,11 +322,12 @@ if __name__ == "__main__":
 
 def counted_project(directory: Path) -> tuple[Path, Path]:
     """A config with a builtin metric and an SDK evaluator that counts its evaluations in a file."""
-    calls = directory / "calls.txt"
-    (directory / "counted.py").write_text(f"CALLS = {str(calls)!r}\n" + COUNTED_EVALUATOR)
+    calls = directory / "calls.txt"  # beside the evaluator's folder: the result cache's key covers the folder
+    (directory / "evaluator").mkdir(exist_ok=True)
+    (directory / "evaluator" / "counted.py").write_text(f"CALLS = {str(calls)!r}\n" + COUNTED_EVALUATOR)
     config = directory / "eval_config.yaml"
     config.write_text("evaluators:\n  - {name: tool_trajectory_avg_score, type: builtin}\n"
-                      "  - {name: counted, type: code, path: counted.py}\n")
+                      "  - {name: counted, type: code, path: evaluator/counted.py}\n")
     return config, calls
 
 

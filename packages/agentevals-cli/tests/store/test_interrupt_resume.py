@@ -32,7 +32,8 @@ TRACES = int(os.environ.get("AGENTEVALS_INTERRUPT_TRACES", "2000"))
 
 EVALUATOR = '''\
 import json, os, subprocess, sys
-here = os.path.dirname(os.path.abspath(__file__))
+# Its marks are kept beside its folder, not in it: the result cache's key covers the evaluator's folder.
+here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 doc = json.load(sys.stdin)
 trace = doc["invocations"][0]["trace_id"]
 if os.path.exists(os.path.join(here, "hold")):  # the test wants a case in flight: hang in a child
@@ -47,9 +48,10 @@ print(json.dumps({"score": 1.0}))
 
 
 def project(tmp_path: Path, count: int) -> tuple[Path, list[str]]:
-    (tmp_path / "slow.py").write_text(EVALUATOR)
+    (tmp_path / "evaluator").mkdir()
+    (tmp_path / "evaluator" / "slow.py").write_text(EVALUATOR)
     (tmp_path / "eval_config.yaml").write_text(
-        "evaluators:\n  - name: slow\n    type: code\n    path: ./slow.py\n    threshold: 0.5\n    timeout: 600\n")
+        "evaluators:\n  - name: slow\n    type: code\n    path: ./evaluator/slow.py\n    threshold: 0.5\n    timeout: 600\n")
     ids = clone_traces(ADK / "helm.json", count, tmp_path / "traces.json")
     return tmp_path, ids
 

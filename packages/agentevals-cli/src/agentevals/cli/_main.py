@@ -60,10 +60,13 @@ class LazyGroup(click.Group):
 
 
 class RedactingFilter(logging.Filter):
-    """Log records leave with secrets redacted (the message is rendered once, then cleaned)."""
+    """Log records leave with secrets redacted and no line able to start a CI workflow command (the message
+    is rendered once, then cleaned: it may quote a trace or an evaluator's stderr)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = redact(record.getMessage()), None
+        from ..report._workflow import defuse
+
+        record.msg, record.args = defuse(redact(record.getMessage()), "log"), None
         if record.exc_info and not record.exc_text:
             record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
         return True

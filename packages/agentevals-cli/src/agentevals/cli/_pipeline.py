@@ -114,7 +114,9 @@ def execute(req: RunRequest) -> int:
         if store is not None:
             from ..store import StoreReuse
 
-            reuse = StoreReuse(store, cache=req.cache, resume_from=resume_from, rerun_failed_from=rerun_from)
+            # The reports this run writes would change a folder digest on every run: left out of the key.
+            reuse = StoreReuse(store, cache=req.cache, resume_from=resume_from, rerun_failed_from=rerun_from,
+                               ignore=[o.path for o in outputs if o.path is not None])
         finisher = _Finisher(gates=gates, baseline=baseline, strict=req.options.strict, reuse=reuse)
         consumers: list[RunConsumer] = [finisher]
         recorder = None

@@ -93,6 +93,7 @@ def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str])
     Exit 1 when RUN_B has regressions.
     """
     from ..compare import compare_stored
+    from ..report._workflow import defuse
 
     db = _open(store)
     try:
@@ -101,17 +102,15 @@ def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str])
         db.close()
     a, b = comparison.baseline, comparison.current
     if as_json:
-        click.echo(json.dumps(comparison.as_dict(), indent=2))
+        click.echo(defuse(json.dumps(comparison.as_dict(), indent=2), "json"))
     else:
-        click.echo(f"{a} → {b}")
-        click.echo(comparison.headline())
+        lines = [f"{a} → {b}", comparison.headline()]
         for label, rows in (("regression", comparison.regressions), ("fix", comparison.fixes)):
-            for r in rows:
-                click.echo(f"  {label}: {r.describe()}")
-        for r in comparison.moved:
-            click.echo(f"  score {r.delta:+.3f}: {r.describe()}")
+            lines += [f"  {label}: {r.describe()}" for r in rows]
+        lines += [f"  score {r.delta:+.3f}: {r.describe()}" for r in comparison.moved]
         if comparison.only_before:
-            click.echo(f"  {comparison.only_before} result(s) of {a} are not in {b}")
+            lines.append(f"  {comparison.only_before} result(s) of {a} are not in {b}")
+        click.echo(defuse("\n".join(lines), "table"))  # case ids and metric names come from traces
     sys.exit(1 if comparison.regressions else 0)
 
 

@@ -36,7 +36,12 @@ if TYPE_CHECKING:
     from ..protocol import InvocationData
     from ..traces.model import ConvertedTrace
 
-__all__ = ["BaseEvaluator", "EvalContext", "EvaluatorConfig"]
+__all__ = ["BaseEvaluator", "EvalContext", "EvaluatorConfig", "NotCacheable"]
+
+
+class NotCacheable(Exception):
+    """The run store's result cache cannot know everything that decides this evaluator's result (the
+    message says what): its results are neither reused nor stored for reuse, it runs every time."""
 
 
 class EvaluatorConfig(BaseModel):
@@ -141,6 +146,17 @@ class BaseEvaluator(ABC):
         if cls.__module__.split(".")[0] == "agentevals":
             return None
         return f"a plugin evaluator type ({cls.__module__}) may run any code"
+
+    @property
+    def not_reproducible_reason(self) -> str:
+        """Why ``reproducible`` is False, in a few words (the ``-v`` line of a run that re-ran it)."""
+        return "its code can change under the same config"
+
+    def code_paths(self) -> list[Path]:
+        """The files of this evaluator's own program, whose folders (or top packages) the result cache
+        hashes with their runtime's version (``store.keys``). Builtins: none (their code ships with
+        agentevals). Raise ``NotCacheable`` when the code cannot be known."""
+        return []
 
     def check(self) -> None:
         """Load-time checks (files exist, runtime available, extra installed); raise ``ConfigError``."""

@@ -42,6 +42,9 @@ class CodeEvaluator(BackendEvaluator):
     def path(self) -> Path:
         return self.resolve_path(self.config.path)
 
+    def code_paths(self) -> list[Path]:
+        return [self.path]
+
     def check(self) -> None:
         path = self.path
         if path.is_dir():

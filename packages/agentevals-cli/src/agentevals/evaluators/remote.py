@@ -60,6 +60,10 @@ class RemoteEvaluator(BackendEvaluator):
     def reproducible(self) -> bool:
         return self.config.sha256 is not None  # otherwise the fetched file may differ from the last run's
 
+    @property
+    def not_reproducible_reason(self) -> str:
+        return "a remote evaluator without a pinned sha256 may fetch other code each run"
+
     def _source(self):  # -> EvaluatorSource
         from ..sources import get_source
 

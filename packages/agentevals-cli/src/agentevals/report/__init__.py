@@ -43,5 +43,8 @@ def renderer(fmt: str) -> Callable[..., str]:
 
 
 def render(run: RunResult, fmt: str = "table", *, color: bool = False, context: Optional[ReportContext] = None) -> str:
-    """Render a run in one of ``RENDERERS``, with secrets redacted (``agentevals.redact``)."""
-    return redact(renderer(fmt)(run, color=color, context=context))
+    """Render a run in one of ``RENDERERS``, with secrets redacted (``agentevals.redact``) and no line able to
+    run a CI workflow command (``report._workflow``)."""
+    from ._workflow import defuse
+
+    return defuse(redact(renderer(fmt)(run, color=color, context=context)), fmt)

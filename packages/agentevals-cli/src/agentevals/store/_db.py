@@ -8,6 +8,7 @@ upgraded on purpose, not by whichever CI job runs first).
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 import time
@@ -18,7 +19,7 @@ from typing import Any, Optional
 
 from ..errors import MissingDependencyError, StoreError
 
-__all__ = ["MIGRATIONS", "Database", "connect"]
+__all__ = ["MIGRATIONS", "Database", "connect", "sqlite_path"]
 
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "runs, cases, metric results", [
@@ -128,12 +129,16 @@ class Database:
         return int(rows[0][0] or 0)
 
     def migrate(self) -> list[int]:
-        """Apply every pending migration; returns the versions applied."""
+        """Apply every pending migration; returns the versions applied.
+
+        Raises ``StoreError`` when the store is at a newer schema than this agentevals knows.
+        """
         applied = []
         with self.transaction():
             self.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
                          "description TEXT NOT NULL, applied_at TEXT NOT NULL)")
         current = self.schema_version()
+        self.check_not_newer(current)
         for version, description, statements in MIGRATIONS:
             if version <= current:
                 continue
@@ -144,6 +149,15 @@ class Database:
                              (version, description, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
             applied.append(version)
         return applied
+
+    def check_not_newer(self, version: Optional[int] = None) -> None:
+        """Raise ``StoreError`` when the store was written by a newer agentevals (a schema this one does not
+        know: reading or writing it could misread or corrupt what the newer version stored)."""
+        version = self.schema_version() if version is None else version
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"run store {_redact(self.location)} is at schema version {version}, written by a "
+                             f"newer agentevals; this agentevals knows up to version {SCHEMA_VERSION}: upgrade "
+                             "agentevals-cli (or use another --store)")
 
     def _has_table(self, name: str) -> bool:
         rows = self.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
@@ -169,24 +183,59 @@ class PostgresDatabase(Database):
         return bool(rows and rows[0][0])
 
 
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+SQLITE_SCHEMES = ("sqlite",)
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def sqlite_path(location: str) -> Optional[Path]:
+    """The SQLite file ``location`` names (a path, or ``sqlite:///PATH``), None for a Postgres URL.
+
+    Raises ``StoreError`` for any other URL scheme (``mysql://…``): without that, it would become a local
+    folder named after the URL, password included. The message names the scheme only, never the URL.
+
+        sqlite_path("runs.sqlite")               # Path("runs.sqlite")
+        sqlite_path("sqlite:////tmp/runs.db")    # Path("/tmp/runs.db")
+        sqlite_path("postgresql://u@h/db")       # None
+    """
+    match = _SCHEME.match(location)
+    # One letter before ':' is a Windows drive (C://runs.sqlite), not a scheme.
+    if match is None or len(match.group(1)) == 1:
+        return Path(location).expanduser()
+    scheme, rest = match.group(1).lower(), location[match.end():]
+    if scheme in POSTGRES_SCHEMES:
+        return None
+    # As SQLAlchemy reads it: sqlite:///runs.db is relative, sqlite:////tmp/runs.db absolute.
+    if scheme in SQLITE_SCHEMES and rest.startswith("/") and len(rest) > 1:
+        return Path(rest[1:]).expanduser()
+    raise StoreError(f"run store: unsupported location scheme {scheme!r}: use a file path, sqlite:///PATH, "
+                     "or postgresql://USER@HOST/DB")
+
+
 def connect(location: str, *, migrate: Optional[bool] = None, timeout: float = 10.0) -> Database:
-    """Open the store at ``location``: a file path (SQLite) or a ``postgresql://`` URL.
+    """Open the store at ``location``: a file path or ``sqlite:///PATH`` (SQLite), or a ``postgresql://``
+    (``postgres://``) URL; any other scheme is refused (``sqlite_path``).
 
     ``migrate``: apply pending migrations (default: yes for SQLite, no for Postgres, which then must
-    already be at the current schema). Raises ``StoreError`` with the location and the cause.
+    already be at the current schema). A store at a newer schema than this agentevals knows is refused.
+    Raises ``StoreError`` with the location and the cause.
     """
-    if location.startswith(("postgresql://", "postgres://")):
+    path = sqlite_path(location)
+    if path is None:
         db: Database = _connect_postgres(location, timeout)
         do_migrate = bool(migrate)
     else:
-        db = _connect_sqlite(Path(location).expanduser(), timeout)
+        db = _connect_sqlite(path, timeout)
         do_migrate = migrate is not False
     try:
         if do_migrate:
             db.migrate()
-        elif migrate is None and db.schema_version() < SCHEMA_VERSION:
-            raise StoreError(f"run store {_redact(location)} is at schema version {db.schema_version()}, "
-                             f"this agentevals needs {SCHEMA_VERSION}: run 'agentevals store migrate --store URL'")
+        elif migrate is None:
+            version = db.schema_version()
+            db.check_not_newer(version)
+            if version < SCHEMA_VERSION:
+                raise StoreError(f"run store {_redact(location)} is at schema version {version}, "
+                                 f"this agentevals needs {SCHEMA_VERSION}: run 'agentevals store migrate --store URL'")
     except StoreError:
         db.close()
         raise

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..consumers import RunConsumer
 from ..errors import first_line
 from ..results import CaseResult, MetricResult, RunResult, Status, case_status, tally_totals, utc_now
-from .keys import case_digest, evaluator_identity, file_digest, work_key
+from .keys import NotCacheable, case_digest, evaluator_identity, file_digest, work_key
 
 if TYPE_CHECKING:
     from ..evaluators.base import BaseEvaluator
@@ -64,31 +65,49 @@ class StoreReuse:
     that run's results except those that failed or errored (``--rerun-failed``). ``cache``: reuse
     the newest stored score for the same work key from any run (see ``store.keys``). Counts what was
     reused in ``reused``.
+
+    An evaluator whose key cannot cover what decides its result (``NotCacheable``) gets no key: it runs
+    every time, and the reason is logged once at INFO (``agentevals -v run``). ``ignore``: files this run
+    writes (the store, its reports), left out of the folder digests so they do not change the key.
     """
 
     def __init__(self, store: RunStore, *, cache: bool = True, resume_from: Optional[str] = None,
-                 rerun_failed_from: Optional[str] = None) -> None:
+                 rerun_failed_from: Optional[str] = None, ignore: Collection[Path] = ()) -> None:
         self.store = store
         self.cache = cache
         self.resume_from = resume_from
         self.rerun_failed_from = rerun_failed_from
         self.reused = 0
-        self._identities: dict[int, str] = {}
+        self.refused: dict[str, str] = {}
+        """Evaluator name → why its results are not cached."""
+        self._ignore = [*ignore, *_store_files(store)]
+        self._identities: dict[int, Optional[str]] = {}
         self._keys: dict[int, str] = {}  # id(MetricResult) → work key, until its case is recorded
 
-    def key(self, case: Case, evaluator: BaseEvaluator) -> str:
+    def key(self, case: Case, evaluator: BaseEvaluator) -> Optional[str]:
+        """The pair's work key, or None when its evaluator is not cacheable."""
+        if id(evaluator) not in self._identities:
+            try:
+                self._identities[id(evaluator)] = evaluator_identity(evaluator, ignore=self._ignore)
+            except (NotCacheable, OSError) as refusal:  # OSError: a file that went away while hashed
+                self._identities[id(evaluator)] = None
+                name = evaluator.config.name
+                self.refused[name] = str(refusal)
+                log.info("result cache: evaluator '%s' runs every time, not cached: %s", name, refusal)
+        identity = self._identities[id(evaluator)]
+        if identity is None:
+            return None
         # Kept on the case itself: cases come and go while the run streams, and an id() could be reused.
         digest = getattr(case, "_work_digest", None)
         if digest is None:
             digest = case_digest(case)
             case._work_digest = digest  # type: ignore[attr-defined]
-        identity = self._identities.get(id(evaluator))
-        if identity is None:
-            identity = self._identities[id(evaluator)] = evaluator_identity(evaluator)
         return work_key(digest, identity)
 
     def lookup(self, case: Case, evaluator: BaseEvaluator) -> Optional[list[MetricResult]]:
         key = self.key(case, evaluator)
+        if key is None:
+            return None
         found = None
         if self.resume_from is not None:
             found = self.store.lookup(key, run_id=self.resume_from)
@@ -106,12 +125,27 @@ class StoreReuse:
 
     def produced(self, case: Case, evaluator: BaseEvaluator, metrics: list[MetricResult]) -> None:
         key = self.key(case, evaluator)
+        if key is None:
+            return
         for metric in metrics:
             self._keys[id(metric)] = key
 
     def keys_for(self, case: CaseResult) -> dict[int, str]:
         """Work keys of a finished case's rows, by position (forgotten once asked)."""
         return {pos: key for pos, m in enumerate(case.metrics) if (key := self._keys.pop(id(m), None))}
+
+
+def _store_files(store: RunStore) -> list[Path]:
+    """A SQLite store's files (WAL and journal beside it), which change on every run."""
+    from ._db import sqlite_path
+
+    try:
+        path = sqlite_path(store.db.location)
+    except Exception:  # not a location we opened: nothing to leave out
+        return []
+    if path is None:
+        return []
+    return [Path(f"{path}{suffix}") for suffix in ("", "-wal", "-shm", "-journal")]
 
 
 class StoreConsumer(RunConsumer):

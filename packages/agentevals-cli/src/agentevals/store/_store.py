@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from typing import Any, Optional
 from ..errors import RunNotFoundError, StoreError
 from ..redact import redact, redact_obj
 from ..results import CaseResult, MetricResult, RunResult, Status, case_status, utc_now
-from ._db import Database, connect
+from ._db import Database, _redact, connect
 
 __all__ = ["RUN_STATUSES", "RunRecord", "RunStore", "new_run_id", "utc_now"]
 
@@ -21,9 +22,25 @@ run of an ``agentevals serve`` that is serving (its sessions are added as they a
 ``completed`` when serve stops, or stays ``live`` if serve was killed)."""
 
 
+MAX_RUN_REF = 200
+"""The longest run reference looked up (ids are 29 characters; older ones 22)."""
+
+_last_micros = 0
+_id_lock = threading.Lock()
+
+
 def new_run_id() -> str:
-    """``20260102-030405-1a2b3c``: sortable by time, unique by its random tail."""
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + uuid.uuid4().hex[:6]
+    """``20260102-030405-123456-1a2b3c``: UTC time to the microsecond, then a random tail.
+
+    Ids sort in start order, also within one second (two ids of one process are at least a microsecond
+    apart), and never collide (the random tail). Ids of older versions (``20260102-030405-1a2b3c``) stay
+    valid: an id is only ever compared as text and looked up by prefix.
+    """
+    global _last_micros
+    with _id_lock:
+        micros = _last_micros = max(time.time_ns() // 1000, _last_micros + 1)
+    seconds, fraction = divmod(micros, 1_000_000)
+    return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime(seconds))}-{fraction:06d}-{uuid.uuid4().hex[:6]}"
 
 
 @dataclass
@@ -69,7 +86,8 @@ class RunStore:
 
     @property
     def location(self) -> str:
-        return self.db.location
+        """Where the store is, as messages show it (a URL's password hidden)."""
+        return _redact(self.db.location)
 
     def close(self) -> None:
         self.db.close()
@@ -171,9 +189,12 @@ class RunStore:
             kind = " of agentevals run" if batch else ""
             raise RunNotFoundError(f"no{which} run{kind} in the run store {self.location}")
         assert ref is not None
-        prefix = "".join(ch for ch in ref if ch.isalnum() or ch == "-")
-        rows = self.db.execute("SELECT run_id FROM runs WHERE run_id = ? OR run_id LIKE ? ORDER BY run_id",
-                               (ref, prefix + "%"))
+        if len(ref) > MAX_RUN_REF or "\0" in ref:  # no run id is like that (and Postgres text holds no NUL)
+            raise RunNotFoundError(f"no run {ref[:40]!r}… ({len(ref)} characters) in the run store {self.location} "
+                                   "(see 'agentevals runs list')")
+        # A literal prefix: substr, not LIKE (where '%' and '_' in the reference would be wildcards).
+        rows = self.db.execute("SELECT run_id FROM runs WHERE substr(run_id, 1, CAST(? AS INTEGER)) = ? "
+                               "ORDER BY run_id LIMIT 6", (len(ref), ref))
         ids = [row[0] for row in rows]
         if ref in ids:
             return ref

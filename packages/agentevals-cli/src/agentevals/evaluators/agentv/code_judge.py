@@ -13,7 +13,7 @@ from pydantic import AliasChoices, Field
 
 from ...errors import ConfigError
 from ...execution.sandbox_env import EnvField, env_scope
-from ..base import EvalContext
+from ..base import EvalContext, NotCacheable
 from ._base import AgentVConfig, AgentVEvaluator, Outcome, clamp
 from ._script import argv_of, run_script, script_arg, script_file
 from ._view import CaseView
@@ -73,6 +73,12 @@ class CodeJudgeEvaluator(AgentVEvaluator):
     @property
     def argv(self) -> list[str]:
         return argv_of(self.config.command)
+
+    def code_paths(self) -> list[Path]:
+        script = script_file(self.argv, self.cwd, self.base_dir)
+        if script is None:  # a shell string, a binary: what it runs is unknown
+            raise NotCacheable("its command is not a script file agentevals can find, so its code is unknown")
+        return [script]
 
     def check(self) -> None:
         if not self.argv or not all(self.argv):
