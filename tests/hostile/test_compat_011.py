@@ -57,7 +57,7 @@ CASES = [
     Case("evaluate-json-eval-set-not-object", "POST", "/api/evaluate/json", 400, "evalSet",
          json={"traces": OTLP, "evalSet": "golden"}),
     Case("evaluate-json-deep-nesting", "POST", "/api/evaluate/json", 400, "not JSON", data=deep(100_000)),
-    Case("evaluate-json-chunked-over-limit", "POST", "/api/evaluate/json", 413, "request body over",
+    Case("evaluate-json-chunked-over-limit", "POST", "/api/evaluate/json", 413, "request body is over",
          extra={"data": lambda: (b"x" * 65536 for _ in range(65)),  # chunked, 64 KiB over serve's 4 MiB
                 "headers": {"Content-Type": "application/json"}}),
     Case("evaluate-json-stream-no-traces", "POST", "/api/evaluate/json/stream", 400, "missing field(s) traces",
