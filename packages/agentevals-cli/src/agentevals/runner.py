@@ -22,7 +22,6 @@ import os
 import sys
 import threading
 import time
-import traceback
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
