@@ -138,7 +138,8 @@ def execute(req: RunRequest) -> int:
         with contextlib.redirect_stdout(sys.stderr) if req.stdout_to_stderr else contextlib.nullcontext():
             run, signum = run_interruptible(run_evaluation(
                 req.inputs, req.evaluators, eval_set=req.eval_set, options=req.options,
-                trace_format=req.trace_format, consumers=consumers, reuse=reuse))
+                trace_format=req.trace_format, consumers=consumers, reuse=reuse),
+                on_abandon=None if recorder is None else lambda signum: recorder.abandon(128 + signum))
         incomplete = None
         if signum is not None:
             run = _partial(finisher, signum, req.options)

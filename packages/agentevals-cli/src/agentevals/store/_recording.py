@@ -154,6 +154,7 @@ class StoreConsumer(RunConsumer):
         """Cases the store did not record."""
         self.recorded = 0
         """Cases the store recorded."""
+        self.finished = False
 
     def _fail(self, exc: Exception) -> None:
         if self.failure is None:
@@ -196,8 +197,16 @@ class StoreConsumer(RunConsumer):
             stored = run.model_copy(update={"aborted": self.failure_line(len(run.cases))})
         try:
             self.store.finish_run(stored, status=status, exit_code=code, totals=run.totals())
+            self.finished = True
         except Exception as exc:
             self._fail(exc)
+
+    def abandon(self, exit_code: int) -> None:
+        """The process ends now (a second Ctrl-C): the run is marked ``interrupted`` with what it recorded,
+        never left ``running`` (``--resume`` continues it)."""
+        if not self.finished and self.failure is None:
+            self.store.close_run(self.run_id, status="interrupted", exit_code=exit_code)
+            self.finished = True
 
     def failure_line(self, cases: int) -> str:
         """``run store runs.sqlite: 12 of 40 cases not recorded (OperationalError: database is locked)``."""
