@@ -370,7 +370,7 @@ def test_sigint_while_the_parallel_reader_reads_prints_no_traceback(big_project)
     try:
         wait_for(lambda: len(readers()) >= 1 or proc.poll() is not None, "the reader processes")
         os.kill(proc.pid, signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=DEADLINE)
+        _, stderr = proc.communicate(timeout=DEADLINE)
     finally:
         stop_group(proc)
     no_traceback(stderr)
