@@ -13,6 +13,16 @@ Heavy parts are imported on first use, so ``import agentevals`` stays cheap.
 
 from __future__ import annotations
 
+import sys as _sys
+
+if _sys.argv and (_sys.argv[0] == "-m" or _sys.argv[0].replace("\\", "/").rsplit("/", 1)[-1] in ("agentevals",
+                                                                                               "agentevals.exe")):
+    # Started as the command: a Ctrl-C while it imports ends it with one word, not a traceback
+    # (``cli.main`` hands SIGINT back to Python once it can handle it).
+    from ._startup import quiet_interrupts as _quiet_interrupts
+
+    _quiet_interrupts()
+
 import importlib as _importlib
 import typing as _typing
 

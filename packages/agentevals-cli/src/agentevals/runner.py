@@ -22,7 +22,6 @@ import os
 import sys
 import threading
 import time
-import traceback
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -894,9 +893,10 @@ async def _run_one(ev: BaseEvaluator, ctx: EvalContext) -> tuple[list[MetricResu
         metrics = [MetricResult.errored(ev.display_name, one_line(exc), type=ev.name)]
     except Exception as exc:
         error = exc
+        # The traceback is for developers (-vv); reports carry one line (they are shared, and a traceback
+        # shows the machine's paths).
         log.debug("evaluator %s raised", ev.display_name, exc_info=True)
-        metrics = [MetricResult.errored(ev.display_name, f"{type(exc).__name__}: {one_line(exc)}", type=ev.name,
-                                        details={"traceback": traceback.format_exc(limit=5)})]
+        metrics = [MetricResult.errored(ev.display_name, f"{type(exc).__name__}: {one_line(exc)}", type=ev.name)]
     elapsed = (time.monotonic() - start) * 1000
     config = ev.config
     for metric in metrics:

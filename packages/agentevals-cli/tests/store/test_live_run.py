@@ -90,7 +90,7 @@ def test_a_live_run_cannot_be_resumed_by_run(tmp_path):
     with pytest.raises(ConfigError, match=f"--resume {recorder.run_id}: that run records the sessions of agentevals serve"):
         _run_identity(RunRequest(inputs=[HELM], evaluators=[], options=None, resume=recorder.run_id), reopened)  # type: ignore[arg-type]
     # Without an id, --resume looks for the latest run of agentevals run and passes the live one by.
-    with pytest.raises(RunNotFoundError, match="no interrupted/running/aborted run of agentevals run in the run store"):
+    with pytest.raises(RunNotFoundError, match="no interrupted/running/aborted/failed run of agentevals run in the run store"):
         _run_identity(RunRequest(inputs=[HELM], evaluators=[], options=None, resume=""), reopened)  # type: ignore[arg-type]
     reopened.close()
 

@@ -323,12 +323,12 @@ def test_malformed_attributes_do_not_raise():
     assert [(c.name, c.id) for c in inv.intermediate_steps.tool_calls] == [("f", "42")]
     tokens = inv.performance_metrics["tokens"]
     assert (tokens["total_prompt"], tokens["total_output"]) == (0, 12)
-    assert converted.warnings[0] == "span a ('invoke_agent x') is its own parent; it is read as a root span"
+    assert converted.warnings[0] == "trace t1: span a ('invoke_agent x') is its own parent; it is read as a root span"
 
     cycle = convert(span("a", "invoke_agent x", "b", gen_ai__operation__name="invoke_agent"),
                     span("b", "invoke_agent y", "a", gen_ai__operation__name="invoke_agent"))
     assert cycle.invocations == []
-    assert cycle.warnings[0] == "span a ('invoke_agent x') is in a parent cycle; it is read as a root span"
+    assert cycle.warnings[0] == "trace t1: span a ('invoke_agent x') is in a parent cycle; it is read as a root span"
 
 
 def test_unrecognised_spans_are_explained():

@@ -112,6 +112,9 @@ def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     """Entry point of the ``agentevals`` console script."""
+    from .._startup import loud_interrupts
+
+    loud_interrupts()
     try:
         return cli.main(args=argv, prog_name="agentevals", standalone_mode=False)
     except click.exceptions.Abort:

@@ -65,26 +65,48 @@ def stdout_format(outputs: list[Output]) -> Optional[str]:
     return next((o.fmt for o in outputs if o.path is None and not (o.fmt == "markdown" and _step_summary())), None)
 
 
-def write_outputs(run: RunResult, outputs: list[Output], context: ReportContext, *, color: bool) -> None:
-    """Write each report; files are replaced whole (written beside, then renamed), so an interrupted
-    write never leaves half a report."""
+def write_outputs(run: RunResult, outputs: list[Output], context: ReportContext, *, color: bool) -> list[str]:
+    """Write each report; returns one line for each report that could not be written (the others are).
+
+    A file is replaced whole (written beside, then renamed), so a failed or interrupted write never
+    leaves half a report, nor its temporary file; a path that is not a regular file (``/dev/stdout``, a
+    FIFO, a device) is written in place, never replaced.
+    """
+    failures = []
     for out in outputs:
-        if out.path is None and out.fmt == "markdown" and _step_summary():
-            with open(_step_summary(), "a", encoding="utf-8") as fh:  # type: ignore[arg-type]
-                fh.write(render(run, "markdown", context=context))
-            continue
-        if out.path is None:
-            painted = color and out.fmt in ("table", "summary")
-            text = render(run, out.fmt, color=painted, context=context)
-            click.echo(text, nl=False, color=painted or None)  # --color: keep the colours on a pipe too
-            sys.stdout.flush()
-            continue
-        text = render(run, out.fmt, context=context)
-        tmp = out.path.with_name(f".{out.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, "utf-8")
-        os.replace(tmp, out.path)
+        try:
+            _write_one(run, out, context, color=color)
+        except OSError as exc:
+            where = out.path if out.path is not None else "stdout"
+            failures.append(f"{out.flag or '-o ' + out.fmt}: cannot write {where}: {exc.strerror or exc}")
     if os.environ.get("GITHUB_ACTIONS") == "true":
         from ..report.github import github_annotations
 
         for line in github_annotations(run):
             click.echo(line, err=True)
+    return failures
+
+
+def _write_one(run: RunResult, out: Output, context: ReportContext, *, color: bool) -> None:
+    if out.path is None and out.fmt == "markdown" and _step_summary():
+        with open(_step_summary(), "a", encoding="utf-8") as fh:  # type: ignore[arg-type]
+            fh.write(render(run, "markdown", context=context))
+        return
+    if out.path is None:
+        painted = color and out.fmt in ("table", "summary")
+        text = render(run, out.fmt, color=painted, context=context)
+        click.echo(text, nl=False, color=painted or None)  # --color: keep the colours on a pipe too
+        sys.stdout.flush()
+        return
+    text = render(run, out.fmt, context=context)
+    if out.path.exists() and not out.path.is_file():  # a device, a FIFO: write to it, never replace it
+        with open(out.path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return
+    tmp = out.path.with_name(f".{out.path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, "utf-8")
+        os.replace(tmp, out.path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

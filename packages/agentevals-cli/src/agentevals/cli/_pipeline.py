@@ -140,7 +140,8 @@ def execute(req: RunRequest) -> int:
         with contextlib.redirect_stdout(sys.stderr) if req.stdout_to_stderr else contextlib.nullcontext():
             run, signum = run_interruptible(run_evaluation(
                 req.inputs, req.evaluators, eval_set=req.eval_set, options=req.options,
-                trace_format=req.trace_format, consumers=consumers, reuse=reuse))
+                trace_format=req.trace_format, consumers=consumers, reuse=reuse),
+                on_abandon=None if recorder is None else lambda signum: recorder.abandon(128 + signum))
         incomplete = None
         if signum is not None:
             run = _partial(finisher, signum, req.options)
@@ -151,26 +152,52 @@ def execute(req: RunRequest) -> int:
             if not finisher.finished:
                 emit(consumers, "run_finished", run)
         assert run is not None
+        store_line = _store_failure(store, recorder, reuse, len(run.cases))
+        if store_line is not None:
+            run.notes.append(store_line)
         context = ReportContext(comparison=finisher.comparison, gates=finisher.outcome if gates.any else None,
                                 incomplete=incomplete, strict=req.options.strict, quiet=req.quiet)
-        write_outputs(run, outputs, context, color=color)
-        if stdout_format(outputs) == "json" or stdout_format(outputs) is None:
-            from ..redact import redact
+        unwritten = write_outputs(run, outputs, context, color=color)
+        from ..redact import redact
 
+        for line in unwritten:
+            click.echo(redact(f"agentevals: {line}"), err=True)
+        if stdout_format(outputs) == "json" or stdout_format(outputs) is None:
             for note in [*(e.error for e in run.input_errors), *run.notes]:
                 click.echo(redact(f"agentevals: {note}"), err=True)
+        elif store_line is not None:  # the table shows it among the notes; stderr says it too (CI logs)
+            click.echo(redact(f"agentevals: {store_line}"), err=True)
         if signum is not None:
             name = signal.Signals(signum).name
             click.echo(f"agentevals: interrupted by {name}: {len(run.cases)} case(s) finished"
                        + (f"; continue with: agentevals run ... --resume={run.run_id}" if run.run_id else ""), err=True)
             return 128 + signum
         assert finisher.outcome is not None
+        if unwritten or (recorder is not None and recorder.failure is not None):
+            return max(finisher.outcome.exit_code, _UNSAVED)
         return finisher.outcome.exit_code
     finally:
         if emitter is not None:
             emitter.shutdown()
         if store is not None:
-            store.close()
+            try:
+                store.close()
+            except Exception:  # a store that failed mid-run may fail to close too: already said
+                pass
+
+
+_UNSAVED = 2
+"""Exit code when a report or the run store could not be written (every other result was kept)."""
+
+
+def _store_failure(store: Any, recorder: Any, reuse: Any, cases: int) -> Optional[str]:
+    """The one line saying what the run store did not record (or could not read), or None."""
+    if recorder is not None and recorder.failure is not None:
+        return recorder.failure_line(cases) + "; the reports hold every result"
+    if reuse is not None and reuse.failure is not None:
+        return (f"run store {store.location}: stored results could not be read ({reuse.failure}); "
+                "every evaluation ran")
+    return None
 
 
 def _open_store(location: Optional[str]):  # type: ignore[no-untyped-def]
@@ -186,7 +213,7 @@ def _run_identity(req: RunRequest, store: Any) -> tuple[Optional[str], Optional[
     from ..store import new_run_id
 
     if req.resume is not None:
-        run_id = store.resolve(req.resume or None, statuses=("interrupted", "running", "aborted"), batch=True)
+        run_id = store.resolve(req.resume or None, statuses=("interrupted", "running", "aborted", "failed"), batch=True)
         if store.get_run(run_id).options.get("live"):
             raise ConfigError(f"--resume {run_id}: that run records the sessions of agentevals serve; "
                               "it cannot be resumed by run")

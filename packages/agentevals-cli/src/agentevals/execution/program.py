@@ -93,6 +93,8 @@ def extract_result(stdout: bytes | str, *, name: str = "evaluator") -> tuple[Any
         return json.loads(text), 0
     except json.JSONDecodeError as exc:
         error = exc
+    except RecursionError:
+        raise ProtocolError(f"{name} wrote JSON nested too deeply to read on stdout") from None
     lines = text.splitlines()
     tried = 0
     for index in range(len(lines) - 1, 0, -1):
@@ -103,7 +105,7 @@ def extract_result(stdout: bytes | str, *, name: str = "evaluator") -> tuple[Any
             break
         try:
             value = json.loads("\n".join(lines[index:]))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(value, dict):
             earlier = _earlier_result(lines[:index])
@@ -128,7 +130,7 @@ def _earlier_result(lines: list[str]) -> int | None:
             continue
         try:
             value = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(value, dict) and ("score" in value or "status" in value):
             return index

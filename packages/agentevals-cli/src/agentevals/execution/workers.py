@@ -174,7 +174,7 @@ def _json_object(raw: bytes) -> Optional[dict[str, Any]]:
         return None
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 

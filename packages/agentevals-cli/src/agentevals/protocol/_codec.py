@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -13,7 +14,12 @@ from ..errors import ProtocolError, ProtocolVersionError
 from ._models import EvalInput, EvalResult, EvalStatus
 from ._versions import PROTOCOL_VERSION, SUPPORTED_VERSIONS, load_schema, parse_version
 
-__all__ = ["decode_result", "encode_input", "negotiate", "result_warnings", "strip_to_version"]
+__all__ = ["MAX_DEPTH", "decode_result", "encode_input", "negotiate", "result_warnings", "strip_to_version"]
+
+MAX_DEPTH = 64
+"""How deeply an EvalResult may nest (objects and arrays). Deeper ``details`` could not be stored or written
+to a JSON report (the serialisers recurse), so such a result is refused with one line, as an ERROR row."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 def negotiate(theirs: object, ours: str = PROTOCOL_VERSION, *, peer: str = "the evaluator") -> str:
     """Return the version both sides speak (same MAJOR, lower MINOR), or raise ``ProtocolVersionError``.
@@ -97,8 +103,11 @@ def decode_result(
             raise ProtocolError(
                 f"{name} wrote invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
             ) from None
+        except RecursionError:
+            raise ProtocolError(f"{name} wrote JSON nested too deeply to read (limit: {MAX_DEPTH} levels)") from None
     if not isinstance(data, dict):
         raise ProtocolError(f"{name} wrote a JSON {type(data).__name__}, expected an EvalResult object")
+    data = _checked(data, name)
     version = data.get("protocol_version") or "1.0"
     negotiate(version, sent_version, peer=name)
     score = data.get("score")
@@ -110,6 +119,44 @@ def decode_result(
         raise ProtocolError(f"{name} returned an invalid EvalResult: {format_validation_error(exc)}") from None
     result.protocol_version = version
     return result
+
+
+def _checked(data: dict[str, Any], name: str) -> dict[str, Any]:
+    """``data`` with its text made storable, or ``ProtocolError`` when it nests deeper than ``MAX_DEPTH``.
+
+    A lone surrogate (valid JSON: ``"\\ud800"``) cannot be encoded as UTF-8, so no store, report or terminal
+    could take it: each becomes U+FFFD. Walked without recursion, so any depth is measured safely; a
+    result with nothing to replace is returned as it is (no copy).
+    """
+    found = False
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            found = found or _SURROGATE.search(value) is not None
+            continue
+        if isinstance(value, dict):
+            children = [*value.keys(), *value.values()]
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            raise ProtocolError(f"{name} returned an EvalResult nested more than {MAX_DEPTH} levels deep "
+                                "(flatten its details)")
+        stack.extend((child, depth + 1) for child in children)
+    return _replace_surrogates(data) if found else data
+
+
+def _replace_surrogates(value: Any) -> Any:
+    """A copy of ``value`` with each lone surrogate replaced by U+FFFD (depth already bounded by ``_checked``)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_surrogates(v) for v in value]
+    return value
 
 
 def result_warnings(result: EvalResult, *, threshold: float, n_invocations: int) -> list[str]:

@@ -80,6 +80,8 @@ class StoreReuse:
         self.reused = 0
         self.refused: dict[str, str] = {}
         """Evaluator name → why its results are not cached."""
+        self.failure: Optional[str] = None
+        """Why the store could not be read (the first error); the run then runs everything itself."""
         self._ignore = [*ignore, *_store_files(store)]
         self._identities: dict[int, Optional[str]] = {}
         self._keys: dict[int, str] = {}  # id(MetricResult) → work key, until its case is recorded
@@ -108,6 +110,19 @@ class StoreReuse:
         key = self.key(case, evaluator)
         if key is None:
             return None
+        if self.failure is not None:
+            return None
+        try:
+            found = self._lookup(key, evaluator)
+        except Exception as exc:  # any backend's error (a locked file, a stopped server): run it instead
+            self.failure = _cause(exc)
+            log.debug("run store %s: lookup failed", self.store.location, exc_info=True)
+            return None
+        if found is not None:
+            self.reused += 1
+        return found
+
+    def _lookup(self, key: str, evaluator: BaseEvaluator) -> Optional[list[MetricResult]]:
         found = None
         if self.resume_from is not None:
             found = self.store.lookup(key, run_id=self.resume_from)
@@ -119,8 +134,6 @@ class StoreReuse:
                 found = self.store.lookup(key, run_id=self.rerun_failed_from)
         if found is None and self.cache and evaluator.reproducible:
             found = self.store.lookup(key, statuses=_CACHEABLE)
-        if found is not None:
-            self.reused += 1
         return found
 
     def produced(self, case: Case, evaluator: BaseEvaluator, metrics: list[MetricResult]) -> None:
@@ -153,6 +166,16 @@ class StoreConsumer(RunConsumer):
 
     ``exit_code`` computes the code recorded with the run; ``interrupted`` is set by whoever stopped the
     run (the CLI's signal handling), which makes the stored status ``interrupted`` (``--resume`` continues it).
+
+    A store that fails mid-run (a stopped server, a file another process keeps locked) does not stop the
+    run: the first error is kept in ``failure``, no further write waits on that store, ``unstored`` counts
+    the cases it did not record, and at the end the run is marked ``failed`` with the reason if the
+    store takes that write. The caller keeps every result (the reports) and says what was not stored:
+
+        recorder = StoreConsumer(store, run_id, meta=meta)
+        run = await run_evaluation(..., consumers=[recorder])
+        if recorder.failure:
+            print(f"{recorder.unstored} case(s) not stored: {recorder.failure}")
     """
 
     def __init__(self, store: RunStore, run_id: str, *, meta: dict[str, Any], reuse: Optional[StoreReuse] = None,
@@ -164,21 +187,74 @@ class StoreConsumer(RunConsumer):
         self.resume = resume
         self.exit_code = exit_code
         self.interrupted = False
+        self.failure: Optional[str] = None
+        """The first store error of this run (``ExceptionType: first line``), or None."""
+        self.unstored = 0
+        """Cases the store did not record."""
+        self.recorded = 0
+        """Cases the store recorded."""
+        self.finished = False
+
+    def _fail(self, exc: Exception) -> None:
+        if self.failure is None:
+            self.failure = _cause(exc)
+            log.debug("run store %s: write failed", self.store.location, exc_info=True)
 
     def run_started(self, run: RunResult) -> None:
         run.run_id = self.run_id
-        if self.resume:
-            self.store.reopen_run(self.run_id)
-        else:
-            self.store.begin_run(self.run_id, started_at=run.started_at or "", **self.meta)
+        try:
+            if self.resume:
+                self.store.reopen_run(self.run_id)
+            else:
+                self.store.begin_run(self.run_id, started_at=run.started_at or "", **self.meta)
+        except Exception as exc:
+            self._fail(exc)
 
     def case_finished(self, index: int, case: CaseResult) -> None:
-        self.store.record_case(self.run_id, index, case, self.reuse.keys_for(case) if self.reuse else {})
+        keys = self.reuse.keys_for(case) if self.reuse else {}
+        if self.failure is not None:  # one wait on a failed store is enough (a lock waits for seconds)
+            self.unstored += 1
+            return
+        try:
+            self.store.record_case(self.run_id, index, case, keys)
+            self.recorded += 1
+        except Exception as exc:
+            self._fail(exc)
+            self.unstored += 1
 
     def run_finished(self, run: RunResult) -> None:
+        from ..errors import StoreError
+
         status = "interrupted" if self.interrupted else "aborted" if run.aborted else "completed"
         code = self.exit_code(run) if self.exit_code else run.exit_code()
-        self.store.finish_run(run, status=status, exit_code=code, totals=run.totals())
+        stored = run
+        if self.failure is not None:
+            # The run row, if the store takes this write again, says what happened (status and reason);
+            # the cases it has are the ones recorded before the failure (``--resume`` adds the rest).
+            status = "interrupted" if self.interrupted else "failed"
+            code = code if self.interrupted else StoreError.exit_code
+            stored = run.model_copy(update={"aborted": self.failure_line(len(run.cases))})
+        try:
+            self.store.finish_run(stored, status=status, exit_code=code, totals=run.totals())
+            self.finished = True
+        except Exception as exc:
+            self._fail(exc)
+
+    def abandon(self, exit_code: int) -> None:
+        """The process ends now (a second Ctrl-C): the run is marked ``interrupted`` with what it recorded,
+        never left ``running`` (``--resume`` continues it)."""
+        if not self.finished and self.failure is None:
+            self.store.close_run(self.run_id, status="interrupted", exit_code=exit_code)
+            self.finished = True
+
+    def failure_line(self, cases: int) -> str:
+        """``run store runs.sqlite: 12 of 40 cases not recorded (OperationalError: database is locked)``."""
+        return (f"run store {self.store.location}: {self.unstored} of {cases} case{'s' if cases != 1 else ''} not "
+                f"recorded ({self.failure})")
+
+
+def _cause(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {first_line(exc)[:300]}"
 
 
 class LiveRunRecorder(RunConsumer):

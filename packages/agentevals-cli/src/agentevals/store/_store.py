@@ -16,8 +16,10 @@ from ._db import Database, _redact, connect
 
 __all__ = ["RUN_STATUSES", "RunRecord", "RunStore", "new_run_id", "utc_now"]
 
-RUN_STATUSES = ("running", "completed", "aborted", "interrupted", "live")
-"""``running`` also marks a run whose process died without a word (killed with SIGKILL). ``live``: the
+RUN_STATUSES = ("running", "completed", "aborted", "interrupted", "failed", "live")
+"""``running`` also marks a run whose process died without a word (killed with SIGKILL). ``failed``: the
+store could not record every case (it failed mid-run; the reports have them all; ``--resume`` completes
+it). ``live``: the
 run of an ``agentevals serve`` that is serving (its sessions are added as they are evaluated; it is
 ``completed`` when serve stops, or stays ``live`` if serve was killed)."""
 
@@ -219,6 +221,8 @@ class RunStore:
         run.finished_at = run.finished_at or record.finished_at
         if record.status == "running" and not run.aborted:
             run.aborted = "the run did not finish (still running, or its process was killed)"
+        elif record.status == "failed" and not run.aborted:
+            run.aborted = "the run store failed during the run: some cases were not recorded"
         elif record.status == "live" and not run.aborted:
             run.aborted = "a live run: agentevals serve is still recording its sessions (or was killed)"
         return run
@@ -291,7 +295,7 @@ class RunStore:
 
 def incomplete_reason(record: RunRecord, run: RunResult) -> Optional[str]:
     """Why a stored run is not a finished report (``runs show`` and the API mark it), or None."""
-    return run.aborted if record.status in ("interrupted", "running", "live") else None
+    return run.aborted if record.status in ("interrupted", "running", "failed", "live") else None
 
 
 def _check_status(status: str) -> None:

@@ -8,6 +8,7 @@ is cut so that every span reaches a root (otherwise its turn, and its tool calls
 from __future__ import annotations
 
 import gc
+import logging
 from dataclasses import replace
 
 from ...limits import current_limits, variable
@@ -18,6 +19,8 @@ from .genai import GenAIConverter
 __all__ = ["CONVERTERS", "convert_trace", "sanitize"]
 
 CONVERTERS: list = [AdkConverter(), GenAIConverter()]
+
+log = logging.getLogger(__name__)
 
 
 def convert_trace(trace: Trace) -> ConvertedTrace:
@@ -62,7 +65,11 @@ def sanitize(trace: Trace) -> tuple[Trace, list[str]]:
         for span in spans:
             if span.span_id in cut:
                 how = "is its own parent" if span.parent_span_id == span.span_id else "is in a parent cycle"
-                warnings.append(f"span {span.span_id} ('{span.name}') {how}; it is read as a root span")
+                warnings.append(f"trace {trace.trace_id}: span {span.span_id} ('{span.name}') {how}; "
+                                "it is read as a root span")
+        # One line on stderr per trace (the case's warnings list each span): no span is dropped.
+        log.warning("%s: trace %s: %d span(s) in a parent cycle, read as root spans (all spans kept)",
+                    trace.source, trace.trace_id, len(cut))
         spans = [replace(s, parent_span_id=None) if s.span_id in cut else s for s in spans]
     if spans is trace.spans:
         return trace, warnings

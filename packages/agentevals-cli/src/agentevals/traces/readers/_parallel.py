@@ -107,7 +107,8 @@ def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, w
     slices = trace_slices(path)
     tasks = [(str(path), source, index, slices[index:index + _BATCH], convert)
              for index in range(0, len(slices), _BATCH)]
-    procs = [subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    procs = [subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              bufsize=0)
              for _ in range(max(1, min(workers, len(tasks))))]
     sent = 0
     try:
@@ -139,16 +140,50 @@ def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, w
 
 def _send(proc: subprocess.Popen, task: tuple) -> None:
     data = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
-    proc.stdin.write(len(data).to_bytes(8, "little") + data)  # type: ignore[union-attr]
-    proc.stdin.flush()  # type: ignore[union-attr]
+    _write_all(proc.stdin.fileno(), len(data).to_bytes(8, "little") + data)  # type: ignore[union-attr]
 
 
 def _receive(proc: subprocess.Popen) -> tuple[str, Any]:
-    stream = proc.stdout
-    header = stream.read(8)  # type: ignore[union-attr]
-    if len(header) < 8:
+    fd = proc.stdout.fileno()  # type: ignore[union-attr]
+    header = _read_exact(fd, 8)
+    if header is None:
         raise Fallback  # the worker died (e.g. it cannot import agentevals): the serial reader takes over
-    return pickle.loads(stream.read(int.from_bytes(header, "little")))  # type: ignore[union-attr]
+    size = int.from_bytes(header, "little")
+    if size > _MAX_MESSAGE:
+        raise Fallback  # not a length we sent: the stream is not ours to read further
+    data = _read_exact(fd, size)
+    if data is None:
+        raise Fallback
+    return pickle.loads(data)  # type: ignore[no-any-return]
+
+
+def _read_exact(fd: int, size: int) -> Optional[bytes]:
+    """Exactly ``size`` bytes from the pipe ``fd``, or None at its end.
+
+    Plain ``os.read`` calls on the descriptor, gathered until the message is whole: a pipe read returns what
+    is there, which is less than asked whenever the writer was stopped halfway (Ctrl-Z, ``kill -STOP``
+    of the process group) or a signal came; EINTR is retried by Python itself (PEP 475).
+    """
+    buf = bytearray(size)
+    view = memoryview(buf)
+    got = 0
+    while got < size:
+        n = os.readv(fd, [view[got:]])
+        if n == 0:
+            return None
+        got += n
+    return bytes(buf)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to the pipe ``fd`` (a write returns after part of it when a signal comes)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+_MAX_MESSAGE = 2**40
+"""No message is this long: a header saying so means the stream lost its framing."""
 
 
 def _serve() -> None:
@@ -157,9 +192,15 @@ def _serve() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    source, sink = sys.stdin.buffer, sys.stdout.buffer
-    while len(header := source.read(8)) == 8:
-        task = pickle.loads(source.read(int.from_bytes(header, "little")))
+    # The parent may be gone when a result is ready (it was interrupted): the write fails, and the worker
+    # ends quietly (no BrokenPipeError traceback on the terminal).
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    source, sink = sys.stdin.fileno(), sys.stdout.fileno()
+    while (header := _read_exact(source, 8)) is not None:
+        message = _read_exact(source, int.from_bytes(header, "little"))
+        if message is None:
+            return
+        task = pickle.loads(message)
         # A batch allocates many objects and frees them together (parsed JSON, spans): the cyclic
         # collector would walk them again and again (a tenth of the work); it runs once after.
         gc.disable()
@@ -167,8 +208,7 @@ def _serve() -> None:
             data = pickle.dumps(_convert_batch(task), protocol=pickle.HIGHEST_PROTOCOL)
         finally:
             gc.enable()
-        sink.write(len(data).to_bytes(8, "little") + data)
-        sink.flush()
+        _write_all(sink, len(data).to_bytes(8, "little") + data)
 
 
 _FILES: dict[str, Any] = {}
