@@ -7,7 +7,6 @@ import asyncio
 import json
 import logging
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -62,10 +61,9 @@ def test_requirements_get_a_cached_venv_where_the_sdk_imports(tmp_path, ctx, cap
     assert len(creating) == 1 and "requirements.txt" in creating[0]
 
     caplog.clear()
-    start = time.monotonic()
     with caplog.at_level(logging.WARNING, logger="agentevals"):
         again = evaluate(build(tmp_path, path="e/e.py"), ctx)
-    assert again.status == Status.PASSED and time.monotonic() - start < 10
+    assert again.status == Status.PASSED, again.error
     assert not caplog.records  # cached: no progress message, nothing installed
 
 

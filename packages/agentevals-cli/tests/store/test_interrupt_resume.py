@@ -108,6 +108,7 @@ def wait_for(predicate, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.timeout(1200)  # the resumed run is given up to 900 s
 def test_interrupted_halfway_leaves_partial_reports_and_resume_finishes(tmp_path, store_url):
     root, ids = project(tmp_path, TRACES)
     proc, progress = start(root, store_url, tty=True)
