@@ -332,8 +332,9 @@ def test_secrets_follow_the_local_environment_rules(local_ray, tmp_path, monkeyp
     local = agentevals.evaluate(traces, config=config)
     remote = agentevals.evaluate(traces, config=config, executor="ray" if executor == "run" else "local")
     expected = {"RAY_TEST_LISTED": "passed-on-purpose", "RAY_TEST_UNLISTED": None}
-    assert [c.metrics[0].details for c in local.cases] == [expected] * 2
-    assert [c.metrics[0].details for c in remote.cases] == [expected] * 2
+    for run in (local, remote):
+        rows = [c.metrics[0] for c in run.cases]
+        assert [m.details for m in rows] == [expected] * 2, [(m.status, m.error) for m in rows]
 
 
 COUNTED_EVALUATOR = '''\
