@@ -26,6 +26,9 @@ from pathlib import Path
 
 import pytest
 
+# Builds wheels and runs pip/uv installs (each bounded at 300 s): more than the suite's default.
+pytestmark = pytest.mark.timeout(1200)
+
 ROOT = Path(__file__).resolve().parent.parent
 SDK_VERSION = re.search(r'__version__ = "([^"]+)"', (
     ROOT / "packages/agentevals-evaluator-sdk/src/agentevals_evaluator_sdk/__about__.py").read_text("utf-8"))[1]

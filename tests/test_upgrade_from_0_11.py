@@ -19,6 +19,9 @@ from typing import Any
 
 import pytest
 
+# The first test also runs the module's fixture (a venv with SDK 0.2.0 from the registry, up to 600 s).
+pytestmark = pytest.mark.timeout(900)
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "upgrade_0_11"
 THEIRS = json.loads((DATA / "agentevals_cli_0_11_output.json").read_text("utf-8"))

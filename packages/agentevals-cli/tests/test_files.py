@@ -51,10 +51,8 @@ def test_a_fifo_without_writer_ends_at_the_input_timeout(tmp_path: Path, monkeyp
     monkeypatch.setenv("AGENTEVALS_INPUT_TIMEOUT", "0.3")
     fifo = tmp_path / "never"
     os.mkfifo(fifo)
-    start = time.monotonic()
     with pytest.raises(InputFileError, match=r"never: no end of input after 0.3s"):
-        regular_path(fifo)
-    assert time.monotonic() - start < 2
+        regular_path(fifo)  # without the limit this waits for a writer forever
 
 
 def test_a_device_stops_at_the_first_chunk():

@@ -9,6 +9,8 @@ Every limit has a default that no real input reaches and an environment variable
     AGENTEVALS_MAX_OUTPUT_BYTES       16 MiB         what is kept of an evaluator's stdout (and of its stderr)
     AGENTEVALS_MAX_YAML_NODES         100000         nodes of a YAML document once its aliases are expanded
     AGENTEVALS_MAX_SPANS              1000000        spans kept per trace (more are dropped with a warning)
+    AGENTEVALS_SETUP_TIMEOUT          600            seconds to build an evaluator's environment (venv,
+                                                     npm install), apart from its ``timeout``
 
 Example:
     ```python
@@ -42,6 +44,7 @@ class Limits:
     max_output_bytes: int = 16 * 2**20
     max_yaml_nodes: int = 100_000
     max_spans: int = 1_000_000
+    setup_timeout: float = 600.0
 
 
 _VARIABLES = {
@@ -51,6 +54,7 @@ _VARIABLES = {
     "max_output_bytes": "AGENTEVALS_MAX_OUTPUT_BYTES",
     "max_yaml_nodes": "AGENTEVALS_MAX_YAML_NODES",
     "max_spans": "AGENTEVALS_MAX_SPANS",
+    "setup_timeout": "AGENTEVALS_SETUP_TIMEOUT",
 }
 
 
@@ -75,6 +79,7 @@ def current_limits() -> Limits:
         max_output_bytes=int(_read("max_output_bytes", base.max_output_bytes)),
         max_yaml_nodes=int(_read("max_yaml_nodes", base.max_yaml_nodes)),
         max_spans=int(_read("max_spans", base.max_spans)),
+        setup_timeout=_read("setup_timeout", base.setup_timeout),
     )
 
 

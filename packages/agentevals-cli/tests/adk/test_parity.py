@@ -84,6 +84,7 @@ def oracle_invocation(inv: InvocationData) -> dict:
             "tool_calls": [{"name": c.name, "args": c.args, "id": c.id} for c in inv.intermediate_steps.tool_calls]}
 
 
+@pytest.mark.timeout(900)  # the google-adk oracle is given up to 600 s
 def test_native_scores_equal_google_adk():
     cases, ours = [], []
     for trace, eval_set in PAIRS:

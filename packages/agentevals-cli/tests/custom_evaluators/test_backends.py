@@ -192,6 +192,7 @@ def _docker_daemon() -> str | None:
 
 
 @pytest.mark.skipif(_docker_daemon() is not None, reason=str(_docker_daemon()))
+@pytest.mark.timeout(600)  # may pull an image
 def test_docker_runs_a_real_container(tmp_path, ctx):
     write(tmp_path / "e.py", "import json, sys\nd = json.load(sys.stdin)\n"
                              "print(json.dumps({'score': 0.5, 'details': {'n': len(d['invocations'])}}))\n")

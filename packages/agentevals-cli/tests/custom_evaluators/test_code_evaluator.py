@@ -236,9 +236,7 @@ def test_stderr_is_truncated(tmp_path, ctx):
 
 def test_timeout_kills_the_whole_process_tree(tmp_path, ctx):
     pidfile = tmp_path / "pids"
-    start = time.monotonic()
     result = run_py(tmp_path, ctx, tree_spawner(pidfile), timeout=1.5)
-    assert time.monotonic() - start < 5
     assert (result.status, result.error) == (Status.ERROR, "timed out after 1.5s while running e.py")
     assert wait_until_gone(pidfile) == []
 
@@ -257,27 +255,26 @@ child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
 open({str(pidfile)!r}, "w").write(str(child.pid))
 print('{{"score": 1}}')
 """
-    start = time.monotonic()
+    # The child sleeps past the 20 s deadline: had the result waited for stdout to close, it would be ERROR.
     result = run_py(tmp_path, ctx, source, timeout=20)
-    assert result.status == Status.PASSED and time.monotonic() - start < 6
+    assert result.status == Status.PASSED, result.error
     assert wait_until_gone(pidfile) == []
 
 
 def escaping_child(pidfile: Path, *, then: str) -> str:
-    """A Python evaluator whose child starts its own session (out of the process group) keeping stdout."""
+    """A Python evaluator whose child starts its own session (out of the process group) keeping stdout
+    for an hour: only killing it lets a run that waits for stdout to close end."""
     return f"""\
 import subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"], start_new_session=True)
 open({str(pidfile)!r}, "w").write(str(child.pid))
 {then}
 """
 
 
-def run_cli(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    """``agentevals ARGS`` in a real process: (the finished process, seconds it took)."""
-    start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "agentevals", *args], capture_output=True, text=True, timeout=60)
-    return proc, time.monotonic() - start
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``agentevals ARGS`` in a real process (one that waited for an hour-long child would time out)."""
+    return subprocess.run([sys.executable, "-m", "agentevals", *args], capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.parametrize(
@@ -290,11 +287,10 @@ def run_cli(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
 def test_a_child_in_its_own_session_holding_stdout_is_killed_quietly(tmp_path, then, status, error):
     pidfile = tmp_path / "pids"
     write(tmp_path / "e.py", escaping_child(pidfile, then=then))
-    proc, seconds = run_cli("evaluator", "run", str(tmp_path / "e.py"), "--timeout", "2",
+    proc = run_cli("evaluator", "run", str(tmp_path / "e.py"), "--timeout", "2",
                             "-i", str(REPO / "examples" / "evalinput_helm_v1.1.json"))
     assert proc.stdout.split()[1] == status, proc.stdout + proc.stderr
     assert proc.stderr == ("" if error is None else f"Error: {error}\n")  # no asyncio noise
-    assert seconds < 6
     assert wait_until_gone(pidfile) == []
 
 

@@ -7,7 +7,9 @@ import asyncio
 import json
 import logging
 import shutil
-import time
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -62,23 +64,23 @@ def test_requirements_get_a_cached_venv_where_the_sdk_imports(tmp_path, ctx, cap
     assert len(creating) == 1 and "requirements.txt" in creating[0]
 
     caplog.clear()
-    start = time.monotonic()
     with caplog.at_level(logging.WARNING, logger="agentevals"):
         again = evaluate(build(tmp_path, path="e/e.py"), ctx)
-    assert again.status == Status.PASSED and time.monotonic() - start < 10
+    assert again.status == Status.PASSED, again.error
     assert not caplog.records  # cached: no progress message, nothing installed
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_venv_timeout_is_an_error_and_the_next_run_rebuilds(tmp_path, ctx):
+def test_venv_timeout_is_an_error_and_the_next_run_rebuilds(tmp_path, ctx, monkeypatch):
     write(tmp_path / "e.py", USES_SIX)
     write(tmp_path / "requirements.txt", "six==1.16.0\n")
-    result = evaluate(build(tmp_path, path="e.py", timeout=0.05), ctx)
+    monkeypatch.setenv("AGENTEVALS_SETUP_TIMEOUT", "0.05")
+    result = evaluate(build(tmp_path, path="e.py", timeout=240), ctx)
     assert result.status == Status.ERROR
-    assert result.error.startswith("timed out after 0.05s while ")
-    assert ("creating the Python environment" in result.error or "installing" in result.error
-            or "preparing e.py" in result.error)
+    assert result.error.startswith("timed out after 0.05s while ")  # in whichever step of the setup
+    assert result.error.endswith(" (the setup limit, AGENTEVALS_SETUP_TIMEOUT)")
+    monkeypatch.delenv("AGENTEVALS_SETUP_TIMEOUT")
     result = evaluate(build(tmp_path, path="e.py", timeout=240), ctx)
     assert result.status == Status.PASSED, result.error
 
@@ -93,6 +95,67 @@ def test_venv_without_uv(tmp_path, ctx, monkeypatch):
     write(tmp_path / "requirements.txt", "six==1.16.0\n")
     result = evaluate(build(tmp_path, path="e.py", timeout=240), ctx)
     assert (result.status, result.details.get("six")) == (Status.PASSED, "1.16.0"), result.error
+
+
+PLAIN = 'import json, sys\njson.load(sys.stdin)\nprint(json.dumps({"score": 1.0}))\n'
+"""An evaluator that needs nothing from its venv (so the venv builds offline, from an empty requirements.txt)."""
+
+
+@contextmanager
+def another_run_building(tmp_path: Path, ctx) -> Iterator[None]:
+    """Hold the venv's build lock as another agentevals run does while it builds the same environment.
+
+    The venv is built once first (to learn its cache key from its folder name), then marked unbuilt, so
+    the evaluation under test has to wait for the lock and build it again.
+    """
+    from filelock import FileLock
+
+    assert evaluate(build(tmp_path, path="e.py"), ctx).status == Status.PASSED
+    (venv,) = (cache_root() / "venvs").iterdir()
+    (venv / ".agentevals-ready").unlink()
+    lock = FileLock(str(cache_root() / "locks" / f"venv-{venv.name}.lock"))
+    lock.acquire(timeout=10)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@pytest.mark.timeout(120)
+def test_a_slow_environment_setup_does_not_use_up_the_evaluation_timeout(tmp_path, ctx):
+    """On a busy machine a venv takes longer to build than a 2 s evaluation; the result must not change.
+
+    The other run holds the build lock for 8 s, longer than the evaluator's whole timeout: the wait and the
+    build that follows run under the setup deadline, and the evaluation keeps its 2 s for the run itself.
+    """
+    write(tmp_path / "e.py", PLAIN)
+    write(tmp_path / "requirements.txt", "# nothing to install\n")
+    result: list = []
+    with another_run_building(tmp_path, ctx):
+        evaluator = build(tmp_path, path="e.py", timeout=2)
+        worker = threading.Thread(target=lambda: result.append(evaluate(evaluator, ctx)))
+        worker.start()
+        worker.join(timeout=8)  # the other run's build takes this long
+    worker.join(timeout=100)
+    assert (result[0].status, result[0].error) == (Status.PASSED, None)
+
+
+@pytest.mark.timeout(120)
+def test_the_setup_deadline_is_its_own_and_a_failed_setup_is_not_retried_per_case(tmp_path, ctx, monkeypatch):
+    write(tmp_path / "e.py", PLAIN)
+    write(tmp_path / "requirements.txt", "# nothing to install\n")
+    evaluator = build(tmp_path, path="e.py", timeout=60)
+    with another_run_building(tmp_path, ctx):
+        monkeypatch.setenv("AGENTEVALS_SETUP_TIMEOUT", "1")
+        first = evaluate(evaluator, ctx)
+    assert (first.status, first.error) == (
+        Status.ERROR, "timed out after 1s while waiting for another run to finish preparing e.py "
+                      "(the setup limit, AGENTEVALS_SETUP_TIMEOUT)")
+    # The lock is free now: the next case of the same run still gets the error (not a rebuild per case) ...
+    assert evaluate(evaluator, ctx).error == first.error
+    # ... and the next run builds the environment.
+    monkeypatch.delenv("AGENTEVALS_SETUP_TIMEOUT")
+    assert evaluate(build(tmp_path, path="e.py", timeout=60), ctx).status == Status.PASSED
 
 
 @pytest.mark.timeout(120)

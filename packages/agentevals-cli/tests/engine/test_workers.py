@@ -112,12 +112,11 @@ def test_a_worker_killed_mid_run_fails_only_its_evaluation(tmp_path):
 
 
 def test_a_hung_evaluation_is_killed_at_its_deadline_and_its_worker_replaced(tmp_path):
-    evaluators, options = setup(tmp_path, WORKER, timeout=3)
-    start = time.monotonic()
-    result = run(tmp_path, evaluators, options)
-    assert time.monotonic() - start < 60
+    # 8 s: the other cases' workers start (a Python and its imports) well within it on a loaded machine.
+    evaluators, options = setup(tmp_path, WORKER, timeout=8)
+    result = run(tmp_path, evaluators, options)  # the hung one never answers: only its deadline ends the run
     rows = {c.case_id: c.metrics[0] for c in result.cases}
-    assert (rows[TARGET].status.value, rows[TARGET].error) == ("ERROR", "timed out after 3s while running probe.py")
+    assert (rows[TARGET].status.value, rows[TARGET].error) == ("ERROR", "timed out after 8s while running probe.py")
     assert all(m.status.value == "PASSED" for case_id, m in rows.items() if case_id != TARGET)
     hung = int((tmp_path / "target.pid").read_text())
     assert not alive(hung)

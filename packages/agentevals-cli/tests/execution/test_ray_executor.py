@@ -59,13 +59,45 @@ if __name__ == "__main__":
 '''
 
 
+def _kill_own_ray_children() -> None:
+    """Kill this process's descendants whose command is Ray's (gcs_server, raylet, …), by pid."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    ours, grew = {os.getpid()}, True
+    while grew:
+        found = {pid for pid, ppid in parents.items() if ppid in ours} - ours
+        ours |= found
+        grew = bool(found)
+    for pid in ours - {os.getpid()}:
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2]
+            if any(b"ray" in part for part in command):
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 @pytest.fixture(scope="module")
 def local_ray():
     """One local instance for the module (starting one costs ~10 s on two cores), loopback only."""
     if ray.is_initialized():
         pytest.skip("a Ray instance is already running in this process")
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
-             configure_logging=False)
+    for attempt in range(3):
+        try:
+            ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
+                     configure_logging=False)
+            break
+        except Exception as exc:
+            # Ray gives its local node a fixed 30 s to register; a loaded machine can take longer. Try again
+            # after ending what this start left running (our own child processes of Ray, by pid).
+            if attempt == 2 or "timed out during startup" not in str(exc):
+                raise
+            ray.shutdown()
+            _kill_own_ray_children()
     yield ray
     ray.shutdown()
 
@@ -300,8 +332,9 @@ def test_secrets_follow_the_local_environment_rules(local_ray, tmp_path, monkeyp
     local = agentevals.evaluate(traces, config=config)
     remote = agentevals.evaluate(traces, config=config, executor="ray" if executor == "run" else "local")
     expected = {"RAY_TEST_LISTED": "passed-on-purpose", "RAY_TEST_UNLISTED": None}
-    assert [c.metrics[0].details for c in local.cases] == [expected] * 2
-    assert [c.metrics[0].details for c in remote.cases] == [expected] * 2
+    for run in (local, remote):
+        rows = [c.metrics[0] for c in run.cases]
+        assert [m.details for m in rows] == [expected] * 2, [(m.status, m.error) for m in rows]
 
 
 COUNTED_EVALUATOR = '''\

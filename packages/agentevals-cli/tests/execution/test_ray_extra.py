@@ -50,6 +50,7 @@ def test_executor_without_a_run_level_mode_is_refused():
                            "$RAY_ADDRESS)\n")
 
 
+@pytest.mark.timeout(600)  # the run is given up to 300 s
 def test_unreachable_ray_address_is_one_line_exit_2():
     pytest.importorskip("ray", reason="the ray extra is not installed")
     proc = subprocess.run([sys.executable, "-m", "agentevals", "run", HELM, "--executor", "ray",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 from agentevals.errors import EvaluatorFailure
@@ -184,14 +183,13 @@ def test_failed_run_is_an_error_and_the_eval_is_deleted(build, case, evals_serve
     assert evals_server.deleted == ["eval_1"]
 
 
-def test_timeout_while_polling_deletes_the_eval(build, case, evals_server, api_key):
-    evals_server.final_status = "never"
-    started = time.monotonic()
+def test_timeout_deletes_the_eval(build, case, evals_server, api_key):
+    evals_server.final_status = "never"  # the run never finishes: the deadline passes, in whichever step
     with pytest.raises(EvaluatorFailure) as info:
-        run(build(SIMILARITY, server=evals_server, mode="evals_api", timeout=0.3), case(["a"], ["e"]))
-    assert str(info.value) == "timed out after 0.3s while waiting for eval run evalrun_1 (status in_progress)"
-    assert evals_server.deleted == ["eval_1"]
-    assert time.monotonic() - started < 3
+        run(build(SIMILARITY, server=evals_server, mode="evals_api", timeout=2), case(["a"], ["e"]))
+    assert str(info.value).startswith("timed out after 2s while ")
+    assert "\n" not in str(info.value)
+    assert evals_server.deleted == list(evals_server.evals)  # every eval it created is gone
 
 
 def test_interrupt_deletes_the_eval(build, case, evals_server, api_key):
@@ -213,12 +211,11 @@ def test_interrupt_deletes_the_eval(build, case, evals_server, api_key):
 def test_slow_delete_is_bounded(build, case, evals_server, api_key, monkeypatch):
     monkeypatch.setattr("agentevals.evaluators.openai_eval._evals_api.DELETE_TIMEOUT", 0.2)
     evals_server.queue("DELETE", "/evals/eval_1", Reply(json={}, delay=30), repeat_last=True)
-    started = time.monotonic()
     result = run(build(SIMILARITY, server=evals_server, mode="evals_api"), case(["a"], ["e"]))
     assert result.status is Status.PASSED
+    # Given up on (the reply would come after 30 s and say deleted): the bound, not the server, ended it.
     assert result.details["deleted"] is False
     assert result.details["cleanup"].startswith("could not delete eval_1")
-    assert time.monotonic() - started < 3
 
 
 def test_server_error_on_create_is_an_error_with_nothing_to_delete(build, case, evals_server, api_key):

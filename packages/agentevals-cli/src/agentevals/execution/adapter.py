@@ -3,8 +3,10 @@
 ``BackendEvaluator`` is the base of the ``code`` and ``remote`` types: it locates the program
 (a local path, or a download), builds the backend of the configured executor, converts the case into
 an ``EvalInput``, validates the backend's ``EvalResult`` strictly and turns it into a ``MetricResult``.
-Everything — download, environment setup, the run — happens within one deadline (``timeout``), and
-every failure becomes this evaluator's ERROR row with a one-line cause; other evaluators are untouched.
+The download and the run happen within one deadline (``timeout``); building the program's environment
+(venv, ``npm install``) has its own (``AGENTEVALS_SETUP_TIMEOUT``) and does not count against it, and a
+setup that failed is not tried again for every case of the run. Every failure becomes this evaluator's
+ERROR row with a one-line cause; other evaluators are untouched.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from ..results import MetricResult, Status
 from .backends import EXECUTORS, EvaluatorBackend, SubprocessBackend, create_backend
 from .deadline import Deadline, deadline_scope
 from .manifest import protocol_version_for
-from .program import ProgramFailure
+from .program import ProgramFailure, SetupFailure
 from .sandbox_env import EnvField, env_scope
 
 __all__ = ["BackendEvaluator", "ProgramConfig", "build_eval_input", "to_metric_result"]
@@ -126,6 +128,7 @@ class BackendEvaluator(BaseEvaluator):
         self._backend: EvaluatorBackend | None = None
         self._version: str | None = None
         self._locate_error: AgentevalsError | None = None
+        self._setup_error: SetupFailure | None = None
         self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._stderr_logged = False
 
@@ -193,7 +196,14 @@ class BackendEvaluator(BaseEvaluator):
         if ctx.options.dump_inputs is not None:
             dump_input(eval_input, ctx.options.dump_inputs / _file_name(self.config.name) / f"{_file_name(ctx.case_id)}.json")
         deadline.phase = "running"
-        result: Any = await backend.run(eval_input, self.config.name)
+        if self._setup_error is not None:
+            raise self._setup_error
+        try:
+            result: Any = await backend.run(eval_input, self.config.name)
+        except SetupFailure as exc:
+            # Remembered: a venv that could not be built is not rebuilt (and waited for) for every case.
+            self._setup_error = exc
+            raise
         if isinstance(result, EvalResult):
             result = result.model_dump(mode="json")
         if not isinstance(result, dict):
@@ -211,10 +221,9 @@ class BackendEvaluator(BaseEvaluator):
         try:
             with deadline_scope(deadline), env_scope(self.config.env):
                 # Each step stops itself at the deadline (killing processes, naming the step); the
-                # grace only catches a third-party backend that ignores it.
-                result = await asyncio.wait_for(self._evaluate(ctx, deadline), deadline.remaining() + GRACE_SECONDS)
-        except asyncio.TimeoutError:
-            result = self._errored(deadline.failure())
+                # grace only catches a third-party backend that ignores it. (A movable wait: the
+                # deadline is paused while the program's environment is built.)
+                result = await deadline.wait(self._evaluate(ctx, deadline), grace=GRACE_SECONDS)
         except AgentevalsError as exc:
             result = self._errored(exc)
         result.duration_ms = (time.monotonic() - start) * 1000

@@ -54,7 +54,8 @@ class SubprocessBackend(EvaluatorBackend):
     """Runs a local file as a child process: ``EvalInput`` JSON on stdin, ``EvalResult`` JSON on stdout.
 
     The interpreter comes from the runtime registry by extension, unless ``runtime`` is given.
-    The deadline is the evaluation's (download and setup included) when one is running, else ``timeout``.
+    The deadline is the evaluation's (download included) when one is running, else ``timeout``; a
+    dependency setup runs under its own (``AGENTEVALS_SETUP_TIMEOUT``) with that one paused.
     """
 
     def __init__(self, path: Path, timeout: float = 30, runtime: Runtime | None = None) -> None:

@@ -7,14 +7,18 @@ The lowest layer of running programs, shared by dependency setup (``environments
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
-from ..errors import EvaluatorFailure
-from .deadline import Deadline
+from ..errors import AgentevalsError, EvaluatorFailure
+from ..limits import current_limits, variable
+from .deadline import Deadline, deadline_scope
 from .process import ProcessResult, ProcessTimeout, run_process, tail
 
-__all__ = ["ProgramFailure", "cause_line", "run_command"]
+__all__ = ["ProgramFailure", "SetupFailure", "cause_line", "run_command", "set_up"]
+
+T = TypeVar("T")
 
 
 class ProgramFailure(EvaluatorFailure):
@@ -23,6 +27,35 @@ class ProgramFailure(EvaluatorFailure):
     def __init__(self, message: str, *, stderr: bytes | str = b"") -> None:
         super().__init__(message)
         self.stderr = tail(stderr)
+
+
+class SetupFailure(ProgramFailure):
+    """Building an evaluator's environment (venv, ``npm install``, tsx) failed or passed its own deadline."""
+
+
+async def set_up(deadline: Deadline, step: Callable[[Deadline], Awaitable[T]], phase: str) -> T:
+    """Run a one-off environment setup ``step`` under a deadline of its own, ``AGENTEVALS_SETUP_TIMEOUT``
+    seconds, with the evaluation's ``deadline`` paused meanwhile: how fast this machine installs packages
+    must not decide whether the evaluation has time left to run.
+
+    Example:
+        ```python
+        command = await set_up(deadline, lambda d: runtime.prepare(path, deadline=d), f"preparing {path.name}")
+        ```
+
+    Raises:
+        SetupFailure: the step failed (its one-line cause) or passed the setup deadline.
+        RuntimeError: what ``step`` raises for a missing runtime, unchanged.
+    """
+    setup = Deadline(current_limits().setup_timeout, note=f"the setup limit, {variable('setup_timeout')}")
+    setup.phase = phase
+    with deadline.paused(), deadline_scope(setup):
+        try:
+            return await setup.wait(step(setup))
+        except SetupFailure:
+            raise
+        except AgentevalsError as exc:
+            raise SetupFailure(str(exc), stderr=getattr(exc, "stderr", b"")) from None
 
 
 _NODE_BANNER = re.compile(r"^Node\.js v\d+")

@@ -1,12 +1,19 @@
-"""One hard deadline shared by every step of an evaluation: download, environment setup, the run."""
+"""One hard deadline shared by the steps of an evaluation (download, the run), paused while a one-off
+environment setup runs under its own deadline (``set_up`` in ``commands``).
+
+Why the pause: how long installing an evaluator's dependencies takes depends on the machine's load and
+the network, not on the evaluator; counted against the evaluation's ``timeout``, the same config gave
+PASSED on a quiet machine and ERROR on a busy one (and every case of the run rebuilt the venv again).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TypeVar
+from typing import Optional, TypeVar
 
 from ..errors import EvaluatorFailure
 
@@ -26,33 +33,74 @@ class Deadline:
         ```
     """
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, *, note: str = "") -> None:
         self.seconds = float(seconds)
         self._end = time.monotonic() + self.seconds
+        self._paused_at: Optional[float] = None
         self.phase = "starting"
         """What the evaluation is doing now; named in the timeout message."""
+        self.note = note
+        """Appended to the timeout message in parentheses (e.g. which setting raises the limit)."""
 
     @property
     def end(self) -> float:
-        """The ``time.monotonic()`` value at which the deadline passes."""
+        """The ``time.monotonic()`` value at which the deadline passes (later after each pause)."""
         return self._end
 
+    def _now(self) -> float:
+        return self._paused_at if self._paused_at is not None else time.monotonic()
+
     def remaining(self) -> float:
-        """Seconds left (never negative)."""
-        return max(0.0, self._end - time.monotonic())
+        """Seconds left (never negative); it does not go down while the deadline is paused."""
+        return max(0.0, self._end - self._now())
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Time spent in the block does not count: the end moves later by that much.
+
+        Example:
+            ```python
+            with deadline.paused():          # a setup step with a deadline of its own
+                await setup.wait(install())
+            ```
+        """
+        if self._paused_at is not None:  # nested: the outer pause covers it
+            yield
+            return
+        self._paused_at = time.monotonic()
+        try:
+            yield
+        finally:
+            self._end += time.monotonic() - self._paused_at
+            self._paused_at = None
 
     def failure(self) -> EvaluatorFailure:
         """The one-line error for a passed deadline."""
-        return EvaluatorFailure(f"timed out after {self.seconds:g}s while {self.phase}")
+        note = f" ({self.note})" if self.note else ""
+        return EvaluatorFailure(f"timed out after {self.seconds:g}s while {self.phase}{note}")
 
-    async def wait(self, awaitable: Awaitable[T], phase: str | None = None) -> T:
-        """Await ``awaitable`` within the time left; cancel it and raise ``failure()`` when it runs out."""
+    async def wait(self, awaitable: Awaitable[T], phase: str | None = None, *, grace: float = 0.0) -> T:
+        """Await ``awaitable`` until the deadline (plus ``grace``) passes, pauses not counted; then cancel
+        it, wait for it to clean up (kill its processes), and raise ``failure()``."""
         if phase:
             self.phase = phase
+        task = asyncio.ensure_future(awaitable)
         try:
-            return await asyncio.wait_for(awaitable, self.remaining())
-        except asyncio.TimeoutError:
-            raise self.failure() from None
+            while not task.done():
+                left = max(0.0, self._end + grace - self._now())
+                # Paused, the time left is frozen: look again later rather than spin on a frozen zero.
+                await asyncio.wait({task}, timeout=max(left, 0.5) if self._paused_at is not None else left)
+                if not task.done() and self._paused_at is None and self._end + grace <= time.monotonic():
+                    break
+        except asyncio.CancelledError:  # cancelled from outside (Ctrl-C): so is the step, as wait_for does
+            task.cancel()
+            await asyncio.wait({task})
+            raise
+        if task.done():
+            return task.result()
+        task.cancel()
+        await asyncio.wait({task})
+        raise self.failure() from None
 
 
 _CURRENT: ContextVar[Deadline | None] = ContextVar("agentevals_deadline", default=None)

@@ -16,7 +16,9 @@ resolution (CommonJS and ESM) finds the packages. A ``node_modules`` the author 
 A ``.ts`` evaluator that Node cannot run by itself (Node < 22.6) and that brings no tsx gets the tsx
 that npm installs once per machine under ``<cache>/node/tsx-<hash>`` (offline: that evaluator's ERROR).
 
-Both run under a file lock (concurrent runs build once) and within the evaluation's deadline.
+Both run under a file lock (concurrent runs build once) and within the setup deadline
+(``AGENTEVALS_SETUP_TIMEOUT``, 600 s), which the caller gives them instead of the evaluation's ``timeout``
+(``commands.set_up``): a slow install on a busy machine must not turn the evaluation into an ERROR.
 """
 
 from __future__ import annotations

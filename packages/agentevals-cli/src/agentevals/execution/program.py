@@ -22,13 +22,13 @@ from typing import Any
 from ..errors import AgentevalsError, ProtocolError
 from ..limits import variable
 from ..protocol import EvalResult, decode_result
-from .commands import ProgramFailure, _with_cause, cause_line, run_command
+from .commands import ProgramFailure, SetupFailure, _with_cause, cause_line, run_command, set_up
 from .deadline import Deadline
 from .process import ProcessResult
 from .runtimes import Runtime, runtime_for
 from .sandbox_env import current_env_setting, evaluator_env
 
-__all__ = ["ProgramFailure", "cause_line", "extract_result", "read_result", "run_command", "run_program"]
+__all__ = ["ProgramFailure", "SetupFailure", "cause_line", "extract_result", "read_result", "run_command", "run_program"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,8 +51,9 @@ async def run_program(
     Args:
         path: The program file; its extension selects the runtime (unless ``runtime`` is given).
         payload: Bytes written to the program's stdin.
-        timeout: Seconds for everything (dependency setup included); ignored when ``deadline`` is given.
-        deadline: A deadline shared with earlier steps (e.g. a download).
+        timeout: Seconds for the run (a dependency setup has its own deadline, ``AGENTEVALS_SETUP_TIMEOUT``,
+            and does not count); ignored when ``deadline`` is given.
+        deadline: A deadline shared with earlier steps (e.g. a download); paused while dependencies install.
         cwd: Working directory (default: the program's directory).
         env: Environment (default: the minimal one of ``sandbox_env``, plus the entry's ``env:``).
         runtime: Use this runtime instead of the one registered for the extension.
@@ -70,7 +71,7 @@ async def run_program(
         raise ProgramFailure(f"evaluator file not found: {path}")
     try:
         chosen = runtime or runtime_for(path)
-        command = await deadline.wait(chosen.prepare(path, deadline=deadline), f"preparing {path.name}")
+        command = await set_up(deadline, lambda setup: chosen.prepare(path, deadline=setup), f"preparing {path.name}")
     except RuntimeError as exc:
         raise ProgramFailure(str(exc)) from None
     except ProgramFailure:

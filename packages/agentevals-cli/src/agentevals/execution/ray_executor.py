@@ -58,6 +58,7 @@ from ..errors import AgentevalsError, ConfigError, EvaluatorFailure, MissingDepe
 from ..protocol import EvalInput, EvalResult
 from ..results import CaseResult, MetricResult
 from .backends import EvaluatorBackend
+from .commands import set_up
 from .deadline import Deadline, current_deadline, deadline_scope
 from .program import ProgramFailure
 
@@ -728,6 +729,10 @@ class ProgramWorker:
             result = await self.backend.run(EvalInput.model_validate(payload), metric_name)
         return result.model_dump(mode="json")
 
+    async def ready(self) -> bool:
+        """Answers once the actor runs (its process started, its ``runtime_env`` installed)."""
+        return True
+
     async def close(self) -> None:
         await self.backend.aclose()
         shutil.rmtree(self.folder, ignore_errors=True)  # type: ignore[arg-type]
@@ -749,6 +754,7 @@ class RayBackend(EvaluatorBackend):
         if not self._path.is_file():
             raise FileNotFoundError(f"evaluator file not found: {self._path}")
         self._actors: list[Any] = []
+        self._ready: Optional[asyncio.Future[Any]] = None
         self._next = 0
         self._ray: Any = None
         self._started = False
@@ -781,10 +787,22 @@ class RayBackend(EvaluatorBackend):
                                                          runtime_env=runtime_env or None)
         self._actors = [worker.remote(bundle, self._path.name, self._timeout, own_python) for _ in range(count)]
 
+    async def _all_ready(self) -> None:
+        try:
+            await asyncio.gather(*(actor.ready.remote() for actor in self._actors))
+        except self._ray.exceptions.RayError as exc:
+            raise ProgramFailure(f"ray: the evaluator's actors did not start: {first_line(exc)}") from None
+
     async def run(self, eval_input: EvalInput, metric_name: str) -> EvalResult:
         deadline = current_deadline(self._timeout)
         if not self._actors:
             self._start()
+        # Starting the actors (a process each, their runtime_env's pip install) is setup, as a local venv is:
+        # under its own deadline, not this evaluation's, so a busy cluster does not turn it into an ERROR.
+        if self._ready is None or self._ready.get_loop() is not asyncio.get_running_loop():
+            self._ready = asyncio.ensure_future(self._all_ready())  # once per event loop (a run)
+        ready = self._ready
+        await set_up(deadline, lambda _setup: asyncio.shield(ready), f"starting the Ray actors of {self._path.name}")
         payload = eval_input.model_dump(mode="json")
         errors: list[str] = []
         for _ in range(MAX_ATTEMPTS):
@@ -813,5 +831,6 @@ class RayBackend(EvaluatorBackend):
         for actor in self._actors:
             self._ray.kill(actor, no_restart=True)
         self._actors = []
+        self._ready = None
         if self._started:
             self._ray.shutdown()

@@ -30,6 +30,7 @@ from typing import Any, Optional
 from ..limits import current_limits
 from ..protocol import EvalInput, EvalResult, WorkerOffer, decode_result, encode_input, parse_version
 from . import containment
+from .commands import set_up
 from .deadline import Deadline
 from .process import (
     _LINGER,
@@ -271,7 +272,7 @@ class WorkerPool:
         """Start a process with the offer; it answers as a worker, or as a 1.0 program and exits."""
         if self._command is None:
             try:
-                self._command = await deadline.wait(self._prepare(deadline), f"preparing {self.name}")
+                self._command = await set_up(deadline, self._prepare, f"preparing {self.name}")
             except RuntimeError as exc:
                 raise ProgramFailure(str(exc)) from None
         read_fd, write_fd = os.pipe()
