@@ -14,13 +14,11 @@ import json
 import os
 import pty
 import resource
-import select
 import signal
 import sqlite3
 import stat
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -29,6 +27,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 HELM = ROOT / "examples" / "traces" / "helm.json"
 sys.path.insert(0, str(ROOT / "packages" / "agentevals-cli" / "tests"))  # `support` (the test PostgreSQL)
+
+from support.terminal import pump  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux (/proc, ptys, rlimits)")
 
@@ -302,21 +302,7 @@ def _in_terminal(root: Path, args: list[str]) -> tuple[subprocess.Popen, int, li
     os.close(slave)
     captured: list[bytes] = []
 
-    def pump() -> None:
-        while True:
-            ready, _, _ = select.select([master], [], [], 0.5)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                captured.append(chunk)
-            elif proc.poll() is not None:
-                break
-
-    threading.Thread(target=pump, daemon=True).start()
+    pump(master, proc, captured)
     return proc, master, captured
 
 

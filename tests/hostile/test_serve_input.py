@@ -228,7 +228,7 @@ MALFORMED: dict[str, tuple[Callable[[Live], requests.Response], int, str]] = {
     "limit far beyond any integer type": (get("/sessions", limit="9" * 5000), 0, ""),
     "trend of a 100k-character metric": (get(f"/metrics/{HUGE}/trend"), 0, ""),
     "an unknown API route": (get("/nothing-here"), 404, "Not Found"),
-    "a method a route does not take": (post("/runs"), 405, "Method Not Allowed"),
+    "a method a route does not take": (post("/health"), 405, "Method Not Allowed"),
     "UI page of a 100k-character run id": (ui("/runs/" + HUGE), 404, ""),
     "UI case page of a run id pattern": (ui("/runs/%25/cases/x"), 0, ""),
     "UI compare of a 100k-character run id": (ui("/runs/compare?a=latest&b=" + HUGE), 404, ""),

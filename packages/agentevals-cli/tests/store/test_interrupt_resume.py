@@ -11,11 +11,9 @@ import json
 import os
 import pty
 import re
-import select
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -24,6 +22,7 @@ import junitparser
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `support` is importable
+from support.terminal import pump
 from support.traces import clone_traces
 
 ADK = Path(__file__).resolve().parents[1] / "data" / "adk"
@@ -83,22 +82,7 @@ def start(root: Path, store: str, *extra: str, tty: bool = False) -> tuple[subpr
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=slave, env=env, start_new_session=True)
     os.close(slave)
 
-    def pump() -> None:
-        while True:
-            ready, _, _ = select.select([master], [], [], 0.5)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                captured.append(chunk)
-            elif proc.poll() is not None:
-                break
-        os.close(master)
-
-    threading.Thread(target=pump, daemon=True).start()
+    pump(master, proc, captured, close=True)
     return proc, captured
 
 
