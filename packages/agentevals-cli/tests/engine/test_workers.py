@@ -148,3 +148,16 @@ def test_a_worker_gets_the_minimal_environment_and_the_containment_tag(tmp_path,
     result = run(tmp_path, evaluators, options, n=3)
     assert [m.details for c in result.cases for m in c.metrics] == [{"secret": None, "tagged": True}] * 3
     assert evaluators[0].evaluator._backend._workers.started <= 2  # concurrency 2: at most two workers
+
+
+def test_result_lines_larger_than_the_read_buffer_are_read_whole(tmp_path):
+    # 3 MiB of details per result: more than the stdout reader buffers (1 MiB, so a flooding program waits
+    # for us instead of growing our memory), less than the longest result line (256 MiB).
+    source = WORKER.replace("if trace == TARGET", "if False").replace(
+        "return EvalResult(score=1.0)", "return EvalResult(score=1.0, details={'pad': 'x' * (3 << 20)})")
+    evaluators, options = setup(tmp_path, source)
+    result = run(tmp_path, evaluators, options, n=4)
+    metrics = [m for c in result.cases for m in c.metrics]
+    assert [m.status.value for m in metrics] == ["PASSED"] * 4, [m.error for m in metrics]
+    assert all(len(m.details["pad"]) == 3 << 20 for m in metrics)
+    assert 1 <= len(set(pids(tmp_path).values())) <= 2  # answered by persistent workers, not one process each

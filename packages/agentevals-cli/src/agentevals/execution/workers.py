@@ -50,6 +50,9 @@ logger = logging.getLogger(__name__)
 
 _LINE_LIMIT = 1 << 28
 """Longest result line read from a worker (bytes)."""
+_READ_LIMIT = 1 << 20
+"""What the stdout reader buffers before it stops reading the pipe (asyncio pauses at twice this): a fast
+writer then waits for us, so a program flooding stdout cannot grow this process's memory."""
 _STDERR_KEEP = 1 << 16
 """Bytes of a worker's stderr kept for error messages."""
 
@@ -101,19 +104,30 @@ class _Worker:
     async def answer(self, request_id: str) -> dict[str, Any]:
         assert self.proc.stdout is not None
         while True:
-            if b"\n" in self.pending:
-                raw, self.pending = self.pending.split(b"\n", 1)
-            else:
-                try:
-                    raw = self.pending + await self.proc.stdout.readuntil(b"\n")
-                except asyncio.IncompleteReadError as exc:
-                    raise _Died(exc.partial) from None
-                self.pending = b""
+            raw = await self._line()
             data = _json_object(raw)
             if data is not None and data.get("request_id") == request_id:
                 return data
             if raw.strip():
                 logger.debug("%s wrote a line that is not the awaited result: %.200r", self.name, raw)
+
+    async def _line(self) -> bytes:
+        """The next line of stdout (without its newline), read in pieces of at most ``_READ_LIMIT``; a line
+        over ``_LINE_LIMIT`` ends the worker (it is no result)."""
+        assert self.proc.stdout is not None
+        while b"\n" not in self.pending:
+            try:
+                self.pending += await self.proc.stdout.readuntil(b"\n")
+            except asyncio.LimitOverrunError as exc:  # no newline within the reader's buffer: take it
+                self.pending += await self.proc.stdout.readexactly(exc.consumed)
+            except asyncio.IncompleteReadError as exc:
+                raise _Died(self.pending + exc.partial) from None
+            if len(self.pending) > _LINE_LIMIT:
+                self.kill()
+                raise ProgramFailure(f"{self.name} wrote a line of more than {_LINE_LIMIT} bytes on stdout "
+                                     "without its result")
+        raw, self.pending = self.pending.split(b"\n", 1)
+        return raw
 
     def kill(self) -> None:
         """Kill the whole process tree now."""
@@ -287,7 +301,7 @@ class WorkerPool:
             proc = await asyncio.create_subprocess_exec(
                 *self._command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, cwd=str(self.cwd), env=env, pass_fds=(read_fd,),
-                start_new_session=True, limit=_LINE_LIMIT)
+                start_new_session=True, limit=_READ_LIMIT)
         except FileNotFoundError:
             os.close(write_fd)
             raise ProgramFailure(f"cannot start '{self._command[0]}': no such program") from None
