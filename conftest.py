@@ -57,4 +57,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector):  # a module-level skip (importorskip)
     outcome = yield
-    _fail_a_ci_skip(outcome.get_result())
+    # A run narrowed by -m (the adk env: `pytest -m adk`) collects modules it will not run, whose extras
+    # that env does not install: only a full run must have every part.
+    if not collector.config.getoption("markexpr", ""):
+        _fail_a_ci_skip(outcome.get_result())
