@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .._registry import Registry
+from .agentv._kinds import registry_entries as _assertion_kinds
 from .base import BaseEvaluator as BaseEvaluator
 from .base import EvalContext as EvalContext
 from .base import EvaluatorConfig as EvaluatorConfig
@@ -43,24 +44,7 @@ EVALUATOR_TYPES: Registry[type[BaseEvaluator]] = Registry(
         "skill-trigger": "agentevals.evaluators.agentv.skill_trigger:SkillTriggerEvaluator",
         "skill-used": "agentevals.evaluators.agentv.skill_trigger:SkillTriggerEvaluator",
         "not-skill-used": "agentevals.evaluators.agentv.skill_trigger:SkillTriggerEvaluator",
-        "contains": "agentevals.evaluators.agentv.assertions:ContainsEvaluator",
-        "contains_any": "agentevals.evaluators.agentv.assertions:ContainsAnyEvaluator",
-        "contains-any": "agentevals.evaluators.agentv.assertions:ContainsAnyEvaluator",
-        "contains_all": "agentevals.evaluators.agentv.assertions:ContainsAllEvaluator",
-        "contains-all": "agentevals.evaluators.agentv.assertions:ContainsAllEvaluator",
-        "icontains": "agentevals.evaluators.agentv.assertions:IcontainsEvaluator",
-        "icontains_any": "agentevals.evaluators.agentv.assertions:IcontainsAnyEvaluator",
-        "icontains-any": "agentevals.evaluators.agentv.assertions:IcontainsAnyEvaluator",
-        "icontains_all": "agentevals.evaluators.agentv.assertions:IcontainsAllEvaluator",
-        "icontains-all": "agentevals.evaluators.agentv.assertions:IcontainsAllEvaluator",
-        "starts_with": "agentevals.evaluators.agentv.assertions:StartsWithEvaluator",
-        "starts-with": "agentevals.evaluators.agentv.assertions:StartsWithEvaluator",
-        "ends_with": "agentevals.evaluators.agentv.assertions:EndsWithEvaluator",
-        "ends-with": "agentevals.evaluators.agentv.assertions:EndsWithEvaluator",
-        "regex": "agentevals.evaluators.agentv.assertions:RegexEvaluator",
-        "is_json": "agentevals.evaluators.agentv.assertions:IsJsonEvaluator",
-        "is-json": "agentevals.evaluators.agentv.assertions:IsJsonEvaluator",
-        "equals": "agentevals.evaluators.agentv.assertions:EqualsEvaluator",
+        **_assertion_kinds(),  # contains, is_json/is-json, …: every spelling of each row of agentv/_kinds.py
     },
 )
 """YAML ``type:`` → evaluator class. Third-party types come from the ``agentevals.evaluator_types`` entry points."""

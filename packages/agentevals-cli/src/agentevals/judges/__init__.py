@@ -13,6 +13,7 @@ from typing import Any
 
 from .._registry import did_you_mean
 from ..errors import ConfigError
+from ..evaluators.agentv._kinds import find_assertion_kind as _find_assertion_kind
 from ._builtin import BUILTIN_ASSERTIONS as _BUILTINS
 from ._builtin import builtin_assertion_names, run_builtin_assertion
 from ._discovery import JUDGE_DIRS, JUDGE_EXTENSIONS, discover_judges, find_judge, repo_root
@@ -68,7 +69,7 @@ def run_assertion(
             output, input, expected_output=expected_output, criteria=criteria, config=config
         )
         return run_judge(name, script, payload, timeout=timeout)
-    if name.replace("_", "-") in _BUILTINS:
+    if _find_assertion_kind(name) is not None:
         return run_builtin_assertion(name, output, config or {})
     judges = sorted(discover_judges(start))
     searched = f"{' and '.join(d + '/' for d in JUDGE_DIRS)} from {start.resolve()} up to {repo_root(start)}"

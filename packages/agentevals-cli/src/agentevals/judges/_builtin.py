@@ -2,47 +2,24 @@
 
 ``contains``, ``icontains``, ``contains-any``/``-all``, ``icontains-any``/``-all``, ``starts-with``,
 ``ends-with``, ``regex`` (JavaScript syntax, ``flags`` i/m/s), ``is-json``, ``equals``; snake_case
-aliases (``is_json``) are accepted. The checks and their hit/miss texts are the AgentV family's
-(``agentevals.evaluators.agentv._checks``), the same as the eval_config.yaml types of these names.
+aliases (``is_json``) are accepted. Each is a row of the AgentV assertion table
+(``agentevals.evaluators.agentv._kinds``): the same check, hit and miss texts as the eval_config.yaml
+type of that name, and a row added there is a name here.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any, Final
 
 from ..errors import ConfigError
-from ..evaluators.agentv import _checks as checks
+from ..evaluators.agentv._kinds import ASSERTION_KINDS, AssertionKinds, find_assertion_kind
 from ._runner import JudgeResult
 
 __all__ = ["BUILTIN_ASSERTIONS", "builtin_assertion_names", "run_builtin_assertion"]
 
-
-def _regex(output: str, pattern: str, config: dict[str, Any]) -> checks.Check:
-    try:
-        return checks.regex(output, pattern, str(config.get("flags") or ""))
-    except re.error as exc:
-        raise ConfigError(f"invalid regex {pattern!r}: {exc}") from None
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-
-
-_STRING, _LIST, _NONE = "string", "list", "none"
-# name → (kind of value, check(output, value, config))
-BUILTIN_ASSERTIONS: Final[dict[str, tuple[str, Callable[[str, Any, dict[str, Any]], checks.Check]]]] = {
-    "contains": (_STRING, lambda out, v, _: checks.contains(out, v)),
-    "icontains": (_STRING, lambda out, v, _: checks.contains(out, v, ignore_case=True)),
-    "contains-any": (_LIST, lambda out, v, _: checks.contains_any(out, v)),
-    "icontains-any": (_LIST, lambda out, v, _: checks.contains_any(out, v, ignore_case=True)),
-    "contains-all": (_LIST, lambda out, v, _: checks.contains_all(out, v)),
-    "icontains-all": (_LIST, lambda out, v, _: checks.contains_all(out, v, ignore_case=True)),
-    "starts-with": (_STRING, lambda out, v, _: checks.starts_with(out, v)),
-    "ends-with": (_STRING, lambda out, v, _: checks.ends_with(out, v)),
-    "equals": (_STRING, lambda out, v, _: checks.equals(out, v)),
-    "regex": (_STRING, _regex),
-    "is-json": (_NONE, lambda out, _v, _c: checks.is_json(out)),
-}
+BUILTIN_ASSERTIONS: Final[AssertionKinds] = ASSERTION_KINDS
+"""Name (kebab-case) → its row of the AgentV assertion table (``evaluators.agentv._kinds``), live."""
 
 
 def builtin_assertion_names() -> list[str]:
@@ -56,24 +33,31 @@ def run_builtin_assertion(name: str, output: str, config: dict[str, Any]) -> Jud
     Raises:
         ConfigError: unknown name, a missing/ill-typed ``value``, or a regex that does not compile.
     """
-    key = name.replace("_", "-")
-    if key not in BUILTIN_ASSERTIONS:
+    row = find_assertion_kind(name)
+    if row is None:
         raise ConfigError(
             f"unknown builtin assertion '{name}'; known: {', '.join(builtin_assertion_names())}"
         )
-    kind, check = BUILTIN_ASSERTIONS[key]
     value = config.get("value")
-    if kind == _LIST and isinstance(value, str):
+    if row.value == "strings" and isinstance(value, str):
         value = [value]
-    if kind == _STRING and isinstance(value, list) and len(value) == 1:
+    if row.value in ("string", "regex") and isinstance(value, list) and len(value) == 1:
         value = value[0]
     ok = {
-        _STRING: isinstance(value, str) and value != "",
-        _LIST: isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value),
-        _NONE: True,
-    }[kind]
+        "string": isinstance(value, str) and value != "",
+        "regex": isinstance(value, str) and value != "",
+        "strings": isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value),
+        "none": True,
+    }[row.value]
     if not ok:
-        wanted = "a non-empty string" if kind == _STRING else "one or more strings"
-        raise ConfigError(f"assertion '{key}' needs --value ({wanted}), got {value!r}")
-    result = check(output, value, config)
+        wanted = "one or more strings" if row.value == "strings" else "a non-empty string"
+        raise ConfigError(f"assertion '{row.name}' needs --value ({wanted}), got {value!r}")
+    try:
+        result = row.run(output, value, flags=str(config.get("flags") or ""))
+    except re.error as exc:
+        raise ConfigError(f"invalid regex {value!r}: {exc}") from None
+    except ValueError as exc:
+        if row.value != "regex":
+            raise
+        raise ConfigError(str(exc)) from None
     return JudgeResult(result.score, result.text, result.hits, result.misses)
