@@ -27,7 +27,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 if TYPE_CHECKING:
@@ -103,13 +103,17 @@ class AssertionKind:
 
     def run(self, answer: str, value: Any = None, *, flags: str = "", timeout: float | None = None) -> Check:
         """Score ``answer`` against an already validated ``value`` (and ``flags`` for a pattern)."""
-        check = self.check_function
+        check = self._bound
         if self.value == "none":
-            return check(answer, **self.check_args)
+            return check(answer)
         if self.value == "regex":
-            extra = {} if timeout is None else {"timeout": timeout}
-            return check(answer, value, flags, **self.check_args, **extra)
-        return check(answer, value, **self.check_args)
+            return check(answer, value, flags) if timeout is None else check(answer, value, flags, timeout=timeout)
+        return check(answer, value)
+
+    @cached_property
+    def _bound(self) -> Callable[..., Check]:
+        """The check with ``check_args`` applied (once per row: ``run`` is on every case's path)."""
+        return partial(self.check_function, **self.check_args) if self.check_args else self.check_function
 
 
 _ROWS: Final = (
@@ -166,12 +170,21 @@ class AssertionKinds(Mapping[str, AssertionKind]):
         return self._spellings.get(spelling) if isinstance(spelling, str) else None
 
     def add(self, row: AssertionKind, *, replace: bool = False) -> None:
-        """Add ``row``; a spelling another row already has is a ``ValueError`` unless ``replace``."""
-        taken = [s for s in row.spellings if s in self._spellings and self._spellings[s].name != row.name]
-        if taken or (row.name in self._rows and not replace):
-            raise ValueError(f"assertion kind '{row.name}': spelling {', '.join(taken or [row.name])} is taken")
+        """Add ``row`` (``ValueError``: not kebab-case, a spelling of another row, an unknown value kind, or
+        the name taken without ``replace``)."""
+        if "_" in row.name or not row.name:
+            raise ValueError(f"assertion kind '{row.name}': name it in AgentV's kebab-case "
+                             f"('{row.name.replace('_', '-')}'); the snake_case spelling is accepted anyway")
+        if row.name in self._rows and not replace:
+            raise ValueError(f"assertion kind '{row.name}' already exists (replace=True replaces it)")
+        taken = {s: self._spellings[s].name for s in row.spellings
+                 if s in self._spellings and self._spellings[s].name != row.name}
+        if taken:
+            shown = ", ".join(f"'{s}' is kind '{k}'" for s, k in taken.items())
+            raise ValueError(f"assertion kind '{row.name}': {shown}")
         if row.value not in ("string", "strings", "regex", "none"):
-            raise ValueError(f"assertion kind '{row.name}': unknown value kind {row.value!r}")
+            raise ValueError(f"assertion kind '{row.name}': unknown value kind {row.value!r} "
+                             "(string, strings, regex, none)")
         old = self._rows.get(row.name)
         for spelling in old.spellings if old else ():
             del self._spellings[spelling]

@@ -80,13 +80,19 @@ class AssertionEvaluator(AgentVEvaluator):
 
     def apply(self, answer: str) -> Check:
         """Check ``answer`` (AgentV's candidate: the last turn's final response)."""
-        config: Any = self.config
-        return self.kind.run(answer, getattr(config, "value", None), flags=getattr(config, "flags", ""),
-                             timeout=self.timeout)
+        kind = self.kind
+        if kind.value == "none":  # no getattr probing: a pydantic miss raises, and this runs once per case
+            return kind.run(answer)
+        config: Any = self.config  # the row's config: _ValueConfig, _ValuesConfig or _PatternConfig
+        if kind.value == "regex":
+            return kind.run(answer, config.value, flags=config.flags, timeout=self.timeout)
+        return kind.run(answer, config.value)
 
 
 def _make(row: AssertionKind) -> type[AssertionEvaluator]:
-    class Config(_CONFIGS[row.value]):  # type: ignore[misc,valid-type]  # the base is chosen by the row
+    base = _CONFIGS[row.value]
+
+    class Config(base):  # type: ignore[misc,valid-type]  # a base chosen at run time, by the row's value kind
         auto_name: ClassVar[str | None] = row.auto_name
         type: str = row.type_name
 
