@@ -13,7 +13,7 @@ from typing import Any
 
 from .._registry import did_you_mean
 from ..errors import ConfigError
-from ..evaluators.agentv._kinds import find_assertion_kind as _find_assertion_kind
+from ..evaluators.agentv import find_assertion_kind as _find_assertion_kind
 from ._builtin import BUILTIN_ASSERTIONS as _BUILTINS
 from ._builtin import builtin_assertion_names, run_builtin_assertion
 from ._discovery import JUDGE_DIRS, JUDGE_EXTENSIONS, discover_judges, find_judge, repo_root

@@ -10,15 +10,16 @@ type of that name, and a row added there is a name here.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Final
 
 from ..errors import ConfigError
-from ..evaluators.agentv._kinds import ASSERTION_KINDS, AssertionKinds, find_assertion_kind
+from ..evaluators.agentv import ASSERTION_KINDS, AssertionKind, find_assertion_kind
 from ._runner import JudgeResult
 
 __all__ = ["BUILTIN_ASSERTIONS", "builtin_assertion_names", "run_builtin_assertion"]
 
-BUILTIN_ASSERTIONS: Final[AssertionKinds] = ASSERTION_KINDS
+BUILTIN_ASSERTIONS: Final[Mapping[str, AssertionKind]] = ASSERTION_KINDS
 """Name (kebab-case) → its row of the AgentV assertion table (``evaluators.agentv._kinds``), live."""
 
 

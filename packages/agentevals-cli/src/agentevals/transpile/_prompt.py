@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import ConfigError, InputFileError
-from ..evaluators.agentv._kinds import find_assertion_kind
+from ..evaluators.agentv import find_assertion_kind
 from ..judges import repo_root
 from ._formats import normalize_assertion, test_fields
 from ._js import UNDEFINED, js_str, js_stringify, nullish

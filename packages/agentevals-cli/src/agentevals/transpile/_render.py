@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..evaluators.agentv._kinds import find_assertion_kind
+from ..evaluators.agentv import find_assertion_kind
 from ._js import UNDEFINED, js_str, nullish
 
 __all__ = [
