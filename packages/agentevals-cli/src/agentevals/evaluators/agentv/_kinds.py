@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 if TYPE_CHECKING:
     from ._checks import Check
 
-__all__ = ["ASSERTION_KINDS", "AssertionKind", "ValueKind", "add_assertion_kind", "find_assertion_kind",
+__all__ = ["ASSERTION_KINDS", "AssertionKind", "AssertionKinds", "ValueKind", "add_assertion_kind", "find_assertion_kind",
            "registry_entries"]
 
 ValueKind = Literal["string", "strings", "regex", "none"]
@@ -45,7 +45,7 @@ _MODULE: Final = "agentevals.evaluators.agentv.assertions"
 """Where the evaluator class of each row is made (``<ClassName>`` there, generated on first use)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # a row is itself: compared and hashed by identity
 class AssertionKind:
     """One deterministic AgentV assertion kind (scored 1 or 0 from the answer text alone).
 
@@ -116,6 +116,7 @@ class AssertionKind:
         return partial(self.check_function, **self.check_args) if self.check_args else self.check_function
 
 
+# name, value, check (a function of _checks), auto_name, instruction, summary[, check_args][, brief=…]
 _ROWS: Final = (
     AssertionKind("contains", "string", "contains", "contains-{value}", "Output contains '{value}'",
                   "The answer contains ``value`` (case-sensitive, no trimming).",
