@@ -143,6 +143,8 @@ def distribution_of(module: str) -> str | None:
                 return canonicalize_name(distribution)
         if ".".join(parts[:length]) in NOT_INSTALLED:
             return NOT_INSTALLED[".".join(parts[:length])]
+    if not candidates and parts[0] not in ("google", "opentelemetry"):
+        return canonicalize_name(parts[0])  # not installed in this environment (ray, psycopg…): named as imported
     return None
 
 

@@ -568,8 +568,9 @@ def _stage_file(base_dir: Path, relative: Path, into: Path) -> None:
 
 
 def _requirement_lines(requirements: Path) -> list[str]:
-    lines = (line.split("#", 1)[0].strip() for line in requirements.read_text("utf-8").splitlines())
-    return [line for line in lines if line]
+    from .environments import requirement_lines
+
+    return [line for _, line in requirement_lines(requirements)]
 
 
 def _in_memory_class(ev: BaseEvaluator) -> bool:
