@@ -65,7 +65,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # the 3xx comes back as the response
 
 
-def host(url: str) -> str:
+def _host(url: str) -> str:
     """``host:port`` of ``url`` (the url itself when it has none), as errors name it."""
     return urlsplit(url).netloc or url
 
@@ -101,14 +101,14 @@ def request(method: str, url: str, *, timeout: float, deadline: Optional[float],
             return Response(answer.status if answer.status is not None else answer.code,
                             str(answer.reason or ""), answer.headers, _read(answer, url, end, max_bytes, into))
     except urllib.error.URLError as exc:
-        raise HttpError(f"cannot reach {host(url)}: {exc.reason}", str(exc.reason)) from None
+        raise HttpError(f"cannot reach {_host(url)}: {exc.reason}", str(exc.reason)) from None
     except TimeoutError:
         seconds = timeout if deadline is None else deadline
-        raise HttpError(f"no answer from {host(url)} within {seconds:.3g}s", f"no answer within {seconds:.3g}s") from None
+        raise HttpError(f"no answer from {_host(url)} within {seconds:.3g}s", f"no answer within {seconds:.3g}s") from None
     except HttpError:
         raise
     except OSError as exc:
-        raise HttpError(f"cannot read from {host(url)}: {exc}", str(exc)) from None
+        raise HttpError(f"cannot read from {_host(url)}: {exc}", str(exc)) from None
 
 
 def _left(end: Optional[float], timeout: float) -> float:
