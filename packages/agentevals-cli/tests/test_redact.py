@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from agentevals.redact import redact, redact_obj, secret_values
+from agentevals.redact import redact, redact_obj, redact_url, secret_values
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -49,6 +49,28 @@ def test_bearer_basic_url_passwords_and_private_keys():
     assert redact("postgres://app:s3cret@db:5432/x") == "postgres://app:***@db:5432/x"
     key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----"
     assert redact(f"key:\n{key}\nend") == "key:\n***\nend"
+
+
+def test_values_the_caller_knows_are_masked_too():
+    """An API key read from a config (not the environment) is hidden wherever it appears, however short."""
+    assert redact("401 for key k-9 at https://u:pw@h/x", "k-9", None, "") == "401 for key *** at https://u:***@h/x"
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("postgresql://ci:s3cret@db.internal:5432/evals", "postgresql://ci:***@db.internal:5432/evals"),
+    ("postgresql://ci:p@ss@db/evals", "postgresql://ci:***@db/evals"),  # an unescaped @ in the password
+    ("postgresql://ci@db/evals", "postgresql://ci@db/evals"),
+    ("runs.sqlite", "runs.sqlite"),
+])
+def test_redact_url_hides_only_the_password(url: str, shown: str):
+    assert redact_url(url) == shown
+
+
+def test_one_redactor_in_the_package():
+    """llm.redact is redact.redact; no other module keeps its own secret patterns."""
+    import agentevals.llm
+
+    assert agentevals.llm.redact is redact
 
 
 def test_redact_obj_walks_nested_structures_and_keys():

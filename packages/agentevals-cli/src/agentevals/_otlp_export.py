@@ -12,7 +12,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import requests
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
@@ -23,6 +22,8 @@ except ImportError:  # SDKs before 1.39 name them LogExporter / LogExportResult
     from opentelemetry.sdk._logs.export import LogExporter as LogRecordExporter
     from opentelemetry.sdk._logs.export import LogExportResult as LogRecordExportResult
 
+from ._http import HttpError, request
+
 __all__ = ["OtlpHttpLogExporter", "OtlpHttpSpanExporter"]
 
 log = logging.getLogger(__name__)
@@ -30,8 +31,10 @@ log = logging.getLogger(__name__)
 _RETRYABLE = {429, 502, 503, 504}
 
 
-def _post(session: requests.Session, url: str, body: bytes, timeout: float) -> bool:
-    """POST with the OTLP retry rule (retryable statuses, honouring Retry-After) until ``timeout`` is spent."""
+def _post(url: str, body: bytes, timeout: float) -> bool:
+    """POST with the OTLP retry rule (retryable statuses, honouring Retry-After) until ``timeout`` is spent.
+
+    No proxy from the environment: the spans go to the endpoint given, nowhere else."""
     deadline = time.monotonic() + timeout
     delay = 0.5
     while True:
@@ -39,15 +42,15 @@ def _post(session: requests.Session, url: str, body: bytes, timeout: float) -> b
         if left <= 0:
             return False
         try:
-            response = session.post(url, data=body, timeout=left,
-                                    headers={"Content-Type": "application/x-protobuf"})
-        except requests.RequestException as exc:
+            response = request("POST", url, body=body, timeout=left, deadline=left, proxies=False,
+                               headers={"Content-Type": "application/x-protobuf"})
+        except HttpError as exc:
             log.warning("agentevals: cannot export to %s: %s", url, exc)
             return False
         if response.ok:
             return True
-        if response.status_code not in _RETRYABLE:
-            log.warning("agentevals: %s answered HTTP %s", url, response.status_code)
+        if response.status not in _RETRYABLE:
+            log.warning("agentevals: %s answered HTTP %s", url, response.status)
             return False
         retry_after = response.headers.get("Retry-After", "")
         wait = float(retry_after) if retry_after.isdigit() else delay
@@ -58,14 +61,12 @@ def _post(session: requests.Session, url: str, body: bytes, timeout: float) -> b
 class _Exporter:
     def __init__(self, url: str, encode: Callable[[Any], Any], *, timeout: float = 10.0) -> None:
         self.url, self.encode, self.timeout = url, encode, timeout
-        self.session = requests.Session()
-        self.session.trust_env = False  # no proxy or netrc credentials picked up from the environment
 
     def send(self, items: Sequence[Any]) -> bool:
-        return _post(self.session, self.url, self.encode(items).SerializeToString(), self.timeout)
+        return _post(self.url, self.encode(items).SerializeToString(), self.timeout)
 
     def shutdown(self) -> None:
-        self.session.close()
+        pass
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         return True

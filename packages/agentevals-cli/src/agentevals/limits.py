@@ -28,7 +28,17 @@ import math
 import os
 from dataclasses import dataclass
 
-__all__ = ["Limits", "current_limits", "variable"]
+__all__ = ["EVALUATOR_TIMEOUT", "JUDGE_REQUEST_TIMEOUT", "SCRIPT_TIMEOUT", "Limits", "current_limits", "variable"]
+
+# Default deadlines, one place for all of them (each module imports its own; none keeps a copy).
+EVALUATOR_TIMEOUT = 300.0
+"""Seconds an evaluator entry gets when it sets no ``timeout`` and its type declares no shorter
+``default_timeout`` (LLM judges need minutes; cheap checks declare seconds)."""
+SCRIPT_TIMEOUT = 30.0
+"""Seconds an AgentV script (code judge, aggregator, prompt script) or ``agentevals evaluator run`` gets
+when none is set."""
+JUDGE_REQUEST_TIMEOUT = 60.0
+"""Seconds one LLM judge request of the AgentV family gets when the entry sets no ``timeout``."""
 
 # orjson refuses documents nested deeper than 1024; a larger limit could not be honoured.
 _JSON_DEPTH_CEILING = 1000

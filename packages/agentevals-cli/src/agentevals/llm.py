@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from .errors import EvaluatorFailure, MissingDependencyError, first_line
+from .redact import redact
 
 __all__ = ["ChatClient", "LLMSettings", "redact"]
 
@@ -42,17 +43,6 @@ BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 8.0
 RETRY_AFTER_MAX = 60.0
 """A longer ``retry-after`` is not honoured (the doubling backoff is used instead), as the openai client does."""
-
-_SECRET = re.compile(r"(sk-[A-Za-z0-9_\-]{6,}|Bearer\s+[A-Za-z0-9_\-.]{6,})")
-
-
-def redact(text: str, *secrets: str | None) -> str:
-    """Remove API keys (given ones and anything key-shaped) from a message."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return _SECRET.sub("***", text)
-
 
 @dataclass
 class LLMSettings:

@@ -1,23 +1,27 @@
 """Secrets never leave in what agentevals writes: one redactor for reports, logs, error rows and the run store.
 
-``redact(text)`` replaces with ``***``:
+``redact(text, *values)`` replaces with ``***``:
 
 - the value of every environment variable whose name looks secret (``*_KEY``, ``*TOKEN*``, ``*SECRET*``,
   ``*PASSWORD*``, ``*CREDENTIAL*``, ``*_AUTH*``, ``DATABASE_URL``, …; values of 6 characters or more);
 - well-known token shapes, wherever they come from: OpenAI ``sk-…``, GitHub ``ghp_…``/``github_pat_…``,
   AWS access key ids, Slack ``xox?-…``, Google ``AIza…``, GitLab ``glpat-…``, Hugging Face ``hf_…``,
   npm ``npm_…``, JSON Web Tokens, ``Bearer …`` / ``Basic …`` credentials, private key blocks, and the
-  password of a URL (``https://user:***@host``).
+  password of a URL (``https://user:***@host``);
+- ``values`` the caller knows to be secret (an API key read from a config, not from the environment).
 
 ``redact_obj(obj)`` does the same to every string inside nested dicts, lists and tuples (keys included).
 ``redact_argv(argv)`` hides the value of every secret-looking option (``--api-token X``,
 ``--api-token=X``, ``--password X``…), whatever the value looks like (``redact`` the joined line for the rest).
+``redact_url(url)`` hides only the password of a URL (a run store's location, shown as where it is).
 
 Example:
     ```python
     from agentevals.redact import redact, redact_obj
 
     redact("token ghp_" + "a" * 36)          # 'token ***'
+    redact("401 for key k-123456", "k-123456")                 # '401 for key ***'
+    redact_url("postgresql://ci:s3cret@db:5432/evals")        # 'postgresql://ci:***@db:5432/evals'
     redact_obj({"error": "401 for sk-live-abcdef123456"})   # {'error': '401 for ***'}
     ```
 """
@@ -29,7 +33,7 @@ import re
 from functools import lru_cache
 from typing import Any, TypeVar
 
-__all__ = ["MASK", "redact", "redact_argv", "redact_obj", "secret_values"]
+__all__ = ["MASK", "redact", "redact_argv", "redact_obj", "redact_url", "secret_values"]
 
 MASK = "***"
 
@@ -115,9 +119,25 @@ def _redact(text: str, pattern: re.Pattern[str] | None) -> str:
     return text
 
 
-def redact(text: str) -> str:
-    """``text`` with secrets (environment values and token shapes) replaced by ``***``."""
-    return _redact(text, _secrets_pattern()) if text else text
+def redact(text: str, *values: str | None) -> str:
+    """``text`` with secrets (environment values, token shapes, URL passwords and the given ``values``)
+    replaced by ``***``."""
+    if not text:
+        return text
+    for value in values:
+        if value:
+            text = text.replace(value, MASK)
+    return _redact(text, _secrets_pattern())
+
+
+def redact_url(url: str) -> str:
+    """``url`` with only its password hidden (``scheme://user:***@host…``); anything else as it is."""
+    if "://" not in url or "@" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    credentials, host = rest.rsplit("@", 1)  # the last @: a password may hold one
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user}:{MASK}@{host}" if ":" in credentials else url
 
 
 def redact_argv(argv: list[str]) -> list[str]:

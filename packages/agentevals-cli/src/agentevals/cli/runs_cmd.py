@@ -139,10 +139,10 @@ def migrate_command(store: Optional[str]) -> None:
 @click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
 def path_command(store: Optional[str]) -> None:
     """Print where runs are recorded (passwords in URLs hidden)."""
+    from ..redact import redact_url
     from ..store import store_location
-    from ..store._db import _redact
 
-    click.echo(_redact(store_location(store)))
+    click.echo(redact_url(store_location(store)))
 
 
 def _short(command: str, width: int = 60) -> str:

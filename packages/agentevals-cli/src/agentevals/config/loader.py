@@ -25,7 +25,8 @@ from ..errors import ConfigError
 from ..evaluators import EVALUATOR_TYPES, BaseEvaluator
 from ..options import BuiltinThresholds, RunOptions, TrajectoryMatchType
 
-__all__ = ["EvalConfig", "LoadedEvaluator", "RunSettings", "build_evaluators", "load_config", "parse_config"]
+__all__ = ["EvalConfig", "LoadedEvaluator", "RunSettings", "build_evaluators", "load_config", "marked_loader",
+           "parse_config"]
 
 
 class _Mapping(dict):
@@ -43,7 +44,7 @@ class _Sequence(list):
 
 
 @functools.cache
-def _marked_loader() -> type:
+def marked_loader() -> type:
     """The YAML loader that records marks (built on first use: a run without a config never imports yaml)."""
     import yaml
 
@@ -164,7 +165,7 @@ def parse_config(text: str, *, source: str = "<config>", base_dir: Path | None =
     import yaml
 
     try:
-        data = yaml.load(text, Loader=_marked_loader())
+        data = yaml.load(text, Loader=marked_loader())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = _where(source, (mark.line + 1, mark.column + 1) if mark else None)

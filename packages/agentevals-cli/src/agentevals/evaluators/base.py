@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..limits import EVALUATOR_TIMEOUT
 from ..options import RunOptions
 from ..results import MetricResult
 
@@ -103,7 +104,7 @@ class BaseEvaluator(ABC):
     name: ClassVar[str]
     """Registry key and YAML ``type:``."""
     Config: ClassVar[type[EvaluatorConfig]] = EvaluatorConfig
-    default_timeout: ClassVar[float] = 300.0
+    default_timeout: ClassVar[float] = EVALUATOR_TIMEOUT
     """Deadline when the entry sets no ``timeout``: generous for types that call out (LLM judges),
     seconds for cheap in-process checks."""
     needs_spans: ClassVar[bool] = False

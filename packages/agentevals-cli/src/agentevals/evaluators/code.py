@@ -21,6 +21,7 @@ from pydantic import Field
 from ..errors import ConfigError
 from ..execution.adapter import BackendEvaluator, ProgramConfig
 from ..execution.deadline import Deadline
+from ..limits import SCRIPT_TIMEOUT
 from ..results import MetricResult
 
 __all__ = ["CodeEvaluator", "evaluate_file"]
@@ -66,7 +67,7 @@ def evaluate_file(
     input_file: Path,
     *,
     threshold: float | None = None,
-    timeout: float = 30.0,
+    timeout: float = SCRIPT_TIMEOUT,
     executor: str = "local",
 ) -> MetricResult:
     """Run the evaluator ``path`` once on the EvalInput document ``input_file`` (``evaluator run``)."""

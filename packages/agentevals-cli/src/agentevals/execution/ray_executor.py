@@ -568,8 +568,9 @@ def _stage_file(base_dir: Path, relative: Path, into: Path) -> None:
 
 
 def _requirement_lines(requirements: Path) -> list[str]:
-    lines = (line.split("#", 1)[0].strip() for line in requirements.read_text("utf-8").splitlines())
-    return [line for line in lines if line]
+    from .environments import requirement_lines
+
+    return [line for _, line in requirement_lines(requirements)]
 
 
 def _in_memory_class(ev: BaseEvaluator) -> bool:
@@ -612,18 +613,17 @@ class TraceReader:
     def _download(self, url: str) -> Optional[str]:
         """An http(s) input, streamed to a file of this node (never through the driver); ``None`` and an
         input error when it cannot be fetched."""
-        import requests
-
+        from .._http import request
         from ..results import InputError
 
         path = self._folder / f"{len(self._urls)}-{Path(url.split('?')[0]).name or 'input'}"
         try:
-            with requests.get(url, stream=True, timeout=(CONNECT_TIMEOUT, DOWNLOAD_IDLE_TIMEOUT)) as answer:
-                answer.raise_for_status()
-                with path.open("wb") as out:
-                    for block in answer.iter_content(1 << 20):
-                        out.write(block)
-        except (OSError, requests.RequestException) as exc:
+            with path.open("wb") as out:  # no overall deadline: a large input keeps arriving; each read has one
+                answer = request("GET", url, timeout=DOWNLOAD_IDLE_TIMEOUT, deadline=None, follow_redirects=True,
+                                 into=out)
+            if not answer.ok:
+                raise OSError(f"{answer.status} {answer.reason}")
+        except OSError as exc:
             self._errors.append((InputError(source=url, error=f"{url}: cannot download: {first_line(exc)}"), 0.0))
             return None
         self._urls[str(path)] = url

@@ -24,7 +24,6 @@ Example:
 from __future__ import annotations
 
 import abc
-import json
 import os
 import re
 import shutil
@@ -37,6 +36,7 @@ from pathlib import Path
 from .._registry import Registry
 from ..errors import ConfigError
 from .deadline import Deadline
+from .environments import TSX_VERSION as TSX_VERSION  # its home is where it is installed; named here too
 from .environments import ensure_node_modules, ensure_python_env
 
 __all__ = [
@@ -53,8 +53,6 @@ __all__ = [
 ]
 
 TSX_ENV = "AGENTEVALS_TSX"
-TSX_VERSION = "^4.7.0"
-"""The tsx npm installs for ``.ts`` evaluators that Node cannot run by itself (and the scaffold pins)."""
 """Path of a ``tsx`` executable to run ``.ts`` evaluators with (overrides every other choice)."""
 
 
@@ -173,16 +171,6 @@ def find_local_tsx(start: Path) -> Path | None:
             if candidate.is_file():
                 return candidate
     return None
-
-
-def _declares_tsx(directory: Path) -> bool:
-    try:
-        manifest = json.loads((directory / "package.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(manifest, dict) and any(
-        "tsx" in (manifest.get(key) or {}) for key in ("dependencies", "devDependencies")
-    )
 
 
 class NodeRuntime(Runtime):

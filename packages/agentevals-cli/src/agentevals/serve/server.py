@@ -241,9 +241,9 @@ def _open_run_store(options: ServeOptions) -> tuple[Optional[RunStore], Optional
 
 
 def _shown(location: str) -> str:
-    from ..store._db import _redact
+    from ..redact import redact_url
 
-    return _redact(location)
+    return redact_url(location)
 
 
 def _close_run(recorder: LiveRunRecorder, status: str) -> None:

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..errors import RunNotFoundError, StoreError
-from ..redact import redact, redact_obj
+from ..redact import redact, redact_obj, redact_url
 from ..results import CaseResult, MetricResult, RunResult, Status, case_status, utc_now
-from ._db import Database, _redact, connect
+from ._db import Database, connect
 
 __all__ = ["RUN_STATUSES", "RunRecord", "RunStore", "new_run_id", "utc_now"]
 
@@ -89,7 +89,7 @@ class RunStore:
     @property
     def location(self) -> str:
         """Where the store is, as messages show it (a URL's password hidden)."""
-        return _redact(self.db.location)
+        return redact_url(self.db.location)
 
     def close(self) -> None:
         self.db.close()

@@ -20,9 +20,9 @@ from ...execution.process import ProcessResult
 from ...execution.program import ProgramFailure, cause_line, extract_result, run_command, run_program
 from ...execution.runtimes import Runtime, supported_extensions
 from ...execution.sandbox_env import current_env_setting, evaluator_env
+from ...limits import SCRIPT_TIMEOUT
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
     "argv_of",
     "encode_payload",
     "run_file",
@@ -31,9 +31,6 @@ __all__ = [
     "script_arg",
     "script_file",
 ]
-
-DEFAULT_TIMEOUT = 30.0
-"""Seconds a script may take when the entry sets no ``timeout`` (the same default as ``type: code``)."""
 
 _LAUNCHERS = (("python",), ("python3",), ("node",), ("bun", "run"), ("bun",), ("npx", "tsx"), ("tsx",),
               ("deno", "run"))
@@ -88,7 +85,7 @@ async def run_file(script: Path, payload: dict[str, Any], *, cwd: Path, deadline
 async def _run(argv: list[str], payload: dict[str, Any], *, cwd: Path, timeout: float | None, what: str,
                base_dir: Path | None = None) -> bytes:
     """Run ``argv`` with ``payload`` as pretty JSON on stdin; return stdout of a successful run."""
-    deadline = Deadline(DEFAULT_TIMEOUT if timeout is None else timeout)
+    deadline = Deadline(SCRIPT_TIMEOUT if timeout is None else timeout)
     script = script_file(argv, cwd, base_dir)
     shown = " ".join(argv)
     try:

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator
 from ...errors import ConfigError
 from ...results import MetricResult
 from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
+from ._metrics import METRICS, UNSUPPORTED
 
 __all__ = ["UNIFORM_THRESHOLD", "BuiltinConfig", "BuiltinEvaluator", "BuiltinMetric"]
 
@@ -86,8 +87,6 @@ class BuiltinEvaluator(BaseEvaluator):
     Config = BuiltinConfig
 
     def check(self) -> None:
-        from . import UNSUPPORTED
-
         metric = self.config.name
         if metric in UNSUPPORTED:
             raise ConfigError(f"builtin metric '{metric}' is not supported: {UNSUPPORTED[metric]}")
@@ -110,8 +109,6 @@ class BuiltinEvaluator(BaseEvaluator):
 
     @property
     def timeout(self) -> float:
-        from . import METRICS
-
         if self.config.timeout:
             return self.config.timeout
         try:
@@ -120,8 +117,6 @@ class BuiltinEvaluator(BaseEvaluator):
             return self.default_timeout
 
     def metric(self) -> BuiltinMetric:
-        from . import METRICS
-
         return METRICS.get(self.config.name)(self.config, self)
 
     async def evaluate(self, ctx: EvalContext) -> MetricResult:
