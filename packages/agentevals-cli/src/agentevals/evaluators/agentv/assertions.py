@@ -77,6 +77,7 @@ class ContainsAnyEvaluator(_AssertionEvaluator):
     """The answer contains at least one of ``value`` (case-sensitive)."""
 
     name = "contains_any"
+    aliases = ("contains-any",)
 
     class Config(_ValuesConfig):
         auto_name: ClassVar[str | None] = "contains-any-{value_count}"
@@ -90,6 +91,7 @@ class ContainsAllEvaluator(_AssertionEvaluator):
     """The answer contains every one of ``value`` (case-sensitive)."""
 
     name = "contains_all"
+    aliases = ("contains-all",)
 
     class Config(_ValuesConfig):
         auto_name: ClassVar[str | None] = "contains-all-{value_count}"
@@ -116,6 +118,7 @@ class IcontainsAnyEvaluator(_AssertionEvaluator):
     """The answer contains at least one of ``value``, ignoring case."""
 
     name = "icontains_any"
+    aliases = ("icontains-any",)
 
     class Config(_ValuesConfig):
         auto_name: ClassVar[str | None] = "icontains-any-{value_count}"
@@ -129,6 +132,7 @@ class IcontainsAllEvaluator(_AssertionEvaluator):
     """The answer contains every one of ``value``, ignoring case."""
 
     name = "icontains_all"
+    aliases = ("icontains-all",)
 
     class Config(_ValuesConfig):
         auto_name: ClassVar[str | None] = "icontains-all-{value_count}"
@@ -142,6 +146,7 @@ class StartsWithEvaluator(_AssertionEvaluator):
     """The answer starts with ``value``, both trimmed."""
 
     name = "starts_with"
+    aliases = ("starts-with",)
 
     class Config(_ValueConfig):
         auto_name: ClassVar[str | None] = "starts-with-{value}"
@@ -155,6 +160,7 @@ class EndsWithEvaluator(_AssertionEvaluator):
     """The answer ends with ``value``, both trimmed."""
 
     name = "ends_with"
+    aliases = ("ends-with",)
 
     class Config(_ValueConfig):
         auto_name: ClassVar[str | None] = "ends-with-{value}"
@@ -200,6 +206,7 @@ class IsJsonEvaluator(_AssertionEvaluator):
     """The answer parses as JSON (``JSON.parse`` rules: no NaN/Infinity)."""
 
     name = "is_json"
+    aliases = ("is-json",)
 
     class Config(AgentVConfig):
         auto_name: ClassVar[str | None] = "is-json"
