@@ -166,11 +166,21 @@ class Registry(Generic[T]):
                 self._load(variant)
                 if name in self._aliases:
                     return self._aliases[name]
+        # Then the plugins themselves, built-ins first in table order, stopping at the first that has it.
+        if self._load_until(name, builtins=True):
+            return self._aliases[name]
         self._read_entry_points()
         if name in self._lazy:
             return name
-        self._load_all()
-        return self._aliases.get(name)
+        return self._aliases[name] if self._load_until(name, builtins=False) else None
+
+    def _load_until(self, alias: str, *, builtins: bool) -> bool:
+        for key, spec in list(self._lazy.items()):
+            if isinstance(spec, str) == builtins and key in self._lazy:
+                self._load(key)
+                if alias in self._aliases:
+                    return True
+        return False
 
     def _load_all(self) -> None:
         for key in list(self._lazy):

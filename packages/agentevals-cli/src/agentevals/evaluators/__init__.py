@@ -12,20 +12,22 @@ __all__ = ["EVALUATOR_TYPES", "BaseEvaluator", "EvalContext", "EvaluatorConfig"]
 EVALUATOR_TYPES: Registry[type[BaseEvaluator]] = Registry(
     "evaluator type",
     "agentevals.evaluator_types",
-    {  # one line per class; other spellings are the classes' ``aliases`` (``code-judge``, ``llm-grader``, …)
+    {  # one line per class; other spellings are the classes' ``aliases`` (``code-judge``, ``llm-grader``, …).
+        # An alias is found by importing built-ins in this order until one declares it: the types whose
+        # aliases are AgentV 5 spellings (``skill-used``, ``assert-set``, ``llm-rubric``, ``script``) come first.
+        "skill_trigger": "agentevals.evaluators.agentv.skill_trigger:SkillTriggerEvaluator",
+        "composite": "agentevals.evaluators.agentv.composite:CompositeEvaluator",
+        "rubric": "agentevals.evaluators.agentv.rubric:RubricEvaluator",
+        "llm_judge": "agentevals.evaluators.agentv.llm_judge:LlmJudgeEvaluator",
+        "code_judge": "agentevals.evaluators.agentv.code_judge:CodeJudgeEvaluator",
         "builtin": "agentevals.evaluators.builtin:BuiltinEvaluator",
         "python": "agentevals.python_evaluators:PythonEvaluator",
         "code": "agentevals.evaluators.code:CodeEvaluator",
         "remote": "agentevals.evaluators.remote:RemoteEvaluator",
         "openai_eval": "agentevals.evaluators.openai_eval:OpenAIEvalEvaluator",
-        "code_judge": "agentevals.evaluators.agentv.code_judge:CodeJudgeEvaluator",
-        "llm_judge": "agentevals.evaluators.agentv.llm_judge:LlmJudgeEvaluator",
-        "rubric": "agentevals.evaluators.agentv.rubric:RubricEvaluator",
-        "composite": "agentevals.evaluators.agentv.composite:CompositeEvaluator",
         "tool_trajectory": "agentevals.evaluators.agentv.tool_trajectory:ToolTrajectoryEvaluator",
         "field_accuracy": "agentevals.evaluators.agentv.field_accuracy:FieldAccuracyEvaluator",
         "execution_metrics": "agentevals.evaluators.agentv.execution_metrics:ExecutionMetricsEvaluator",
-        "skill_trigger": "agentevals.evaluators.agentv.skill_trigger:SkillTriggerEvaluator",
         "contains": "agentevals.evaluators.agentv.assertions:ContainsEvaluator",
         "contains_any": "agentevals.evaluators.agentv.assertions:ContainsAnyEvaluator",
         "contains_all": "agentevals.evaluators.agentv.assertions:ContainsAllEvaluator",
