@@ -302,3 +302,20 @@ def test_builtin_evaluator_types_are_one_line_per_class_and_every_old_spelling_s
 def test_an_unknown_evaluator_type_suggests_the_closest_spelling():
     with pytest.raises(ConfigError, match=r"unknown evaluator type 'contians_any' \(did you mean 'contains_any'\?\)"):
         EVALUATOR_TYPES.get("contians_any")
+
+
+def test_every_builtin_of_every_kind_follows_the_rule():
+    from agentevals.evaluators.builtin import METRICS
+    from agentevals.execution.backends import EXECUTORS
+    from agentevals.execution.runtimes import RUNTIMES
+    from agentevals.report import REPORT_FORMATS
+    from agentevals.sources import SOURCES
+    from agentevals.traces.formats import TRACE_FORMATS
+
+    for registry in (EVALUATOR_TYPES, METRICS, RUNTIMES, EXECUTORS, SOURCES, REPORT_FORMATS, TRACE_FORMATS):
+        builtins = [name for name, spec in registry._lazy.items() if isinstance(spec, str)] + list(registry._loaded)
+        for name in builtins:
+            plugin = registry.get(name)  # loading validates: base class, name
+            assert plugin.name == name, (registry.kind, name)
+            assert registry.base is not None
+            assert issubclass(plugin if isinstance(plugin, type) else type(plugin), registry.base)

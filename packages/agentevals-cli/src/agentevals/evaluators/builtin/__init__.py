@@ -40,6 +40,7 @@ METRICS: Registry[type[BuiltinMetric]] = Registry(
             }.items()
         },
     },
+    base=BuiltinMetric,
 )
 """Metric name → metric class. Third-party metrics come from the ``agentevals.builtin_metrics`` entry points."""
 
