@@ -319,3 +319,21 @@ def test_every_builtin_of_every_kind_follows_the_rule():
             assert plugin.name == name, (registry.kind, name)
             assert registry.base is not None
             assert issubclass(plugin if isinstance(plugin, type) else type(plugin), registry.base)
+
+
+def test_an_assertion_plugin_is_an_eval_assert_name(tmp_path):
+    site = install(tmp_path / "site", """\
+        from agentevals.evaluators.agentv._checks import Check
+        from agentevals.judges._builtin import Assertion
+
+        class AcmeAssertion(Assertion):
+            name = "says-acme"
+            value_kind = "none"
+
+            def check(self, output, value, config):
+                return Check("acme" in output, hit="says acme", miss="does not say acme")
+        """, {"agentevals.assertions": {"says-acme": "acme_plugin:AcmeAssertion"}})
+    proc = agentevals(site, tmp_path, "eval", "assert", "says_acme", "--agent-output", "hello acme")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["score"] == 1.0
+    assert json.loads(proc.stdout)["hits"] == ["says acme"]
