@@ -196,6 +196,11 @@ def test_a_trace_format_plugin_is_a_format_choice(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert metrics(proc.stdout) == [("tool_trajectory_avg_score", "builtin", "PASSED", 1.0)]
     assert "acme" in agentevals(site, tmp_path, "run", "--help").stdout.split("-f, --format")[1].split("\n")[0]
+    cfg = config(tmp_path, "- name: tool_trajectory_avg_score\n  type: builtin\n")
+    Path(cfg).write_text("trace_format: acme\noutput: json\n" + Path(cfg).read_text())
+    from_config = agentevals(site, tmp_path, "run", str(wrapped), "-e", ES_HELM, "-c", cfg, "--no-store")
+    assert from_config.returncode == 0, from_config.stderr
+    assert metrics(from_config.stdout) == [("tool_trajectory_avg_score", "builtin", "PASSED", 1.0)]
 
 
 # -- broken plugins: one line, exit 2, no traceback --------------------------------------------------------
