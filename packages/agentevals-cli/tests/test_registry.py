@@ -270,6 +270,17 @@ def test_a_failed_import_stays_registered_and_says_the_same_next_time(tmp_path, 
     assert things.names() == ["broken"]
 
 
+def test_a_broken_plugin_does_not_hide_an_unknown_name_or_an_alias(tmp_path, monkeypatch):
+    site = install(tmp_path / "site", "import acme_missing_dependency\n",
+                   {"agentevals.test_things": {"broken": "acme_plugin:Broken"}})
+    monkeypatch.syspath_prepend(str(site))
+    things: Registry[type[Thing]] = Registry("thing", "agentevals.test_things", {"thing": f"{__name__}:Thing"},
+                                             base=Thing)
+    with pytest.raises(ConfigError, match=r"^unknown thing 'thingg' \(did you mean 'thing'\?\); known: broken, thing$"):
+        things.get("thingg")
+    assert things.get("thingy") is Thing
+
+
 def test_aliases_come_from_the_classes_and_resolve_to_the_canonical_name():
     things: Registry[type[Thing]] = Registry("thing", "agentevals.test_none", {"thing": f"{__name__}:Thing"},
                                              base=Thing)

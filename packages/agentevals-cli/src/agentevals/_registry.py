@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -96,6 +97,7 @@ class Registry(Generic[T]):
         self._aliases: dict[str, str] = {}
         """Alias → key, for the plugins loaded so far."""
         self._entry_points_read = False
+        self._lock = threading.RLock()  # ``serve`` looks plugins up from worker threads
 
     def register(self, name: str, plugin: T | str, *, replace: bool = True) -> None:
         """Register ``plugin`` (an object, or a lazy ``"module:attr"`` string) under ``name``.
@@ -110,14 +112,15 @@ class Registry(Generic[T]):
             problem = self._base_problem(plugin)  # (a plain factory from Python code is taken as it is)
             if problem:
                 raise TypeError(f"{self.kind} '{name}': {problem}")
-        self._loaded.pop(name, None)
-        self._lazy.pop(name, None)
-        self._aliases = {a: k for a, k in self._aliases.items() if k != name and a != name}
-        if isinstance(plugin, str):
-            self._lazy[name] = plugin
-        else:
-            self._loaded[name] = plugin
-            self._add_aliases(name, plugin)
+        with self._lock:
+            self._loaded.pop(name, None)
+            self._lazy.pop(name, None)
+            self._aliases = {a: k for a, k in self._aliases.items() if k != name and a != name}
+            if isinstance(plugin, str):
+                self._lazy[name] = plugin
+            else:
+                self._loaded[name] = plugin
+                self._add_aliases(name, plugin)
 
     def __contains__(self, name: object) -> bool:
         """Whether ``name`` is known without importing anything (a key, or an alias of a loaded plugin)."""
@@ -126,10 +129,11 @@ class Registry(Generic[T]):
     def names(self, *, aliases: bool = False) -> list[str]:
         """The registered names (built-ins and entry points), sorted; with ``aliases``, every spelling
         (this imports the plugins to read their aliases)."""
-        self._read_entry_points()
-        if aliases:
-            self._load_all()
-        return sorted({*self._loaded, *self._lazy, *(self._aliases if aliases else ())})
+        with self._lock:
+            self._read_entry_points()
+            if aliases:
+                self._load_all()
+            return sorted({*self._loaded, *self._lazy, *(self._aliases if aliases else ())})
 
     def get(self, name: str) -> T:
         """Return the plugin, importing it on first use.
@@ -138,17 +142,20 @@ class Registry(Generic[T]):
             ConfigError: unknown name (with the known ones and a "did you mean"), a plugin that cannot be
                 imported, or one that breaks the rule (wrong base class, a ``name`` that is not its key).
         """
-        key = self._key(name)
-        if key is None:
-            spellings = self.names(aliases=True)
-            known = ", ".join(self.names()) or "none"
-            raise ConfigError(f"unknown {self.kind} '{name}'{did_you_mean(name, spellings)}; known: {known}")
-        return self._load(key)
+        with self._lock:
+            key = self._key(name)
+            if key is not None:
+                return self._load(key)
+            self._load_all(strict=False)  # every spelling, for the "did you mean"
+            spellings = sorted({*self._loaded, *self._lazy, *self._aliases})
+            known = ", ".join(sorted({*self._loaded, *self._lazy})) or "none"
+        raise ConfigError(f"unknown {self.kind} '{name}'{did_you_mean(name, spellings)}; known: {known}")
 
     def key(self, name: str) -> str:
         """The canonical name of ``name`` (itself, or the plugin an alias belongs to); ``ConfigError`` if unknown."""
-        self.get(name)
-        resolved = self._key(name)
+        with self._lock:
+            self.get(name)
+            resolved = self._key(name)
         assert resolved is not None  # get() succeeded
         return resolved
 
@@ -163,10 +170,11 @@ class Registry(Generic[T]):
         # Fast path for the common aliases (``code-judge`` of ``code_judge``): load that one plugin only.
         for variant in {name.replace("-", "_"), name.replace("_", "-")} - {name}:
             if variant in self._lazy or variant in self._loaded:
-                self._load(variant)
+                self._try_load(variant)
                 if name in self._aliases:
                     return self._aliases[name]
-        # Then the plugins themselves, built-ins first in table order, stopping at the first that has it.
+        # Then the plugins themselves, built-ins first in table order, stopping at the first that has it; one
+        # that cannot be loaded is skipped here (asked for by its own name, it says why).
         if self._load_until(name, builtins=True):
             return self._aliases[name]
         self._read_entry_points()
@@ -177,14 +185,23 @@ class Registry(Generic[T]):
     def _load_until(self, alias: str, *, builtins: bool) -> bool:
         for key, spec in list(self._lazy.items()):
             if isinstance(spec, str) == builtins and key in self._lazy:
-                self._load(key)
+                self._try_load(key)
                 if alias in self._aliases:
                     return True
         return False
 
-    def _load_all(self) -> None:
+    def _load_all(self, *, strict: bool = True) -> None:
         for key in list(self._lazy):
+            if strict:
+                self._load(key)
+            else:
+                self._try_load(key)
+
+    def _try_load(self, key: str) -> None:
+        try:
             self._load(key)
+        except ConfigError:
+            pass
 
     def _read_entry_points(self) -> None:
         if self._entry_points_read:
@@ -226,7 +243,7 @@ class Registry(Generic[T]):
             problem = self._name_problem(key, obj)
             if problem:
                 raise ConfigError(f"{origin}: {problem}")
-        del self._lazy[key]
+        self._lazy.pop(key, None)
         self._loaded[key] = obj
         self._add_aliases(key, obj)
         return obj  # type: ignore[no-any-return]
