@@ -1,6 +1,8 @@
 """Reports of a ``RunResult``: ``table`` (people), ``json`` (machines, versioned schema), ``summary`` (CI
 logs), ``junit`` (CI test tabs), ``markdown`` (PR comments, ``$GITHUB_STEP_SUMMARY``), ``html`` (one
-self-contained file). Each renderer is ``(run, *, color, context) -> str``.
+self-contained file), and third-party formats: each is a ``ReportFormat`` in the ``REPORT_FORMATS`` registry
+(``report.formats``; entry-point group ``agentevals.report_formats``) whose ``render(run, *, color, context)``
+returns the text.
 
 Example:
     ```python
