@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["RegistryChoice"]
 
 
-class RegistryChoice(click.Choice[str]):
+class RegistryChoice(click.Choice):  # unparameterized: click < 8.4 has no Choice[T]
     """The canonical names of the registry at ``"module:attr"``; an alias is accepted and given as its name."""
 
     def __init__(self, registry: str, *, case_sensitive: bool = True) -> None:
