@@ -8,6 +8,8 @@ from typing import Optional
 
 import click
 
+from ._choices import RegistryChoice
+
 __all__ = ["runs_command", "store_command"]
 
 _STORE_HELP = ("Run store: a SQLite file or postgresql:// URL (default: $AGENTEVALS_STORE, else runs.sqlite in "
@@ -60,7 +62,7 @@ def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
 @runs_command.command("show")
 @click.argument("run", default="latest")
 @click.option("-o", "--output", "fmt", default="table", show_default=True,
-              type=click.Choice(["table", "summary", "json", "junit", "markdown", "html"]),
+              type=RegistryChoice("agentevals.report:REPORT_FORMATS"),
               help="Report format of the stored run.")
 @click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
 def show_command(run: str, fmt: str, store: Optional[str]) -> None:

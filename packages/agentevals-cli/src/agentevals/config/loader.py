@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from .._registry import did_you_mean
 from .._validation import loc_path
@@ -90,11 +90,13 @@ class RunSettings(BaseModel):
     builtin_thresholds: BuiltinThresholds = "uniform"
     """Threshold of builtin metrics that set none: ``uniform`` (0.5 each, as agentevals-cli 0.11) or ``adk``
     (ADK's defaults: 1.0 for tool_trajectory_avg_score, 0.8 for response_match_score)."""
-    trace_format: Optional[Literal["jaeger-json", "otlp-json"]] = None
-    """Trace file format (``-f/--format`` overrides it; default: detected from content)."""
-    output: Optional[Literal["table", "json", "summary"]] = None
-    """Report format (``-o/--output`` overrides it)."""
-    output_format: Optional[Literal["table", "json", "summary"]] = None
+    trace_format: Optional[str] = None
+    """Trace file format: ``jaeger-json``, ``otlp-json`` or a plugin's (``-f/--format`` overrides it; default:
+    detected from content)."""
+    output: Optional[str] = None
+    """Report format: ``table``, ``json``, ``summary``, ``junit``, ``markdown``, ``html`` or a plugin's
+    (``-o/--output`` overrides it)."""
+    output_format: Optional[str] = None
     """Same as ``output`` (agentevals-cli 0.11's name)."""
     fail_on_evaluation_error: bool = False
     """Stop the run at the first evaluator exception (MASEval semantics)."""
@@ -115,6 +117,21 @@ class RunSettings(BaseModel):
     def _any_case(cls, value: Any) -> Any:
         """Enum values in any case (0.11's README writes ``IN_ORDER``)."""
         return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("trace_format", "output", "output_format")
+    @classmethod
+    def _registered(cls, value: Optional[str], info: ValidationInfo) -> Optional[str]:
+        """A name of the trace-format / report-format registry (plugins included); its canonical name."""
+        if value is None:
+            return None
+        if info.field_name == "trace_format":
+            from ..traces.formats import TRACE_FORMATS as registry
+        else:
+            from ..report.formats import REPORT_FORMATS as registry
+        try:
+            return registry.key(value)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
 
 
 @dataclass

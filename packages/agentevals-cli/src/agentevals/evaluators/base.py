@@ -102,7 +102,9 @@ class BaseEvaluator(ABC):
     """An evaluator type. Instances are built once per run from a validated config entry."""
 
     name: ClassVar[str]
-    """Registry key and YAML ``type:``."""
+    """Registry key, entry-point name and YAML ``type:``."""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    """Other spellings of ``type:`` (``code-judge`` for ``code_judge``)."""
     Config: ClassVar[type[EvaluatorConfig]] = EvaluatorConfig
     default_timeout: ClassVar[float] = EVALUATOR_TIMEOUT
     """Deadline when the entry sets no ``timeout``: generous for types that call out (LLM judges),

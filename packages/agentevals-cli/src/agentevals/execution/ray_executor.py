@@ -11,7 +11,7 @@ Two ways in, one module:
   ``type: python`` and code evaluators alike, so their worker processes live as long as the actor) and
   evaluates a batch with ``runner.evaluate_cases``, the local engine's own code: same deadlines, limits
   and error rows. Results go back to the driver's consumers in the run's deterministic order.
-- ``executor: ray`` on a ``code`` evaluator (``RayBackend``): that evaluator alone runs in
+- ``executor: ray`` on a ``code`` evaluator (``RayExecutor``): that evaluator alone runs in
   ``ProgramWorker`` actors, the other evaluators locally.
 
 Files travel with the job: the folder of each ``code`` / ``python`` evaluator given by a relative path is
@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from ..runner import Case, Stored, TraceInput, _Output, _Pool
     from ..traces.model import ConvertedTrace
 
-__all__ = ["BATCH_CASES", "MAX_ATTEMPTS", "RayBackend", "RayPool", "TraceRef", "connect", "require"]
+__all__ = ["BATCH_CASES", "MAX_ATTEMPTS", "RayBackend", "RayExecutor", "RayPool", "TraceRef", "connect", "require"]
 
 log = logging.getLogger(__name__)
 
@@ -738,7 +738,7 @@ class ProgramWorker:
         shutil.rmtree(self.folder, ignore_errors=True)  # type: ignore[arg-type]
 
 
-class RayBackend(EvaluatorBackend):
+class RayExecutor(EvaluatorBackend):
     """``executor: ray``: one evaluator's program runs in Ray actors (one per CPU of the cluster, up to
     ``max_actors``), its folder unpacked on their node, its ``requirements.txt`` as their ``pip``."""
 
@@ -834,3 +834,7 @@ class RayBackend(EvaluatorBackend):
         self._ready = None
         if self._started:
             self._ray.shutdown()
+
+
+RayBackend = RayExecutor
+"""Deprecated alias of ``RayExecutor`` (agentevals-cli 0.11's name)."""

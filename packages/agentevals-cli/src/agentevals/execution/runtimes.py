@@ -32,6 +32,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, ClassVar
 
 from .._registry import Registry
 from ..errors import ConfigError
@@ -69,10 +70,15 @@ class RuntimeSupport:
 class Runtime(abc.ABC):
     """Maps file extensions to the command that runs such a file."""
 
-    @property
-    def name(self) -> str:
-        """Registry key; by default the class name without ``Runtime``, lower-cased (``GoRuntime`` → ``go``)."""
-        return re.sub(r"Runtime$", "", type(self).__name__).lower() or type(self).__name__.lower()
+    name: ClassVar[str]
+    """Registry key and entry-point name; by default the class name without ``Runtime``, lower-cased
+    (``GoRuntime`` → ``go``)."""
+    aliases: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not any("name" in vars(c) for c in cls.__mro__):  # the first class that declares none: derived
+            cls.name = re.sub(r"Runtime$", "", cls.__name__).lower() or cls.__name__.lower()
 
     @property
     @abc.abstractmethod
@@ -130,9 +136,7 @@ class PythonRuntime(Runtime):
     def __init__(self, python_path: str | Path | None = None) -> None:
         self._exe = str(python_path) if python_path else None
 
-    @property
-    def name(self) -> str:
-        return "python"
+    name = "python"
 
     @property
     def extensions(self) -> tuple[str, ...]:
@@ -187,9 +191,7 @@ class NodeRuntime(Runtime):
     def __init__(self, node: str | None = None) -> None:
         self._node = node
 
-    @property
-    def name(self) -> str:
-        return "node"
+    name = "node"
 
     @property
     def extensions(self) -> tuple[str, ...]:
@@ -290,15 +292,17 @@ class NodeRuntime(Runtime):
         return [*rows, RuntimeSupport((".ts",), True, f"node's type stripping ({' '.join(command[1:-1])})")]
 
 
-RUNTIMES: Registry[Runtime | type[Runtime]] = Registry(
+RUNTIMES: Registry[Runtime] = Registry(
     "runtime",
     "agentevals.runtimes",
     {
         "python": "agentevals.execution.runtimes:PythonRuntime",
         "node": "agentevals.execution.runtimes:NodeRuntime",
     },
+    base=Runtime,
+    instantiate=True,
 )
-"""Runtime name → ``Runtime`` (classes, e.g. from entry points, are instantiated on first use)."""
+"""Runtime name → ``Runtime`` instance (classes, built-in or from entry points, are instantiated on first use)."""
 
 _registered: list[str] = []
 
@@ -324,11 +328,7 @@ def register_runtime(runtime: Runtime, name: str | None = None) -> None:
 
 def get_runtime(name: str) -> Runtime:
     """The runtime registered as ``name`` (``ConfigError`` with the known names when there is none)."""
-    plugin = RUNTIMES.get(name)
-    if isinstance(plugin, type):
-        plugin = plugin()
-        RUNTIMES.register(name, plugin)
-    return _validate(plugin)
+    return _validate(RUNTIMES.get(name))
 
 
 def get_runtimes() -> list[Runtime]:

@@ -8,8 +8,9 @@ from ..gates import format_rate
 from ..results import RunResult, Status
 from ._context import ReportContext, failing_rows, headline_lines
 from ._format import STATUS_COLORS, fmt_num, paint
+from .formats import ReportFormat
 
-__all__ = ["failures_block", "gate_lines", "render_summary", "totals_line"]
+__all__ = ["SummaryReport", "failures_block", "gate_lines", "render_summary", "totals_line"]
 
 
 def _counted(counts: dict, noun: str, total: int) -> str:
@@ -89,3 +90,12 @@ def render_summary(run: RunResult, *, color: bool = False, context: Optional[Rep
     out.extend(gate_lines(context))
     out.append(totals_line(run, color=color, context=context))
     return "\n".join(out) + "\n"
+
+
+class SummaryReport(ReportFormat):
+    """A few lines for CI logs (``-o summary``)."""
+
+    name = "summary"
+
+    def render(self, run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
+        return render_summary(run, color=color, context=context)

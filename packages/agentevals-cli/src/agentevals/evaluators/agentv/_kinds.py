@@ -203,8 +203,9 @@ def find_assertion_kind(spelling: Any) -> AssertionKind | None:
 
 
 def registry_entries() -> dict[str, str]:
-    """Every spelling of every kind → its lazy ``"module:Class"``: the lines of ``EVALUATOR_TYPES``."""
-    return {s: f"{_MODULE}:{row.class_name}" for row in ASSERTION_KINDS.values() for s in row.spellings}
+    """Each kind's ``type_name`` → its lazy ``"module:Class"``: the lines of ``EVALUATOR_TYPES`` (the other
+    spellings are the class's ``aliases``)."""
+    return {row.type_name: f"{_MODULE}:{row.class_name}" for row in ASSERTION_KINDS.values()}
 
 
 def add_assertion_kind(row: AssertionKind, *, replace: bool = False) -> None:
@@ -220,9 +221,7 @@ def add_assertion_kind(row: AssertionKind, *, replace: bool = False) -> None:
     if others:
         raise ValueError(f"assertion kind '{row.name}': evaluator type {', '.join(others)} already exists")
     ASSERTION_KINDS.add(row, replace=replace)
-    for spelling, target in registry_entries().items():
-        if ASSERTION_KINDS.find(spelling) is row:
-            EVALUATOR_TYPES.register(spelling, target)
+    EVALUATOR_TYPES.register(row.type_name, registry_entries()[row.type_name])
     from . import assertions
 
     assertions.forget(row)  # a replaced row gets a new class

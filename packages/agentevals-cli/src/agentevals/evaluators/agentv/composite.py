@@ -118,6 +118,7 @@ class CompositeEvaluator(AgentVEvaluator):
     """Members (built through the evaluator registry, run in parallel) combined by an ``aggregator``."""
 
     name = "composite"
+    aliases = ("assert-set",)
 
     class Config(AgentVConfig):
         type: str = "composite"

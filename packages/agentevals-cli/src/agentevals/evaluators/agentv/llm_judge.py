@@ -69,6 +69,7 @@ class LlmJudgeEvaluator(AgentVEvaluator):
     """Freeform ``{score, hits, misses, reasoning}`` grading, or rubric grading when ``rubrics`` is given."""
 
     name = "llm_judge"
+    aliases = ("llm-judge", "llm_grader", "llm-grader", "llm-rubric", "agent-rubric")
 
     class Config(JudgeConfig):
         type: str = "llm_judge"

@@ -256,6 +256,7 @@ class RubricEvaluator(AgentVEvaluator):
     """A checklist (``satisfied`` per item, weighted) or analytic 0-10 scores per criterion."""
 
     name = "rubric"
+    aliases = ("rubrics",)
 
     class Config(JudgeConfig):
         type: str = "rubric"

@@ -14,3 +14,5 @@ from ._metrics import METRICS as METRICS
 from ._metrics import UNSUPPORTED as UNSUPPORTED
 
 __all__ = ["METRICS", "UNSUPPORTED", "BuiltinConfig", "BuiltinEvaluator", "BuiltinMetric"]
+
+METRICS.base = BuiltinMetric  # set here: _metrics cannot import _base (which looks metrics up)

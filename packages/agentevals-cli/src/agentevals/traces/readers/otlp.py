@@ -9,9 +9,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import InputFileError
+from ..formats import TraceFileFormat
 from ..model import Span, SpanEvent, Trace
 
-__all__ = ["attribute_value", "batch_spans", "batch_trace_ids", "batches_key", "hex_id", "key_values", "read_otlp"]
+__all__ = ["OtlpJsonFormat", "attribute_value", "batch_spans", "batch_trace_ids", "batches_key", "hex_id", "key_values",
+           "read_otlp"]
 
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _KINDS = {0: None, 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
@@ -177,3 +179,12 @@ def _span(raw: Any, resource: dict[str, Any], scope: Any, where: str) -> Span:
         status_code=_STATUS.get(status.get("code"), None) if isinstance(status, dict) else None,
         status_message=(status.get("message") or None) if isinstance(status, dict) else None,
     )
+
+
+class OtlpJsonFormat(TraceFileFormat):
+    """OTLP JSON (``{"resourceSpans": [...]}``), a Tempo export, OTLP JSON lines."""
+
+    name = "otlp-json"
+
+    def read(self, document: Any, source: str) -> Iterator[Trace]:
+        return read_otlp(document, source)
