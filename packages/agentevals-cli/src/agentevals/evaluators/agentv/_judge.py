@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 
 from pydantic import AliasChoices, Field
 
+from ...engine.options import RunOptions
 from ...errors import first_line
 from ...llm import LLMSettings
-from ...options import RunOptions
 from ._base import AgentVConfig, parse_json_from_text
 
 __all__ = [
