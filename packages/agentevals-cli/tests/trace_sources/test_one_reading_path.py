@@ -10,10 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import agentevals
 import pytest
 import requests
-
-import agentevals
 from agentevals.trace_sources import iter_traces, load_traces, resolve
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces" / "genai"
