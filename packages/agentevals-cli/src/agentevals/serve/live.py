@@ -163,7 +163,7 @@ class LiveEvaluator:
     async def evaluate(self, batch: Sequence[ReadySession]) -> None:
         """Convert, match and evaluate a batch of sessions; every session ends evaluated or with an error."""
         from ..engine.run import run_evaluation
-        from ..trace_sources import load_traces
+        from ..engine import load_traces
 
         groups: dict[Optional[str], list[ConvertedTrace]] = {}
         sets: dict[Optional[str], Optional[EvalSet]] = {}

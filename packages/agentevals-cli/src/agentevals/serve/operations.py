@@ -54,7 +54,7 @@ def validate_eval_set(path: str | Path) -> dict[str, Any]:
 
 def convert_files(paths: Sequence[str | Path], *, trace_format: Optional[str] = None) -> dict[str, Any]:
     """Traces read and converted exactly as ``run`` does: agent turns per trace, and unreadable inputs."""
-    from ..trace_sources import load_traces
+    from ..engine import load_traces
 
     converted, errors = load_traces([str(p) for p in paths], trace_format=trace_format, keep_spans=False)
     return {

@@ -114,11 +114,22 @@ def load_traces(
 ) -> tuple[list[ConvertedTrace], list[InputError]]:
     """Every input read and converted (``resolve``), as lists: the traces, then the errors (inputs that
     could not be read, in input order, then traces that could not be converted). Never raises for bad
-    input; with ``keep_spans=False`` the raw spans are dropped (``ConvertedTrace.trace = None``)."""
+    input; with ``keep_spans=False`` the raw spans are dropped (``ConvertedTrace.trace = None``).
+
+    Unlike the stream, which has already handed them on, a file that fails partway contributes its error
+    only, none of the traces read before the failure (a whole answer: serve's ``/api/convert``)."""
     traces: list[ConvertedTrace] = []
     errors: list[InputError] = []
+    start = 0  # where the current input's traces begin in ``traces`` (an input's traces share its source)
     for item in iter_traces(list(inputs), trace_format=trace_format, keep_spans=keep_spans):
-        (errors if isinstance(item, InputError) else traces).append(item)  # type: ignore[arg-type]
+        if isinstance(item, InputError):
+            if not is_conversion_error(item) and traces and traces[-1].source == item.source:
+                del traces[start:]  # the failed input's own traces (they follow ``start``)
+            errors.append(item)
+            continue
+        if not traces or traces[-1].source != item.source:
+            start = len(traces)
+        traces.append(item)
     return traces, sorted(errors, key=is_conversion_error)
 
 
