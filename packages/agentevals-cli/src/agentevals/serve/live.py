@@ -162,8 +162,8 @@ class LiveEvaluator:
 
     async def evaluate(self, batch: Sequence[ReadySession]) -> None:
         """Convert, match and evaluate a batch of sessions; every session ends evaluated or with an error."""
-        from ..engine.run import run_evaluation
         from ..engine import load_traces
+        from ..engine.run import run_evaluation
 
         groups: dict[Optional[str], list[ConvertedTrace]] = {}
         sets: dict[Optional[str], Optional[EvalSet]] = {}
