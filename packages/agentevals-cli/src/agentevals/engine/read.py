@@ -19,9 +19,10 @@ __all__ = ["read_in_background"]
 
 
 async def read_in_background(inputs: list[TraceInput], trace_format: Optional[str], *, keep_spans: bool,
-                workers: int) -> AsyncIterator[tuple[Union[ConvertedTrace, InputError], float]]:
-    """``trace_sources.resolve`` in a background thread, so that evaluation runs while the input is read; each item
-    comes with how far the reading had got when it was read (0 to 1, for the estimate of the run's size).
+                             workers: int) -> AsyncIterator[tuple[Union[ConvertedTrace, InputError], float]]:
+    """``trace_sources.resolve`` in a background thread, so that evaluation runs while the input is read;
+    each item comes with how far the reading had got when it was read (0 to 1, for the estimate of the
+    run's size).
 
     Items come in batches through a bounded queue: the reader waits when the engine is behind.
     """
