@@ -11,14 +11,8 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "packages/agentevals-cli/src"
 
-PENDING = {
-    ("agentevals/execution/ray_executor.py", "agentevals.runner", "_Output"),
-    ("agentevals/execution/ray_executor.py", "agentevals.runner", "_Pool"),
-    ("agentevals/execution/ray_executor.py", "agentevals.runner", "_match"),
-    ("agentevals/execution/ray_executor.py", "agentevals.runner", "_iter_positioned"),
-    ("agentevals/runner.py", "agentevals.api", "_check_executor"),
-}
-"""The engine's own, which its move to a declared RunPool removes (issue 23, item 1)."""
+PENDING: set[tuple[str, str, str]] = set()
+"""Private imports still to be removed (none: the engine's went with its declared RunPool, issue 23)."""
 
 
 def _module_name(path: Path, root: Path) -> tuple[str, str]:

@@ -34,8 +34,8 @@ from .protocol import PROTOCOL_VERSION as PROTOCOL_VERSION
 if _typing.TYPE_CHECKING:
     from .api import evaluate as evaluate
     from .api import evaluate_async as evaluate_async
+    from .engine.options import RunOptions as RunOptions
     from .live_session import AgentEvals as AgentEvals
-    from .options import RunOptions as RunOptions
     from .python_evaluators import Environment as Environment
     from .python_evaluators import Evaluator as Evaluator
     from .python_evaluators import PythonEvaluator as PythonEvaluator
@@ -50,7 +50,7 @@ _LAZY = {
     "AgentEvals": "live_session",
     "evaluate": "api",
     "evaluate_async": "api",
-    "RunOptions": "options",
+    "RunOptions": "engine.options",
     "Environment": "python_evaluators",
     "Evaluator": "python_evaluators",
     "PythonEvaluator": "python_evaluators",

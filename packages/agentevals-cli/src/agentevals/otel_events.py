@@ -27,7 +27,7 @@ import logging
 import os
 from typing import Any, Optional
 
-from .consumers import RunConsumer
+from .engine.consumers import RunConsumer
 from .errors import ConfigError, MissingDependencyError
 from .results import CaseResult, MetricResult, RunResult, SpanRef, Status
 

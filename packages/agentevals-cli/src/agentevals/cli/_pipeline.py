@@ -16,10 +16,10 @@ from typing import Any, Optional
 import click
 
 from ..compare import Comparison, compare_runs, load_baseline
-from ..consumers import RunConsumer, emit
+from ..engine.consumers import RunConsumer, emit
+from ..engine.options import RunOptions
 from ..errors import ConfigError
 from ..gates import GateOutcome, Gates, check_gates, parse_min_pass_rates
-from ..options import RunOptions
 from ..report import ReportContext
 from ..results import CaseResult, RunResult
 from ._outputs import parse_outputs, stdout_format, write_outputs
@@ -93,7 +93,7 @@ class _Finisher(RunConsumer):
 
 def execute(req: RunRequest) -> int:
     """Run, store, report; returns the exit code."""
-    from ..runner import run_evaluation
+    from ..engine.run import run_evaluation
     from ._interrupt import run_interruptible
     from ._progress import progress_consumer
 

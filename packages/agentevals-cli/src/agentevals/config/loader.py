@@ -21,9 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from .._registry import did_you_mean
 from .._validation import loc_path
+from ..engine.options import BuiltinThresholds, RunOptions, TrajectoryMatchType
 from ..errors import ConfigError
 from ..evaluators import EVALUATOR_TYPES, BaseEvaluator
-from ..options import BuiltinThresholds, RunOptions, TrajectoryMatchType
 
 __all__ = ["EvalConfig", "LoadedEvaluator", "RunSettings", "build_evaluators", "load_config", "marked_loader",
            "parse_config"]

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..engine.options import RunOptions
 from ..limits import EVALUATOR_TIMEOUT
-from ..options import RunOptions
 from ..results import MetricResult
 
 if TYPE_CHECKING:
@@ -118,6 +118,9 @@ class BaseEvaluator(ABC):
         self.base_dir = base_dir
         """Directory of the config file: relative paths resolve against it first."""
         self.options = options or RunOptions()
+        """Load-time options (what ``check`` may read). A run's options reach ``evaluate`` as
+        ``EvalContext.options`` only: the engine never writes them here, so one evaluator object can serve
+        several runs at once (serve's sessions, two API calls)."""
         self.notes: list[str] = []
         """Load-time notes for the user (e.g. a path found relative to the working directory)."""
 

@@ -165,7 +165,9 @@ class BackendEvaluator(BaseEvaluator):
                 raise ConfigError(str(exc)) from None
         protocol_version_for(path)
 
-    async def _backend_for(self, deadline: Deadline) -> tuple[EvaluatorBackend, str]:
+    async def _backend_for(self, deadline: Deadline, ctx: EvalContext) -> tuple[EvaluatorBackend, str]:
+        """The evaluator's backend, made on first use with the options of the run that first uses it (``ctx.options``) (its
+        worker pool's size), and the protocol version its program speaks."""
         loop = asyncio.get_running_loop()
         if self._lock is None or self._lock[0] is not loop:  # a lock serves one event loop
             self._lock = (loop, asyncio.Lock())
@@ -180,9 +182,10 @@ class BackendEvaluator(BaseEvaluator):
                     self._version = protocol_version_for(path)
                     self._backend = create_backend(self.config.executor, path, self.config.timeout)
                     # --dump-inputs promises the bytes each program read: no worker offer added to them.
-                    if (isinstance(self._backend, SubprocessBackend) and self.options.persistent_workers
-                            and self.options.dump_inputs is None):
-                        self._backend.use_workers(self.options.concurrency)
+                    options = ctx.options
+                    if (isinstance(self._backend, SubprocessBackend) and options.persistent_workers
+                            and options.dump_inputs is None):
+                        self._backend.use_workers(options.concurrency)
                 except AgentevalsError as exc:
                     # Remembered so that a download that failed is not retried (and waited for) per case.
                     self._locate_error = exc
@@ -190,7 +193,7 @@ class BackendEvaluator(BaseEvaluator):
         return self._backend, self._version
 
     async def _evaluate(self, ctx: EvalContext, deadline: Deadline) -> MetricResult:
-        backend, version = await self._backend_for(deadline)
+        backend, version = await self._backend_for(deadline, ctx)
         eval_input = build_eval_input(ctx, name=self.config.name, threshold=self.threshold,
                                       config=self.config.config, version=version)
         if ctx.options.dump_inputs is not None:

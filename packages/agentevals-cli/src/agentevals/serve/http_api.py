@@ -27,7 +27,7 @@ from fastapi import FastAPI, File, Form, HTTPException, Request, UploadFile
 from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
 
 from ..__about__ import __version__
-from ..consumers import RunConsumer
+from ..engine.consumers import RunConsumer
 from ..errors import AgentevalsError, RunNotFoundError
 from ..redact import redact_obj
 from ..results import CaseResult, RunResult

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..consumers import RunConsumer
+from ..engine.consumers import RunConsumer
 from ..errors import ConfigError
 
 if TYPE_CHECKING:

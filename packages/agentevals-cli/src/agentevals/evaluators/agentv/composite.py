@@ -14,8 +14,8 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from ..._validation import format_validation_error
+from ...engine.options import RunOptions
 from ...errors import AgentevalsError, ConfigError, EvaluatorFailure, first_line
-from ...options import RunOptions
 from ...results import MetricResult, Status, Verdict
 from ...scoring import running_sum
 from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
@@ -286,7 +286,7 @@ class CompositeEvaluator(AgentVEvaluator):
 
     async def _llm(self, results: list[MetricResult], ctx: EvalContext) -> Outcome | MetricResult:
         agg = self.config.aggregator
-        settings = judge_settings(agg.model_dump(), ctx.options if ctx.options.judge_model else self.options)
+        settings = judge_settings(agg.model_dump(), ctx.options)
         reason = settings.unavailable_reason()
         if reason:
             return self.not_evaluated(f"LLM aggregator unavailable: {reason}")

@@ -127,7 +127,7 @@ class LlmJudgeEvaluator(AgentVEvaluator):
         cfg = self.config
         if cfg.rubrics:
             return await grade_rubrics(self, view, ctx, cfg.rubrics)
-        settings = judge_settings(cfg, ctx.options if ctx.options.judge_model else self.options)
+        settings = judge_settings(cfg, ctx.options)
         reason = settings.unavailable_reason()
         if reason:
             return self.not_evaluated(f"LLM judge unavailable: {reason}")

@@ -235,7 +235,7 @@ async def grade_rubrics(evaluator: AgentVEvaluator, view: CaseView, ctx: EvalCon
                         items: list[RubricItem]) -> Outcome | MetricResult:
     """Ask the judge about ``items`` and score its reply (checklist, or score ranges when any item has them)."""
     cfg = evaluator.config
-    settings = judge_settings(cfg, ctx.options if ctx.options.judge_model else evaluator.options)
+    settings = judge_settings(cfg, ctx.options)
     reason = settings.unavailable_reason()
     if reason:
         return evaluator.not_evaluated(f"LLM judge unavailable: {reason}")

@@ -85,7 +85,7 @@ class AdkBackedMetric(BuiltinMetric):
         from google.adk.evaluation.metric_evaluator_registry import DEFAULT_METRIC_EVALUATOR_REGISTRY
 
         criterion: dict[str, Any] = {"threshold": self.threshold}
-        judge = self.config.judge_model or self.evaluator.options.judge_model
+        judge = self.config.judge_model or self.options.judge_model
         if judge or self.config.num_samples:
             criterion["judge_model_options"] = {
                 **({"judge_model": judge} if judge else {}),
