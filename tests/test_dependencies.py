@@ -33,6 +33,7 @@ EXTRA_OF = {
     "agentevals/serve/": "serve",  # live mode: OTLP receivers, HTTP API, web UI, MCP
     "agentevals/cli/mcp_cmd.py": "serve",  # `agentevals mcp` runs serve's MCP tools on stdio (anyio)
     "agentevals/execution/ray_executor.py": "ray",
+    "agentevals/engine/ray_pool.py": "ray",  # the run-level Ray pool (run --executor ray)
     "agentevals/llm.py": "openai",  # the OpenAI-compatible client of llm judges and openai_eval
     "agentevals/evaluators/builtin/adk_backed.py": "adk",
     "agentevals/store/_db.py": "postgres",  # psycopg, for a postgresql:// store (SQLite is stdlib)

@@ -14,11 +14,11 @@ from ..errors import AgentevalsError
 from ..evalsets import EvalSet, match_case
 from ..evalsets.matching import normalize_text
 from ..evaluators.base import BaseEvaluator, EvalContext
+from ..limits import EVALUATOR_TIMEOUT
 from ..results import CaseResult, MetricResult, SpanRef, Status, verdict_for
 from ..traces._collect import one_line
 from ..traces.convert._common import aggregate_metrics
 from ..traces.model import ConvertedTrace
-from ..limits import EVALUATOR_TIMEOUT
 from .grouping import Case
 
 __all__ = ["DEFAULT_TIMEOUT", "Job", "case_header", "case_metrics", "pair_with_eval_case", "repeat_group", "run_one"]
