@@ -1,9 +1,9 @@
-"""``agentevals.redact``: environment secrets and token shapes become ``***``; nothing else changes."""
+"""``agentevals.core.redact``: environment secrets and token shapes become ``***``; nothing else changes."""
 
 from __future__ import annotations
 
 import pytest
-from agentevals.redact import redact, redact_obj, secret_values
+from agentevals.core.redact import redact, redact_obj, secret_values
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -76,7 +76,7 @@ _FRAGMENTS = [
 def test_the_literal_prefilters_never_skip_a_secret(text: str):
     # The redactor runs the token and URL patterns only on strings holding one of their literals (speed):
     # the result must be what the patterns alone give.
-    from agentevals import redact as module
+    from agentevals.core import redact as module
 
     full = module._TOKEN_SHAPES.sub(module.MASK, text)
     full = module._URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{module.MASK}@", full)
@@ -94,7 +94,7 @@ def test_the_literal_prefilters_never_skip_a_secret(text: str):
     (["serve", "--api-token"], ["serve", "--api-token"]),
 ])
 def test_redact_argv_hides_secret_flag_values_whatever_they_look_like(argv, shown):
-    from agentevals.redact import redact_argv
+    from agentevals.core.redact import redact_argv
 
     assert redact_argv(argv) == shown
 

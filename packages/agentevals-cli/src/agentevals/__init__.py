@@ -19,7 +19,7 @@ if _sys.argv and (_sys.argv[0] == "-m" or _sys.argv[0].replace("\\", "/").rsplit
                                                                                                "agentevals.exe")):
     # Started as the command: a Ctrl-C while it imports ends it with one word, not a traceback
     # (``cli.main`` hands SIGINT back to Python once it can handle it).
-    from ._startup import quiet_interrupts as _quiet_interrupts
+    from .core._startup import quiet_interrupts as _quiet_interrupts
 
     _quiet_interrupts()
 
@@ -27,9 +27,12 @@ import importlib as _importlib
 import typing as _typing
 
 from .__about__ import __version__ as __version__
+from .core._aliases import install as _install_aliases
 from .errors import AgentevalsError as AgentevalsError
 from .errors import ConfigError as ConfigError
 from .protocol import PROTOCOL_VERSION as PROTOCOL_VERSION
+
+_install_aliases()  # old module paths (agentevals.redact, agentevals.gates, …) keep importing
 
 if _typing.TYPE_CHECKING:
     from .api import evaluate as evaluate

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional, Union, get_args
 
-from ._files import resolve_config_path
 from .config import EvalConfig, LoadedEvaluator, build_evaluators, load_config
+from .core._files import resolve_config_path
 from .errors import ConfigError, InputFileError
 from .evalsets import EvalSet, load_eval_set
 from .evaluators.base import BaseEvaluator

@@ -158,7 +158,7 @@ def execute(req: RunRequest) -> int:
         context = ReportContext(comparison=finisher.comparison, gates=finisher.outcome if gates.any else None,
                                 incomplete=incomplete, strict=req.options.strict, quiet=req.quiet)
         unwritten = write_outputs(run, outputs, context, color=color)
-        from ..redact import redact
+        from ..core.redact import redact
 
         for line in unwritten:
             click.echo(redact(f"agentevals: {line}"), err=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._registry import Registry
+from ..core._registry import Registry
 from .base import BaseEvaluator as BaseEvaluator
 from .base import EvalContext as EvalContext
 from .base import EvaluatorConfig as EvaluatorConfig

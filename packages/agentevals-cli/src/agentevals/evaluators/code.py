@@ -75,7 +75,7 @@ def evaluate_file(
 
     from pydantic import ValidationError
 
-    from .._validation import format_validation_error
+    from ..core._validation import format_validation_error
     from ..protocol import EvalInput
     from .base import EvalContext
 

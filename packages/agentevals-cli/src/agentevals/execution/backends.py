@@ -16,7 +16,7 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-from .._registry import Registry
+from ..core._registry import Registry
 from ..protocol import EvalInput, EvalResult, encode_input
 from .deadline import current_deadline
 from .process import tail

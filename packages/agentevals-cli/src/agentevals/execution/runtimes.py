@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .._registry import Registry
+from ..core._registry import Registry
 from ..errors import ConfigError
 from .deadline import Deadline
 from .environments import ensure_node_modules, ensure_python_env

@@ -16,7 +16,7 @@ import importlib
 from collections.abc import Callable
 from typing import Optional
 
-from ..redact import redact
+from ..core.redact import redact
 from ..results import RunResult
 from ._context import ReportContext
 
@@ -43,7 +43,7 @@ def renderer(fmt: str) -> Callable[..., str]:
 
 
 def render(run: RunResult, fmt: str = "table", *, color: bool = False, context: Optional[ReportContext] = None) -> str:
-    """Render a run in one of ``RENDERERS``, with secrets redacted (``agentevals.redact``) and no line able to
+    """Render a run in one of ``RENDERERS``, with secrets redacted (``agentevals.core.redact``) and no line able to
     run a CI workflow command (``report._workflow``)."""
     from ._workflow import defuse
 

@@ -28,8 +28,8 @@ from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
 
 from ..__about__ import __version__
 from ..consumers import RunConsumer
+from ..core.redact import redact_obj
 from ..errors import AgentevalsError, RunNotFoundError
-from ..redact import redact_obj
 from ..results import CaseResult, RunResult
 from . import compat_011, operations
 from ._csrf import CsrfCheck, CsrfTokens
@@ -85,7 +85,7 @@ def _public(value: Any) -> Any:
 
 def _ok(data: Any) -> dict[str, Any]:
     """The API's envelope. Trace text is the agent's: keys and tokens in it (and in stored runs, results,
-    session records) are redacted here, on every route, as in every report (``agentevals.redact``)."""
+    session records) are redacted here, on every route, as in every report (``agentevals.core.redact``)."""
     return {"data": redact_obj(_public(data)), "error": None}
 
 

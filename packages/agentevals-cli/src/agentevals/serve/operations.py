@@ -168,7 +168,7 @@ _ORDER = {"ERROR": 0, "FAILED": 1, "NOT_EVALUATED": 2, "PASSED": 3, "INFORMATION
 def run_summary(store: RunStore, ref: str = "latest", *, rows: int = 50) -> dict[str, Any]:
     """A stored run in brief, for an agent to read: its record, totals, and its result rows with the
     failing ones first (ERROR, FAILED, then NOT_EVALUATED), at most ``rows`` of them."""
-    from ..redact import redact_obj
+    from ..core.redact import redact_obj
     from ..store._store import incomplete_reason
 
     run_id = store.resolve(ref)

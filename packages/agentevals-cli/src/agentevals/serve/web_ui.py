@@ -25,8 +25,8 @@ from fastapi.responses import HTMLResponse, Response
 
 from ..__about__ import __version__
 from .._transcript import transcript
+from ..core.redact import redact
 from ..protocol import InvocationData
-from ..redact import redact
 from . import operations
 from ._csrf import CSRF_COOKIE
 from .web_runs import add_run_pages, trajectory_rows

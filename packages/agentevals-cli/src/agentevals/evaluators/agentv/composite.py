@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from ..._validation import format_validation_error
+from ...core._validation import format_validation_error
 from ...errors import AgentevalsError, ConfigError, EvaluatorFailure, first_line
 from ...options import RunOptions
 from ...results import MetricResult, Status, Verdict

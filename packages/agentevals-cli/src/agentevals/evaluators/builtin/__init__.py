@@ -7,7 +7,7 @@ run through google-adk when the ``adk`` extra is installed and are NOT_EVALUATED
 
 from __future__ import annotations
 
-from ..._registry import Registry
+from ...core._registry import Registry
 from ._base import BuiltinConfig as BuiltinConfig
 from ._base import BuiltinEvaluator as BuiltinEvaluator
 from ._base import BuiltinMetric as BuiltinMetric

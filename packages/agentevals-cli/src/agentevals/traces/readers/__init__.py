@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from ..._files import regular_path
+from ...core._files import regular_path
 from ...errors import InputFileError
 from ..model import Trace
 from . import _stream

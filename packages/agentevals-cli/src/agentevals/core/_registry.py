@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = ["Registry", "did_you_mean"]
 

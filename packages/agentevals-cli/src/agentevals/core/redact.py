@@ -15,7 +15,7 @@
 
 Example:
     ```python
-    from agentevals.redact import redact, redact_obj
+    from agentevals.core.redact import redact, redact_obj
 
     redact("token ghp_" + "a" * 36)          # 'token ***'
     redact_obj({"error": "401 for sk-live-abcdef123456"})   # {'error': '401 for ***'}
