@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Optional, Union
 
 from .__about__ import __version__
-from ._transcript import transcript
 from .config import LoadedEvaluator
 from .consumers import ResultReuse, RunConsumer, emit
 from .errors import AgentevalsError, InputFileError
@@ -39,6 +38,7 @@ from .evalsets.matching import normalize_text
 from .evaluators.base import BaseEvaluator, EvalContext
 from .options import RunOptions
 from .results import CaseResult, InputError, MetricResult, RunResult, SpanRef, Status, utc_now, verdict_for
+from .results._transcript import transcript
 from .traces._collect import convert_for_worker, convert_into, one_line
 from .traces.convert._common import aggregate_metrics
 from .traces.model import ConvertedTrace, Trace
@@ -259,7 +259,7 @@ async def run_evaluation(
     if run.cases and not any(r.status in (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
                              for c in run.cases for r in c.metrics):
         run.notes.append("nothing was evaluated: every result is NOT_EVALUATED or ERROR")
-    from .repetitions import summarize_repetitions
+    from .results.repetitions import summarize_repetitions
 
     run.repetitions = summarize_repetitions(run.cases, k_values=options.pass_at_k, repeat_key=options.repeat_key)
     run.finished_at = utc_now()
@@ -848,7 +848,7 @@ class _Pool:
         job.ctx = None  # the traces are no longer needed
         if any(m.status == Status.ERROR for m in result.metrics):
             result.evaluation_status = "evaluation_failed"
-        from .scoring import case_score
+        from .results.scoring import case_score
 
         result.score, result.verdict = case_score(result.metrics)
         self.output.finished(job.seq, result)

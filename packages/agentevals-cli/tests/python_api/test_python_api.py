@@ -11,8 +11,8 @@ from pathlib import Path
 import agentevals
 import pytest
 from agentevals.cli import cli
-from agentevals.repetitions import pass_at_k, pass_hat_k
 from agentevals.results import Status
+from agentevals.results.repetitions import pass_at_k, pass_hat_k
 from agentevals.traces.convert import convert_trace
 from agentevals.traces.readers import read_traces
 from click.testing import CliRunner

@@ -10,8 +10,8 @@ import threading
 
 import pytest
 from agentevals.api import prepare_run
-from agentevals.compare import load_baseline
 from agentevals.errors import ConfigError, RunNotFoundError
+from agentevals.results.compare import load_baseline
 from agentevals.runner import run_evaluation
 from agentevals.store import LiveRunRecorder, RunStore, metric_trend
 from support.stored_runs import ES_HELM, HELM, K8S, META, record

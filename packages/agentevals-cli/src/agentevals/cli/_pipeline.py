@@ -15,13 +15,13 @@ from typing import Any, Optional
 
 import click
 
-from ..compare import Comparison, compare_runs, load_baseline
 from ..consumers import RunConsumer, emit
 from ..errors import ConfigError
-from ..gates import GateOutcome, Gates, check_gates, parse_min_pass_rates
 from ..options import RunOptions
 from ..report import ReportContext
 from ..results import CaseResult, RunResult
+from ..results.compare import Comparison, compare_runs, load_baseline
+from ..results.gates import GateOutcome, Gates, check_gates, parse_min_pass_rates
 from ._outputs import parse_outputs, stdout_format, write_outputs
 
 __all__ = ["RunRequest", "execute"]
@@ -224,8 +224,8 @@ def _run_identity(req: RunRequest, store: Any) -> tuple[Optional[str], Optional[
 
 def _partial(finisher: _Finisher, signum: int, options: RunOptions) -> RunResult:
     """The run as far as it went: the cases that finished, marked incomplete."""
-    from ..repetitions import summarize_repetitions
     from ..results import utc_now
+    from ..results.repetitions import summarize_repetitions
 
     run = finisher.run or RunResult()
     run.cases = list(finisher.cases)

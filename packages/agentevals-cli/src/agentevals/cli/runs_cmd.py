@@ -31,7 +31,7 @@ def runs_command() -> None:
 @click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
 def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
     """The latest runs, newest first: id, start, status, cases, pass rate, exit code, command."""
-    from ..gates import format_rate
+    from ..results.gates import format_rate
 
     db = _open(store)
     try:
@@ -92,8 +92,8 @@ def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str])
 
     Exit 1 when RUN_B has regressions.
     """
-    from ..compare import compare_stored
     from ..report._workflow import defuse
+    from ..results.compare import compare_stored
 
     db = _open(store)
     try:

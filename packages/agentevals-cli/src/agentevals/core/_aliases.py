@@ -1,7 +1,7 @@
 """Old module paths (before the 0.12 layout) answered as aliases of the modules that replaced them.
 
     import agentevals.redact                      # the module object agentevals.core.redact
-    from agentevals.gates import evaluate_gates   # from agentevals.results.gates
+    from agentevals.gates import check_gates      # from agentevals.results.gates
 
 No file stays at an old path, so git follows each move; a finder at the end of ``sys.meta_path`` answers
 for the old names by importing the new module and putting it in ``sys.modules`` under the old name too
@@ -36,6 +36,11 @@ MOVED: dict[str, str] = {
     "agentevals._yaml": "agentevals.core._yaml",
     "agentevals.limits": "agentevals.core.limits",
     "agentevals.redact": "agentevals.core.redact",
+    "agentevals._transcript": "agentevals.results._transcript",
+    "agentevals.compare": "agentevals.results.compare",
+    "agentevals.gates": "agentevals.results.gates",
+    "agentevals.repetitions": "agentevals.results.repetitions",
+    "agentevals.scoring": "agentevals.results.scoring",
 }
 """Old module name → the module that replaced it (deprecated aliases)."""
 

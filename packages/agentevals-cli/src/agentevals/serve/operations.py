@@ -188,7 +188,7 @@ def run_summary(store: RunStore, ref: str = "latest", *, rows: int = 50) -> dict
 
 def compare_stored_runs(store: RunStore, a: str, b: str = "latest") -> dict[str, Any]:
     """What changed from stored run ``a`` (the baseline) to ``b``, as ``agentevals runs compare A B --json``."""
-    from ..compare import compare_stored
+    from ..results.compare import compare_stored
 
     comparison = compare_stored(store, a, b)[0]
     return {**comparison.as_dict(), "headline": comparison.headline()}

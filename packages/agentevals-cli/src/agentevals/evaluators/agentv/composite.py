@@ -17,7 +17,7 @@ from ...core._validation import format_validation_error
 from ...errors import AgentevalsError, ConfigError, EvaluatorFailure, first_line
 from ...options import RunOptions
 from ...results import MetricResult, Status, Verdict
-from ...scoring import running_sum
+from ...results.scoring import running_sum
 from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
 from ._base import AgentVConfig, AgentVEvaluator, Outcome
 from ._judge import FREEFORM_SCHEMA, JudgeParseError, ask_judge, judge_settings, parse_freeform
