@@ -37,13 +37,13 @@ _install_aliases()  # old module paths (agentevals.redact, agentevals.gates, …
 if _typing.TYPE_CHECKING:
     from .api import evaluate as evaluate
     from .api import evaluate_async as evaluate_async
+    from .evaluators.python import Environment as Environment
+    from .evaluators.python import Evaluator as Evaluator
+    from .evaluators.python import PythonEvaluator as PythonEvaluator
+    from .evaluators.python import Task as Task
+    from .evaluators.python import User as User
     from .live_session import AgentEvals as AgentEvals
     from .options import RunOptions as RunOptions
-    from .python_evaluators import Environment as Environment
-    from .python_evaluators import Evaluator as Evaluator
-    from .python_evaluators import PythonEvaluator as PythonEvaluator
-    from .python_evaluators import Task as Task
-    from .python_evaluators import User as User
     from .results import CaseResult as CaseResult
     from .results import MetricResult as MetricResult
     from .results import RunResult as RunResult
@@ -54,11 +54,11 @@ _LAZY = {
     "evaluate": "api",
     "evaluate_async": "api",
     "RunOptions": "options",
-    "Environment": "python_evaluators",
-    "Evaluator": "python_evaluators",
-    "PythonEvaluator": "python_evaluators",
-    "Task": "python_evaluators",
-    "User": "python_evaluators",
+    "Environment": "evaluators.python",
+    "Evaluator": "evaluators.python",
+    "PythonEvaluator": "evaluators.python",
+    "Task": "evaluators.python",
+    "User": "evaluators.python",
     "CaseResult": "results",
     "MetricResult": "results",
     "RunResult": "results",

@@ -11,7 +11,7 @@ from agentevals.errors import InputFileError
 from agentevals.evaluators.agentv.assertions import ContainsEvaluator
 from agentevals.evaluators.agentv.tool_trajectory import ToolTrajectoryEvaluator
 from agentevals.evaluators.base import BaseEvaluator, EvalContext, EvaluatorConfig
-from agentevals.python_evaluators import PythonEvaluator
+from agentevals.evaluators.python import PythonEvaluator
 from agentevals.results import MetricResult
 from agentevals.runner import load_traces, run_evaluation
 from agentevals.traces.readers import _stream, read_traces

@@ -41,6 +41,8 @@ MOVED: dict[str, str] = {
     "agentevals.gates": "agentevals.results.gates",
     "agentevals.repetitions": "agentevals.results.repetitions",
     "agentevals.scoring": "agentevals.results.scoring",
+    "agentevals.llm": "agentevals.evaluators.llm",
+    "agentevals.python_evaluators": "agentevals.evaluators.python",
 }
 """Old module name → the module that replaced it (deprecated aliases)."""
 

@@ -14,7 +14,7 @@ EVALUATOR_TYPES: Registry[type[BaseEvaluator]] = Registry(
     "agentevals.evaluator_types",
     {
         "builtin": "agentevals.evaluators.builtin:BuiltinEvaluator",
-        "python": "agentevals.python_evaluators:PythonEvaluator",
+        "python": "agentevals.evaluators.python:PythonEvaluator",
         "code": "agentevals.evaluators.code:CodeEvaluator",
         "remote": "agentevals.evaluators.remote:RemoteEvaluator",
         "openai_eval": "agentevals.evaluators.openai_eval:OpenAIEvalEvaluator",

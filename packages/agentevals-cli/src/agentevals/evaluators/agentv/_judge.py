@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 from pydantic import AliasChoices, Field
 
 from ...errors import first_line
-from ...llm import LLMSettings
 from ...options import RunOptions
+from ..llm import LLMSettings
 from ._base import AgentVConfig, parse_json_from_text
 
 __all__ = [

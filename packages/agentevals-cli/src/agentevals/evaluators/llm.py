@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .errors import EvaluatorFailure, MissingDependencyError, first_line
+from ..errors import EvaluatorFailure, MissingDependencyError, first_line
 
 __all__ = ["ChatClient", "LLMSettings", "redact"]
 
