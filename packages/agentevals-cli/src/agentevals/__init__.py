@@ -42,7 +42,7 @@ if _typing.TYPE_CHECKING:
     from .evaluators.python import PythonEvaluator as PythonEvaluator
     from .evaluators.python import Task as Task
     from .evaluators.python import User as User
-    from .live_session import AgentEvals as AgentEvals
+    from .live.session import AgentEvals as AgentEvals
     from .options import RunOptions as RunOptions
     from .results import CaseResult as CaseResult
     from .results import MetricResult as MetricResult
@@ -50,7 +50,7 @@ if _typing.TYPE_CHECKING:
     from .results import Status as Status
 
 _LAZY = {
-    "AgentEvals": "live_session",
+    "AgentEvals": "live.session",
     "evaluate": "api",
     "evaluate_async": "api",
     "RunOptions": "options",

@@ -132,7 +132,7 @@ def execute(req: RunRequest) -> int:
         if progress is not None:
             consumers.append(progress)
         if req.emit_otel:
-            from ..otel_events import EvaluationEventEmitter
+            from ..report.otel_events import EvaluationEventEmitter
 
             emitter = EvaluationEventEmitter.from_env()
             consumers.append(emitter)

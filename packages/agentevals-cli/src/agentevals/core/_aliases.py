@@ -43,6 +43,9 @@ MOVED: dict[str, str] = {
     "agentevals.scoring": "agentevals.results.scoring",
     "agentevals.llm": "agentevals.evaluators.llm",
     "agentevals.python_evaluators": "agentevals.evaluators.python",
+    "agentevals.otel_events": "agentevals.report.otel_events",
+    "agentevals._otlp_export": "agentevals.live._otlp_export",
+    "agentevals.live_session": "agentevals.live.session",
 }
 """Old module name → the module that replaced it (deprecated aliases)."""
 
