@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from agentevals.core._aliases import MOVED
 
 REPO = Path(__file__).resolve().parents[3]

@@ -120,7 +120,7 @@ def test_conversations_spread_through_the_files_are_grouped_in_first_trace_order
 
 def test_one_json_input_size_for_a_long_conversation(tmp_path):
     """1.2 sends the case's figures once; each turn keeps only its own."""
-    from agentevals.execution.adapter import build_eval_input
+    from agentevals.evaluators.backend import build_eval_input
     from agentevals.protocol import encode_input
     from agentevals.runner import group_traces, load_traces
 

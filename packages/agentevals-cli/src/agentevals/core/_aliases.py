@@ -46,6 +46,7 @@ MOVED: dict[str, str] = {
     "agentevals.otel_events": "agentevals.report.otel_events",
     "agentevals._otlp_export": "agentevals.live._otlp_export",
     "agentevals.live_session": "agentevals.live.session",
+    "agentevals.execution.adapter": "agentevals.evaluators.backend",
 }
 """Old module name → the module that replaced it (deprecated aliases)."""
 

@@ -19,9 +19,9 @@ from typing import Literal
 from pydantic import Field
 
 from ..errors import ConfigError
-from ..execution.adapter import BackendEvaluator, ProgramConfig
 from ..execution.deadline import Deadline
 from ..results import MetricResult
+from .backend import BackendEvaluator, ProgramConfig
 
 __all__ = ["CodeEvaluator", "evaluate_file"]
 
