@@ -32,7 +32,7 @@ from .errors import AgentevalsError as AgentevalsError
 from .errors import ConfigError as ConfigError
 from .protocol import PROTOCOL_VERSION as PROTOCOL_VERSION
 
-_install_aliases()  # old module paths (agentevals.redact, agentevals.gates, …) keep importing
+_install_aliases()  # the old paths of moved modules keep importing (core/_aliases.py)
 
 if _typing.TYPE_CHECKING:
     from .api import evaluate as evaluate
