@@ -49,8 +49,8 @@ def timed_run(traces: Path, config: Path, executor: str) -> tuple[float, object]
 
 def batch_overhead(ray: object, calls: int) -> tuple[float, float]:
     """Median round trip (ms) of an empty batch to an evaluation actor, one at a time and pipelined."""
+    from agentevals.engine.options import RunOptions
     from agentevals.engine.ray_pool import EvalWorker
-    from agentevals.options import RunOptions
 
     actor = ray.remote(EvalWorker).options(num_cpus=1).remote(([], RunOptions(concurrency=1), None, {}, None))  # type: ignore[attr-defined]
     ray.get(actor.run_batch.remote([]))  # type: ignore[attr-defined]

@@ -1,9 +1,9 @@
-"""``agentevals.redact``: environment secrets and token shapes become ``***``; nothing else changes."""
+"""``agentevals.core.redact``: environment secrets and token shapes become ``***``; nothing else changes."""
 
 from __future__ import annotations
 
 import pytest
-from agentevals.redact import redact, redact_obj, redact_url, secret_values
+from agentevals.core.redact import redact, redact_obj, redact_url, secret_values
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -68,9 +68,9 @@ def test_redact_url_hides_only_the_password(url: str, shown: str):
 
 def test_one_redactor_in_the_package():
     """llm.redact is redact.redact; no other module keeps its own secret patterns."""
-    import agentevals.llm
+    import agentevals.evaluators.llm
 
-    assert agentevals.llm.redact is redact
+    assert agentevals.evaluators.llm.redact is redact
 
 
 def test_redact_obj_walks_nested_structures_and_keys():
@@ -116,7 +116,7 @@ def test_the_literal_prefilters_never_skip_a_secret(text: str):
     (["serve", "--api-token"], ["serve", "--api-token"]),
 ])
 def test_redact_argv_hides_secret_flag_values_whatever_they_look_like(argv, shown):
-    from agentevals.redact import redact_argv
+    from agentevals.core.redact import redact_argv
 
     assert redact_argv(argv) == shown
 

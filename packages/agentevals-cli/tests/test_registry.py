@@ -1,4 +1,4 @@
-"""The one plugin rule (``agentevals._registry``): each kind of plugin loaded through a real installed entry
+"""The one plugin rule (``agentevals.core._registry``): each kind of plugin loaded through a real installed entry
 point (a ``*.dist-info`` with ``entry_points.txt`` on PYTHONPATH) and used end to end by ``agentevals`` in a
 subprocess; broken, mis-based and misnamed plugins refused in one line; aliases and "did you mean"."""
 
@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from agentevals._registry import Registry
+from agentevals.core._registry import Registry
 from agentevals.errors import ConfigError
 from agentevals.evaluators import EVALUATOR_TYPES, BaseEvaluator
 

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional, Union, get_args
 
-from ._files import resolve_config_path
 from .config import EvalConfig, LoadedEvaluator, build_evaluators, load_config
+from .core._files import resolve_config_path
 from .engine.executors import check_executor
 from .engine.options import GroupBy, RunOptions, TrajectoryMatchType
 from .engine.run import run_evaluation, run_sync

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from agentevals.engine.options import RunOptions
 from agentevals.evaluators import EVALUATOR_TYPES
 from agentevals.evaluators.base import EvalContext
 from agentevals.evaluators.builtin.response_match import rouge1_fmeasure
 from agentevals.evaluators.builtin.trajectory import trajectory_matches
-from agentevals.options import RunOptions
 from agentevals.protocol import IntermediateStepData, InvocationData, ToolCallData
 from agentevals.results import Status
 

@@ -20,8 +20,8 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip ins
 
 import agentevals  # noqa: E402
 from agentevals.api import prepare_run  # noqa: E402
-from agentevals.consumers import RunConsumer  # noqa: E402
-from agentevals.runner import run_evaluation  # noqa: E402
+from agentevals.engine import run_evaluation  # noqa: E402
+from agentevals.engine.consumers import RunConsumer  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(600)]
 

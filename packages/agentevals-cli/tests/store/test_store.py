@@ -6,10 +6,10 @@ import asyncio
 import json
 
 import pytest
+from agentevals.core.redact import redact_url
+from agentevals.engine import run_evaluation
 from agentevals.errors import StoreError
-from agentevals.redact import redact_url
 from agentevals.results import Status
-from agentevals.runner import run_evaluation
 from agentevals.store import SCHEMA_VERSION, RunStore, StoreConsumer, StoreReuse, connect, new_run_id
 from support.stored_runs import ES_HELM, HELM, K8S, META, record
 

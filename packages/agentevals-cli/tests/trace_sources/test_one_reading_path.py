@@ -61,8 +61,8 @@ def test_late_logs_reach_the_traces_before_them_through_every_function(tmp_path)
     positioned = [item for item, _ in resolve(inputs)]
     for trace in (loaded, *streamed, *positioned):
         assert [inv.model_dump(mode="json") for inv in trace.invocations] == expected
-    from agentevals.runner import iter_traces as old_iter_traces
-    from agentevals.runner import load_traces as old_load_traces  # the deprecated path is the same function
+    from agentevals.engine import iter_traces as old_iter_traces
+    from agentevals.engine import load_traces as old_load_traces  # the deprecated path is the same function
 
     assert old_load_traces is load_traces and old_iter_traces is iter_traces
 

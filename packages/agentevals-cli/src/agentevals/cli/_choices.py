@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import click
 
 if TYPE_CHECKING:
-    from .._registry import Registry
+    from ..core._registry import Registry
 
 __all__ = ["RegistryChoice"]
 

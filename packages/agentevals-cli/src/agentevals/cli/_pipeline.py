@@ -15,13 +15,13 @@ from typing import Any, Optional
 
 import click
 
-from ..compare import Comparison, compare_runs, load_baseline
 from ..engine.consumers import RunConsumer, emit
 from ..engine.options import RunOptions
 from ..errors import ConfigError
-from ..gates import GateOutcome, Gates, check_gates, parse_min_pass_rates
 from ..report import ReportContext
 from ..results import CaseResult, RunResult
+from ..results.compare import Comparison, compare_runs, load_baseline
+from ..results.gates import GateOutcome, Gates, check_gates, parse_min_pass_rates
 from ._outputs import parse_outputs, stdout_format, write_outputs
 
 __all__ = ["RunRequest", "execute"]
@@ -132,7 +132,7 @@ def execute(req: RunRequest) -> int:
         if progress is not None:
             consumers.append(progress)
         if req.emit_otel:
-            from ..otel_events import EvaluationEventEmitter
+            from ..report.otel_events import EvaluationEventEmitter
 
             emitter = EvaluationEventEmitter.from_env()
             consumers.append(emitter)
@@ -158,7 +158,7 @@ def execute(req: RunRequest) -> int:
         context = ReportContext(comparison=finisher.comparison, gates=finisher.outcome if gates.any else None,
                                 incomplete=incomplete, strict=req.options.strict, quiet=req.quiet)
         unwritten = write_outputs(run, outputs, context, color=color)
-        from ..redact import redact
+        from ..core.redact import redact
 
         for line in unwritten:
             click.echo(redact(f"agentevals: {line}"), err=True)
@@ -224,8 +224,8 @@ def _run_identity(req: RunRequest, store: Any) -> tuple[Optional[str], Optional[
 
 def _partial(finisher: _Finisher, signum: int, options: RunOptions) -> RunResult:
     """The run as far as it went: the cases that finished, marked incomplete."""
-    from ..repetitions import summarize_repetitions
     from ..results import utc_now
+    from ..results.repetitions import summarize_repetitions
 
     run = finisher.run or RunResult()
     run.cases = list(finisher.cases)

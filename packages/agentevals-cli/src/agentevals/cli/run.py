@@ -1,6 +1,6 @@
 """``agentevals run``: evaluate trace files, record the run, write its reports, exit by the gates.
 
-Exit codes: 0 passed, 1 failed (see ``agentevals.gates`` for the rule), 2 usage or config error,
+Exit codes: 0 passed, 1 failed (see ``agentevals.results.gates`` for the rule), 2 usage or config error,
 130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (partial reports written, run stored as interrupted).
 """
 

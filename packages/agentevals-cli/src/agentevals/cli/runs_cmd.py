@@ -33,7 +33,7 @@ def runs_command() -> None:
 @click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
 def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
     """The latest runs, newest first: id, start, status, cases, pass rate, exit code, command."""
-    from ..gates import format_rate
+    from ..results.gates import format_rate
 
     db = _open(store)
     try:
@@ -94,8 +94,8 @@ def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str])
 
     Exit 1 when RUN_B has regressions.
     """
-    from ..compare import compare_stored
     from ..report._workflow import defuse
+    from ..results.compare import compare_stored
 
     db = _open(store)
     try:
@@ -141,7 +141,7 @@ def migrate_command(store: Optional[str]) -> None:
 @click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
 def path_command(store: Optional[str]) -> None:
     """Print where runs are recorded (passwords in URLs hidden)."""
-    from ..redact import redact_url
+    from ..core.redact import redact_url
     from ..store import store_location
 
     click.echo(redact_url(store_location(store)))

@@ -19,8 +19,8 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from .._registry import did_you_mean
-from .._validation import loc_path
+from ..core._registry import did_you_mean
+from ..core._validation import loc_path
 from ..engine.options import BuiltinThresholds, RunOptions, TrajectoryMatchType
 from ..errors import ConfigError
 from ..evaluators import EVALUATOR_TYPES, BaseEvaluator
@@ -48,7 +48,7 @@ def marked_loader() -> type:
     """The YAML loader that records marks (built on first use: a run without a config never imports yaml)."""
     import yaml
 
-    from .._yaml import BoundedLoader
+    from ..core._yaml import BoundedLoader
 
     class _MarkedLoader(BoundedLoader, yaml.SafeLoader):
         def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> _Sequence:  # type: ignore[override]
@@ -162,7 +162,7 @@ def _where(source: str, mark: tuple[int, int] | None) -> str:
 
 def load_config(path: str | Path) -> EvalConfig:
     """Read and validate an eval_config.yaml. Raises ``ConfigError`` listing every problem, one per line."""
-    from .._files import read_input
+    from ..core._files import read_input
     from ..errors import InputFileError
 
     path = Path(path)

@@ -9,13 +9,13 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .._transcript import transcript
+from ..core.limits import EVALUATOR_TIMEOUT
 from ..errors import AgentevalsError
 from ..evalsets import EvalSet, match_case
 from ..evalsets.matching import normalize_text
 from ..evaluators.base import BaseEvaluator, EvalContext
-from ..limits import EVALUATOR_TIMEOUT
 from ..results import CaseResult, MetricResult, SpanRef, Status, verdict_for
+from ..results._transcript import transcript
 from ..traces._collect import one_line
 from ..traces.convert._common import aggregate_metrics
 from ..traces.model import ConvertedTrace

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Protocol
 
-from .._registry import Registry, did_you_mean
+from ..core._registry import Registry, did_you_mean
 from ..errors import ConfigError, MissingDependencyError
 from .pool import LocalPool, PoolFactory
 

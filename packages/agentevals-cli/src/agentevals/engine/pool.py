@@ -205,7 +205,7 @@ class LocalPool:
         job.ctx = None  # the traces are no longer needed
         if any(m.status == Status.ERROR for m in result.metrics):
             result.evaluation_status = "evaluation_failed"
-        from ..scoring import case_score
+        from ..results.scoring import case_score
 
         result.score, result.verdict = case_score(result.metrics)
         self.output.finished(job.seq, result)

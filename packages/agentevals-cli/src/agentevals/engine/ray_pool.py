@@ -379,7 +379,7 @@ class RayPool:
 
 def _errored_case(case: Case, evaluators: Sequence[BaseEvaluator], attempts: int, why: str) -> CaseResult:
     """The rows of a case whose batch could not be run: one ERROR per evaluator, none lost."""
-    from ..scoring import case_score
+    from ..results.scoring import case_score
 
     text = f"ray: batch failed after {attempts} attempt(s): {why}"
     result = CaseResult(case_id=case.case_id, trace_ids=[t.trace_id for t in case.traces],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._registry import Registry
+from ..core._registry import Registry
 from .agentv._kinds import registry_entries as _assertion_kinds
 from .base import BaseEvaluator as BaseEvaluator
 from .base import EvalContext as EvalContext
@@ -22,7 +22,7 @@ EVALUATOR_TYPES: Registry[type[BaseEvaluator]] = Registry(
         "llm_judge": "agentevals.evaluators.agentv.llm_judge:LlmJudgeEvaluator",
         "code_judge": "agentevals.evaluators.agentv.code_judge:CodeJudgeEvaluator",
         "builtin": "agentevals.evaluators.builtin:BuiltinEvaluator",
-        "python": "agentevals.python_evaluators:PythonEvaluator",
+        "python": "agentevals.evaluators.python:PythonEvaluator",
         "code": "agentevals.evaluators.code:CodeEvaluator",
         "remote": "agentevals.evaluators.remote:RemoteEvaluator",
         "openai_eval": "agentevals.evaluators.openai_eval:OpenAIEvalEvaluator",

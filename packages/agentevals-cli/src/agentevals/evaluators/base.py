@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..core.limits import EVALUATOR_TIMEOUT
 from ..engine.options import RunOptions
-from ..limits import EVALUATOR_TIMEOUT
 from ..results import MetricResult
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ class BaseEvaluator(ABC):
     def resolve_path(self, path: str) -> Path:
         """Resolve a path from the config: the config file's directory first, then the working directory
         (as agentevals-cli 0.11 did); using the second adds a note saying so."""
-        from .._files import resolve_config_path
+        from ..core._files import resolve_config_path
 
         resolved, note = resolve_config_path(path, self.base_dir)
         if note and note not in self.notes:

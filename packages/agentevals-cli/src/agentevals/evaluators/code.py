@@ -18,11 +18,11 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..core.limits import SCRIPT_TIMEOUT
 from ..errors import ConfigError
-from ..execution.adapter import BackendEvaluator, ProgramConfig
 from ..execution.deadline import Deadline
-from ..limits import SCRIPT_TIMEOUT
 from ..results import MetricResult
+from .backend import BackendEvaluator, ProgramConfig
 
 __all__ = ["CodeEvaluator", "evaluate_file"]
 
@@ -76,7 +76,7 @@ def evaluate_file(
 
     from pydantic import ValidationError
 
-    from .._validation import format_validation_error
+    from ..core._validation import format_validation_error
     from ..protocol import EvalInput
     from .base import EvalContext
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
-from .._registry import Registry
+from ..core._registry import Registry
 from ..protocol import EvalInput, EvalResult, encode_input
 from .deadline import current_deadline
 from .process import tail

@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
+from ..core.limits import current_limits, variable
 from ..errors import AgentevalsError, EvaluatorFailure
-from ..limits import current_limits, variable
 from .deadline import Deadline, deadline_scope
 from .process import ProcessResult, ProcessTimeout, run_process, tail
 

@@ -8,7 +8,7 @@ agentevals when it is terminated (SIGTERM: a cancelled CI job; SIGHUP: a closed 
 action is in place — that call ``kill_all_evaluator_processes`` and then let the signal take its
 default course.
 
-A child's stdout and stderr are each kept up to ``AGENTEVALS_MAX_OUTPUT_BYTES`` (``agentevals.limits``):
+A child's stdout and stderr are each kept up to ``AGENTEVALS_MAX_OUTPUT_BYTES`` (``agentevals.core.limits``):
 the *last* bytes are kept, because the result is what a program prints last; ``ProcessResult`` says how
 many bytes were dropped.
 """
@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..limits import current_limits
+from ..core.limits import current_limits
 from . import containment
 
 __all__ = ["LINGER", "Capped", "ProcessResult", "ProcessTimeout", "guard_termination", "kill_group",

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.limits import variable
 from ..errors import AgentevalsError, ProtocolError
-from ..limits import variable
 from ..protocol import EvalResult, decode_result
 from .commands import ProgramFailure, SetupFailure, cause_line, run_command, set_up, with_cause
 from .deadline import Deadline

@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .._registry import Registry
+from ..core._registry import Registry
 from ..errors import ConfigError
 from .deadline import Deadline
 from .environments import TSX_VERSION as TSX_VERSION  # its home is where it is installed; named here too

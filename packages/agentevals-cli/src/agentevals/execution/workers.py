@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Optional
 
-from ..limits import current_limits
+from ..core.limits import current_limits
 from ..protocol import EvalInput, EvalResult, WorkerOffer, decode_result, encode_input, parse_version
 from . import containment
 from .commands import set_up

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .._registry import did_you_mean
+from ..core._registry import did_you_mean
 from ..errors import ConfigError
 from ._builtin import builtin_assertion_names, run_builtin_assertion
 from ._builtin import find_assertion as _find_assertion

@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from .._registry import Registry
+from ..core._registry import Registry
 from ..errors import ConfigError
 from ..evaluators.agentv import ASSERTION_KINDS, AssertionKind, find_assertion_kind
 from ..evaluators.agentv._checks import Check

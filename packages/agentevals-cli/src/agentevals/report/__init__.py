@@ -43,9 +43,9 @@ def __getattr__(name: str) -> Any:
 
 
 def render(run: RunResult, fmt: str = "table", *, color: bool = False, context: Optional[ReportContext] = None) -> str:
-    """Render a run in one of ``REPORT_FORMATS``, with secrets redacted (``agentevals.redact``) and no line able to
+    """Render a run in one of ``REPORT_FORMATS``, with secrets redacted (``agentevals.core.redact``) and no line able to
     run a CI workflow command (``report._workflow``). ``ConfigError`` for an unknown or broken format."""
-    from ..redact import redact
+    from ..core.redact import redact
     from ._workflow import defuse
 
     return defuse(redact(REPORT_FORMATS.get(fmt).render(run, color=color, context=context)), fmt)

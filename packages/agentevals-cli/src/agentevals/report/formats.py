@@ -19,7 +19,7 @@ from __future__ import annotations
 import abc
 from typing import TYPE_CHECKING, ClassVar, Optional
 
-from .._registry import Registry
+from ..core._registry import Registry
 
 if TYPE_CHECKING:
     from ..results import RunResult

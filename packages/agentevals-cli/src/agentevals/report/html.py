@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..gates import format_rate
 from ..results import RunResult, Status, case_status
+from ..results.gates import format_rate
 from ._context import ReportContext, failing_rows
 from ._format import fmt_calls, fmt_num, fmt_perf
 from .formats import ReportFormat

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..gates import format_rate
 from ..results import RunResult, Status
+from ..results.gates import format_rate
 from ._context import ReportContext, failing_rows
 from ._format import fmt_calls, fmt_num
 from .formats import ReportFormat

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..gates import format_rate
 from ..results import CaseResult, MetricResult, RunResult, Status, Verdict
+from ..results.gates import format_rate
 from ._context import ReportContext, headline_lines
 from ._format import STATUS_COLORS, fmt_calls, fmt_num, fmt_perf, paint
 from .formats import ReportFormat

@@ -344,7 +344,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
 
 
 def _redacted(document: dict[str, Any]) -> dict[str, Any]:
-    from ..redact import redact_obj
+    from ..core.redact import redact_obj
 
     return redact_obj(document)
 

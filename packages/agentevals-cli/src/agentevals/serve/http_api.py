@@ -27,9 +27,9 @@ from fastapi import FastAPI, File, Form, HTTPException, Request, UploadFile
 from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
 
 from ..__about__ import __version__
+from ..core.redact import redact_obj
 from ..engine.consumers import RunConsumer
 from ..errors import AgentevalsError, RunNotFoundError
-from ..redact import redact_obj
 from ..results import CaseResult, RunResult
 from . import compat_011, operations
 from ._csrf import CsrfCheck, CsrfTokens
@@ -85,7 +85,7 @@ def _public(value: Any) -> Any:
 
 def ok(data: Any) -> dict[str, Any]:
     """The API's envelope. Trace text is the agent's: keys and tokens in it (and in stored runs, results,
-    session records) are redacted here, on every route, as in every report (``agentevals.redact``)."""
+    session records) are redacted here, on every route, as in every report (``agentevals.core.redact``)."""
     return {"data": redact_obj(_public(data)), "error": None}
 
 

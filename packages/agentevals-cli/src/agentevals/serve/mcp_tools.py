@@ -19,8 +19,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional, Protocol
 
+from ..core.redact import redact_obj
 from ..errors import AgentevalsError
-from ..redact import redact_obj
 from . import compat_011, operations
 from .sessions import SessionAssembler
 from .store import SessionRecord, SessionStore

@@ -168,7 +168,7 @@ _ORDER = {"ERROR": 0, "FAILED": 1, "NOT_EVALUATED": 2, "PASSED": 3, "INFORMATION
 def run_summary(store: RunStore, ref: str = "latest", *, rows: int = 50) -> dict[str, Any]:
     """A stored run in brief, for an agent to read: its record, totals, and its result rows with the
     failing ones first (ERROR, FAILED, then NOT_EVALUATED), at most ``rows`` of them."""
-    from ..redact import redact_obj
+    from ..core.redact import redact_obj
     from ..store._store import incomplete_reason
 
     run_id = store.resolve(ref)
@@ -188,7 +188,7 @@ def run_summary(store: RunStore, ref: str = "latest", *, rows: int = 50) -> dict
 
 def compare_stored_runs(store: RunStore, a: str, b: str = "latest") -> dict[str, Any]:
     """What changed from stored run ``a`` (the baseline) to ``b``, as ``agentevals runs compare A B --json``."""
-    from ..compare import compare_stored
+    from ..results.compare import compare_stored
 
     comparison = compare_stored(store, a, b)[0]
     return {**comparison.as_dict(), "headline": comparison.headline()}

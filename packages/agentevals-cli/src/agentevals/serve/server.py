@@ -125,7 +125,7 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
     consumers = list(consumers)
     runs, recorder = _open_run_store(options)
     if options.emit_otel:
-        from ..otel_events import EvaluationEventEmitter
+        from ..report.otel_events import EvaluationEventEmitter
 
         consumers.append(EvaluationEventEmitter.from_env())
     assembler = SessionAssembler(max_units=options.max_buffered, idle=options.session_idle)
@@ -241,7 +241,7 @@ def _open_run_store(options: ServeOptions) -> tuple[Optional[RunStore], Optional
 
 
 def _shown(location: str) -> str:
-    from ..redact import redact_url
+    from ..core.redact import redact_url
 
     return redact_url(location)
 

@@ -14,7 +14,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-from .._registry import Registry
+from ..core._registry import Registry
 from .base import EvaluatorInfo as EvaluatorInfo
 from .base import EvaluatorSource as EvaluatorSource
 from .base import SourceError as SourceError

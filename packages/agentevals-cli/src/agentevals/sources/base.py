@@ -142,7 +142,7 @@ def parse_index(text: str, *, source: str, where: str) -> list[EvaluatorInfo]:
     """Parse an ``index.yaml`` document; ``SourceError`` naming ``where`` when it is not one."""
     import yaml
 
-    from .._yaml import safe_load
+    from ..core._yaml import safe_load
 
     try:
         data: Any = safe_load(text)

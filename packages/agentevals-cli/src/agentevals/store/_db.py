@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
+from ..core.redact import redact_url
 from ..errors import MissingDependencyError, StoreError
-from ..redact import redact_url
 
 __all__ = ["MIGRATIONS", "Database", "connect", "sqlite_path"]
 

@@ -39,7 +39,7 @@ def run_meta(*, options: dict[str, Any], config_path: Optional[str] = None,
     from pathlib import Path
 
     from ..__about__ import __version__
-    from ..redact import MASK, redact_argv
+    from ..core.redact import MASK, redact_argv
 
     def digest(path: Optional[str]) -> Optional[str]:
         try:

@@ -9,8 +9,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ..core.redact import redact, redact_obj, redact_url
 from ..errors import RunNotFoundError, StoreError
-from ..redact import redact, redact_obj, redact_url
 from ..results import CaseResult, MetricResult, RunResult, Status, case_status, utc_now
 from ._db import Database, connect
 
@@ -320,5 +320,5 @@ def _shell(case: CaseResult) -> dict[str, Any]:
 
 
 def _dumps(value: Any) -> str:
-    """JSON of ``value`` with secrets redacted: nothing the store keeps can leak a key (``agentevals.redact``)."""
+    """JSON of ``value`` with secrets redacted: nothing the store keeps can leak a key (``agentevals.core.redact``)."""
     return json.dumps(redact_obj(value), ensure_ascii=False, separators=(",", ":"), default=str)

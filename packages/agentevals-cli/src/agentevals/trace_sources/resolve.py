@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Optional, Union
 
-from .._registry import Registry
+from ..core._registry import Registry
 from ..errors import ConfigError, InputFileError
 from ..results import InputError
 from ..traces.model import ConvertedTrace, Trace

@@ -23,7 +23,7 @@ import abc
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .._registry import Registry
+from ..core._registry import Registry
 
 if TYPE_CHECKING:
     from .model import Trace

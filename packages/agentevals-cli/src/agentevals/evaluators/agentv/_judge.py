@@ -9,10 +9,10 @@ from typing import Any, TypeVar
 
 from pydantic import AliasChoices, Field
 
+from ...core.limits import JUDGE_REQUEST_TIMEOUT
 from ...engine.options import RunOptions
 from ...errors import first_line
-from ...limits import JUDGE_REQUEST_TIMEOUT
-from ...llm import LLMSettings
+from ..llm import LLMSettings
 from ._base import AgentVConfig, parse_json_from_text
 
 __all__ = [

@@ -14,13 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ...core.limits import SCRIPT_TIMEOUT
 from ...errors import EvaluatorFailure, ProtocolError
 from ...execution.deadline import Deadline
 from ...execution.process import ProcessResult
 from ...execution.program import ProgramFailure, cause_line, extract_result, run_command, run_program
 from ...execution.runtimes import Runtime, supported_extensions
 from ...execution.sandbox_env import current_env_setting, evaluator_env
-from ...limits import SCRIPT_TIMEOUT
 
 __all__ = [
     "argv_of",

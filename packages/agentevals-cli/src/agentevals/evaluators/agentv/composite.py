@@ -13,11 +13,11 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from ..._validation import format_validation_error
+from ...core._validation import format_validation_error
 from ...engine.options import RunOptions
 from ...errors import AgentevalsError, ConfigError, EvaluatorFailure, first_line
 from ...results import MetricResult, Status, Verdict
-from ...scoring import running_sum
+from ...results.scoring import running_sum
 from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
 from ._base import AgentVConfig, AgentVEvaluator, Outcome
 from ._judge import FREEFORM_SCHEMA, JudgeParseError, ask_judge, judge_settings, parse_freeform

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...results import MetricResult
-from ...scoring import running_sum
+from ...results.scoring import running_sum
 from ..base import EvalContext
 from ._base import (
     AgentVConfig,

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ...results import MetricResult, Verdict
-from ...scoring import running_sum
+from ...results.scoring import running_sum
 from ..base import EvalContext
 from ._base import AgentVEvaluator, Outcome
 from ._judge import JudgeConfig, JudgeParseError, ask_judge, judge_settings

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..._registry import Registry
+from ...core._registry import Registry
 
 if TYPE_CHECKING:
     from ._base import BuiltinMetric

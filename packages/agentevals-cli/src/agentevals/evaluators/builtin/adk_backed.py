@@ -10,7 +10,7 @@ import inspect
 import os
 from typing import Any, ClassVar, Optional
 
-from ...limits import EVALUATOR_TIMEOUT
+from ...core.limits import EVALUATOR_TIMEOUT
 from ...protocol import InvocationData
 from ...results import MetricResult, Status
 from ..base import EvalContext

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from ..._files import regular_path
+from ...core._files import regular_path
 from ...errors import ConfigError, InputFileError
 from ..formats import TRACE_FORMATS
 from ..model import Trace

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Optional
 
-from ..._files import JsonDepthGuard, read_input
+from ...core._files import JsonDepthGuard, read_input
 from ...errors import InputFileError
 
 try:  # orjson is much faster on large exports; the stdlib gives the same results.
@@ -34,7 +34,7 @@ def load_json_documents(path: Path, *, allow_lines: bool = True, source: Optiona
     """Yield the document in a JSON file, or each line of a JSON-lines file (OTLP file exporter).
 
     ``source`` is the name messages use (default: ``path``). The input size and nesting limits apply
-    (``agentevals.limits``).
+    (``agentevals.core.limits``).
     """
     where = source if source is not None else str(path)
     data = read_input(path, where, expected="a JSON file", json=True)

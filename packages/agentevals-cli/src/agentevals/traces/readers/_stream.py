@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..._files import JsonDepthGuard
+from ...core._files import JsonDepthGuard
 from ...errors import InputFileError, first_line
 from ..model import Span, Trace
 from ._json import raise_syntax_error

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..._files import regular_path
+from ...core._files import regular_path
 from ...errors import InputFileError
 from ..model import SpanEvent, Trace
 from ._json import load_json_documents

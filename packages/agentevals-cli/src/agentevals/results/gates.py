@@ -23,9 +23,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..errors import ConfigError
+from . import RunResult
 from .compare import Comparison
-from .errors import ConfigError
-from .results import RunResult
 
 __all__ = ["GateOutcome", "Gates", "check_gates", "format_rate", "parse_min_pass_rates"]
 

@@ -46,7 +46,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
-from .errors import MissingDependencyError
+from ..errors import MissingDependencyError
 
 __all__ = ["DEFAULT_ENDPOINT", "ENDPOINT_ENV", "AgentEvals", "Session"]
 

@@ -8,7 +8,7 @@ document would have with every alias expanded, on the composed node graph, befor
 
 Example:
     ```python
-    from agentevals._yaml import safe_load
+    from agentevals.core._yaml import safe_load
 
     data = safe_load(text)        # yaml.YAMLError: "expands to more than 100000 nodes …"
     ```

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from math import comb
 from typing import Any, Optional
 
-from .results import CaseResult, MetricResult, Status
+from . import CaseResult, MetricResult, Status
 
 __all__ = ["pass_at_k", "pass_hat_k", "repetition_passed", "summarize_repetitions"]
 

@@ -17,7 +17,7 @@
 
 Example:
     ```python
-    from agentevals.redact import redact, redact_obj
+    from agentevals.core.redact import redact, redact_obj
 
     redact("token ghp_" + "a" * 36)          # 'token ***'
     redact("401 for key k-123456", "k-123456")                 # '401 for key ***'

@@ -39,11 +39,11 @@ from typing import Any, ClassVar, Literal, Optional
 
 from pydantic import Field
 
-from .errors import ConfigError, EvaluatorFailure
-from .evaluators.base import BaseEvaluator, EvalContext, EvaluatorConfig, NotCacheable
-from .protocol import InvocationData
-from .results import MetricResult, Status, verdict_for
-from .traces.model import ConvertedTrace
+from ..errors import ConfigError, EvaluatorFailure
+from ..protocol import InvocationData
+from ..results import MetricResult, Status, verdict_for
+from ..traces.model import ConvertedTrace
+from .base import BaseEvaluator, EvalContext, EvaluatorConfig, NotCacheable
 
 __all__ = ["Environment", "Evaluator", "PythonEvaluator", "Task", "User", "build_traces"]
 
@@ -367,7 +367,7 @@ class PythonEvaluator(BaseEvaluator):
     async def evaluate(self, ctx: EvalContext) -> MetricResult:
         if self._cls is None:
             self.check()
-        from .execution.inprocess import run_in_thread
+        from ..execution.inprocess import run_in_thread
 
         # A daemon thread interrupted at the deadline: an evaluator stuck in a loop never holds the run,
         # and its sys.exit() or KeyboardInterrupt is its own ERROR.

@@ -24,14 +24,14 @@ from typing import Any, Optional
 from pydantic import Field
 
 from ..errors import AgentevalsError, ConfigError
-from ..evaluators.base import BaseEvaluator, EvalContext, EvaluatorConfig
+from ..execution.backends import EXECUTORS, EvaluatorBackend, SubprocessBackend, create_backend
+from ..execution.deadline import Deadline, deadline_scope
+from ..execution.manifest import protocol_version_for
+from ..execution.program import ProgramFailure, SetupFailure
+from ..execution.sandbox_env import EnvField, env_scope
 from ..protocol import EvalInput, EvalResult, EvalStatus, decode_result, encode_input, result_warnings
 from ..results import MetricResult, Status
-from .backends import EXECUTORS, EvaluatorBackend, SubprocessBackend, create_backend
-from .deadline import Deadline, deadline_scope
-from .manifest import protocol_version_for
-from .program import ProgramFailure, SetupFailure
-from .sandbox_env import EnvField, env_scope
+from .base import BaseEvaluator, EvalContext, EvaluatorConfig
 
 __all__ = ["BackendEvaluator", "ProgramConfig", "build_eval_input", "to_metric_result"]
 
@@ -154,7 +154,7 @@ class BackendEvaluator(BaseEvaluator):
 
     def check_program(self, path: Path) -> None:
         """Load-time checks of a program file on this machine: executor, runtime, manifest."""
-        from .runtimes import runtime_for
+        from ..execution.runtimes import runtime_for
 
         self.check_executor()
         runtime = runtime_for(path)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .results import MetricResult, Status, Verdict, verdict_for
+from . import MetricResult, Status, Verdict, verdict_for
 
 __all__ = ["case_score", "gate_failed", "running_sum"]
 

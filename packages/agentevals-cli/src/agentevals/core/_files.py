@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from .errors import InputFileError
+from ..errors import InputFileError
 from .limits import current_limits, variable
 
 __all__ = ["JsonDepthGuard", "check_json_start", "read_input", "regular_path", "resolve_config_path"]

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from .errors import ConfigError
-from .results import MetricResult, RunResult, Status
+from ..errors import ConfigError
+from . import MetricResult, RunResult, Status
 
 if TYPE_CHECKING:
-    from .store import RunStore
+    from ..store import RunStore
 
 __all__ = ["Comparison", "RowChange", "compare_runs", "compare_stored", "load_baseline"]
 

@@ -14,7 +14,7 @@ Every limit has a default that no real input reaches and an environment variable
 
 Example:
     ```python
-    from agentevals.limits import current_limits
+    from agentevals.core.limits import current_limits
 
     limits = current_limits()
     if size > limits.max_input_bytes:
