@@ -122,7 +122,7 @@ async def run_evaluation(
     if run.cases and not any(r.status in (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
                              for c in run.cases for r in c.metrics):
         run.notes.append("nothing was evaluated: every result is NOT_EVALUATED or ERROR")
-    from ..repetitions import summarize_repetitions
+    from ..results.repetitions import summarize_repetitions
 
     run.repetitions = summarize_repetitions(run.cases, k_values=options.pass_at_k, repeat_key=options.repeat_key)
     run.finished_at = utc_now()

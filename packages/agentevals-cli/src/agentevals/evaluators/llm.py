@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .errors import EvaluatorFailure, MissingDependencyError, first_line
-from .redact import redact
+from ..core.redact import redact
+from ..errors import EvaluatorFailure, MissingDependencyError, first_line
 
 __all__ = ["ChatClient", "LLMSettings", "redact"]
 

@@ -22,7 +22,7 @@ except ImportError:  # SDKs before 1.39 name them LogExporter / LogExportResult
     from opentelemetry.sdk._logs.export import LogExporter as LogRecordExporter
     from opentelemetry.sdk._logs.export import LogExportResult as LogRecordExportResult
 
-from ._http import HttpError, request
+from .._http import HttpError, request
 
 __all__ = ["OtlpHttpLogExporter", "OtlpHttpSpanExporter"]
 

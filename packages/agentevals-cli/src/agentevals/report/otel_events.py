@@ -27,9 +27,9 @@ import logging
 import os
 from typing import Any, Optional
 
-from .engine.consumers import RunConsumer
-from .errors import ConfigError, MissingDependencyError
-from .results import CaseResult, MetricResult, RunResult, SpanRef, Status
+from ..engine.consumers import RunConsumer
+from ..errors import ConfigError, MissingDependencyError
+from ..results import CaseResult, MetricResult, RunResult, SpanRef, Status
 
 __all__ = ["EVENT_NAME", "EvaluationEventEmitter", "event_attributes"]
 
@@ -77,7 +77,7 @@ class EvaluationEventEmitter(RunConsumer):
             from opentelemetry.sdk.resources import Resource
         except ImportError as exc:
             raise MissingDependencyError("--emit-otel", "otel") from exc
-        from .__about__ import __version__
+        from ..__about__ import __version__
 
         provider = LoggerProvider(resource=Resource.create({"service.name": "agentevals",
                                                            "service.version": __version__}))
