@@ -84,6 +84,7 @@ class BuiltinEvaluator(BaseEvaluator):
 
     name = "builtin"
     Config = BuiltinConfig
+    config: BuiltinConfig
 
     def check(self) -> None:
         from . import UNSUPPORTED

@@ -164,7 +164,7 @@ async def _ask(
     if not isinstance(reply, dict) or "result" not in reply:
         snippet = json.dumps(reply)[:200]
         raise EvaluatorFailure(f"{turn.invocation_id}: the grader model's reply has no 'result': {snippet}")
-    steps = reply.get("steps") if isinstance(reply.get("steps"), list) else []
+    steps: list[Any] = reply["steps"] if isinstance(reply.get("steps"), list) else []
     conclusions = [str(s.get("conclusion")) for s in steps if isinstance(s, dict) and s.get("conclusion")]
     return reply["result"], steps, " ".join(conclusions) or None
 
