@@ -25,6 +25,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..limits import current_limits
 from . import containment
@@ -107,7 +108,8 @@ async def run_process(
     # program wrote before it was killed (its stderr above all) is still reported.
     cap = current_limits().max_output_bytes
     out, err = _Capped(cap), _Capped(cap)
-    pumps = [asyncio.ensure_future(_pump(proc.stdout, out)), asyncio.ensure_future(_pump(proc.stderr, err))]
+    pumps: list[asyncio.Future[None]] = [asyncio.ensure_future(_pump(proc.stdout, out)),
+                                         asyncio.ensure_future(_pump(proc.stderr, err))]
 
     async def finish() -> None:
         await _feed(proc, stdin)
@@ -253,8 +255,9 @@ async def _settle(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future[N
     """
     _kill_pipe_holders(proc)
     waiter = asyncio.ensure_future(proc.wait())
+    pending: list[asyncio.Future[Any]] = [waiter, *pumps]
     try:
-        await asyncio.wait([waiter, *pumps], timeout=2 * _LINGER)
+        await asyncio.wait(pending, timeout=2 * _LINGER)
     except ProcessLookupError:  # pragma: no cover - already reaped
         pass
     finally:

@@ -40,7 +40,7 @@ class Origin:
         return f"{self.source}:{self.line}:{self.column}"
 
 
-class YamlMap(dict):  # type: ignore[type-arg]
+class YamlMap(dict[str, Any]):
     """A mapping from a YAML/JSONL file; ``origin`` is the mapping, ``key_origins[k]`` the value of ``k``."""
 
     origin: Origin | None = None
@@ -51,11 +51,11 @@ class YamlMap(dict):  # type: ignore[type-arg]
         self.key_origins = {}
 
 
-class YamlSeq(list):  # type: ignore[type-arg]
+class YamlSeq(list[Any]):
     """A sequence from a YAML/JSONL file; ``item_origins[i]`` is where item ``i`` starts."""
 
     origin: Origin | None = None
-    item_origins: list[Origin]
+    item_origins: list[Origin | None]
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

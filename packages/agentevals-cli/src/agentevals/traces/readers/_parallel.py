@@ -154,7 +154,7 @@ def _receive(proc: subprocess.Popen) -> tuple[str, Any]:
     data = _read_exact(fd, size)
     if data is None:
         raise Fallback
-    return pickle.loads(data)  # type: ignore[no-any-return]
+    return pickle.loads(data)
 
 
 def _read_exact(fd: int, size: int) -> Optional[bytes]:
