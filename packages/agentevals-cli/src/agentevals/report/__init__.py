@@ -39,7 +39,7 @@ FILE_EXTENSIONS = {".json": "json", ".xml": "junit", ".md": "markdown", ".html":
 
 def renderer(fmt: str) -> Callable[..., str]:
     module, _, attr = RENDERERS[fmt].partition(":")
-    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), attr)
 
 
 def render(run: RunResult, fmt: str = "table", *, color: bool = False, context: Optional[ReportContext] = None) -> str:

@@ -162,7 +162,7 @@ def run_document(store: RunStore, ref: str = "latest") -> dict[str, Any]:
     return json.loads(render(result, "json", context=ReportContext(incomplete=incomplete_reason(record, result))))
 
 
-_ORDER = {"ERROR": 0, "FAILED": 1, "NOT_EVALUATED": 2, "PASSED": 3, "INFORMATIONAL": 4}
+_ORDER: dict[Any, int] = {"ERROR": 0, "FAILED": 1, "NOT_EVALUATED": 2, "PASSED": 3, "INFORMATIONAL": 4}
 
 
 def run_summary(store: RunStore, ref: str = "latest", *, rows: int = 50) -> dict[str, Any]:

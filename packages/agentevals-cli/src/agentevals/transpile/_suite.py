@@ -62,7 +62,7 @@ def _load_case_folder(folder: Path, source: str, warnings: list[str] | None) -> 
         if case.get("id") is None:
             case["id"] = sub.name
         tests.append(case)
-        tests.item_origins.append(case.origin)  # type: ignore[arg-type]
+        tests.item_origins.append(case.origin)
     return tests
 
 
