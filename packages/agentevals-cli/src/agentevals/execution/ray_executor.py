@@ -243,7 +243,8 @@ class RayPool:
                 if len(entry) == 2:  # an input error and the fraction read
                     yield entry
                 else:
-                    yield TraceRef(*entry[:4], chunks[0], entry[4]), entry[5]
+                    trace_id, session_id, start_ns, source, position, fraction = entry
+                    yield TraceRef(trace_id, session_id, start_ns, source, chunks[0], position), fraction
             if done:
                 return
 

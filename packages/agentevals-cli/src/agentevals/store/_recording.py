@@ -317,8 +317,8 @@ class LiveRunRecorder(RunConsumer):
             old_status, old_rows = self.store.case_statuses(self.run_id, index)
             if old_status is not None:
                 cases[old_status.value] -= 1
-            for name, status in old_rows:
-                metrics[name][status.value] -= 1
+            for name, old in old_rows:
+                metrics[name][old.value] -= 1
                 if not any(metrics[name].values()):  # a metric only that case had: gone, as in totals()
                     del metrics[name]
         status = case_status(case).value
