@@ -68,6 +68,7 @@ def prepare_run(
     options = RunOptions(
         judge_model=judge_model or (settings.judge_model if settings else None),
         threshold=threshold,
+        # both checked against their choices by _check_arguments above
         trajectory_match_type=trajectory_match_type or (settings.trajectory_match_type if settings else None),  # type: ignore[arg-type]
         group_by=group_by,  # type: ignore[arg-type]
         strict=strict,

@@ -270,6 +270,7 @@ def _pipe_inodes(proc: asyncio.subprocess.Process) -> set[str]:
     found = set()
     for fd in (1, 2):
         try:
+            # no transport: the AttributeError below
             pipe = transport.get_pipe_transport(fd).get_extra_info("pipe")  # type: ignore[union-attr]
             found.add(f"pipe:[{os.fstat(pipe.fileno()).st_ino}]")
         except (AttributeError, OSError, ValueError):

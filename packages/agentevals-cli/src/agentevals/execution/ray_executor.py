@@ -671,7 +671,7 @@ class EvalWorker:
         self.folder = _unzip(bundle)
         for index, folder in staged.items():
             ev = self.evaluators[index]
-            ev.base_dir = self.folder / folder  # type: ignore[operator]
+            ev.base_dir = self.folder / folder  # type: ignore[operator]  # staged files come with their bundle
             try:
                 ev.check()  # loads a ``type: python`` class again, from the staged file
             except AgentevalsError as exc:
@@ -719,6 +719,7 @@ class ProgramWorker:
 
         self.folder = _unzip(bundle)
         runtime = PythonRuntime(sys.executable) if own_python else None  # runtime_env pip installed its needs
+        # a bundle is given, so there is a folder
         self.backend = SubprocessBackend(self.folder / relative, timeout, runtime=runtime)  # type: ignore[operator]
         self.backend.use_workers(1)  # a persistent worker (protocol 1.2) per actor, when the program accepts
 
@@ -736,7 +737,7 @@ class ProgramWorker:
 
     async def close(self) -> None:
         await self.backend.aclose()
-        shutil.rmtree(self.folder, ignore_errors=True)  # type: ignore[arg-type]
+        shutil.rmtree(self.folder, ignore_errors=True)  # type: ignore[arg-type]  # a bundle is given: a folder
 
 
 class RayBackend(EvaluatorBackend):

@@ -103,7 +103,7 @@ class StoreReuse:
         digest = getattr(case, "_work_digest", None)
         if digest is None:
             digest = case_digest(case)
-            case._work_digest = digest  # type: ignore[attr-defined]
+            case._work_digest = digest  # type: ignore[attr-defined]  # a cache the model does not declare
         return work_key(digest, identity)
 
     def lookup(self, case: Case, evaluator: BaseEvaluator) -> Optional[list[MetricResult]]:

@@ -90,7 +90,7 @@ def load_suite(path: Path, *, source: str | None = None, warnings: list[str] | N
                 )
             suite = sidecar
         suite["tests"] = tests = load_jsonl(path, source)
-        suite.key_origins["tests"] = tests.origin  # type: ignore[assignment]
+        suite.key_origins["tests"] = tests.origin
         return suite
     suite = load_yaml(path, source)
     if isinstance(suite, YamlMap) and isinstance(suite.get("tests"), str):

@@ -44,7 +44,7 @@ class YamlMap(dict[str, Any]):
     """A mapping from a YAML/JSONL file; ``origin`` is the mapping, ``key_origins[k]`` the value of ``k``."""
 
     origin: Origin | None = None
-    key_origins: dict[str, Origin]
+    key_origins: dict[str, Origin | None]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -63,6 +63,7 @@ async def grade_locally(
     if isinstance(grader, TextSimilarityGrader):
         pairs = [(render(grader.input, t.item), render(grader.reference, t.item)) for t in turns]
         if grader.evaluation_metric == "cosine":
+            # the caller gives a client to every grader that calls an API, cosine included
             scores = await _cosines(pairs, client, config.embedding_model)  # type: ignore[arg-type]
         else:
             metric = grader.evaluation_metric
