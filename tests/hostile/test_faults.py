@@ -367,7 +367,7 @@ def test_sigint_while_the_parallel_reader_reads_prints_no_traceback(big_project)
     assert json.loads((root / "out" / "run.json").read_text())["complete"] is False
 
 
-@pytest.mark.parametrize("after", ["agentevals.__about__", "click", "agentevals.cli._main", "agentevals.options"])
+@pytest.mark.parametrize("after", ["agentevals.__about__", "click", "agentevals.cli._main", "agentevals.engine.options"])
 def test_ctrl_c_while_the_command_starts_prints_no_traceback(tmp_path: Path, after: str) -> None:
     """SIGINT as soon as the command has imported ``after`` (Python's import log says when)."""
     proc = subprocess.Popen(command("run", str(HELM), "--no-store"), cwd=tmp_path, stdout=subprocess.PIPE,

@@ -62,10 +62,10 @@ def line(label: str, seconds: float, n: int, peak: int, target: str) -> None:
 
 def evalinput_size(directory: Path, turns: int) -> None:
     """Bytes of the EvalInput of one conversation of ``turns`` helm turns, in 1.2 and in 1.1."""
+    from agentevals.engine import _case_metrics, group_traces, load_traces
+    from agentevals.evaluators.backend import build_eval_input
     from agentevals.evaluators.base import EvalContext
-    from agentevals.execution.adapter import build_eval_input
     from agentevals.protocol import encode_input
-    from agentevals.runner import _case_metrics, group_traces, load_traces
 
     path, _ = generate(turns, directory, session="one-conversation")
     traces, _ = load_traces([path], keep_spans=False)

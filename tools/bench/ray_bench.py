@@ -49,8 +49,8 @@ def timed_run(traces: Path, config: Path, executor: str) -> tuple[float, object]
 
 def batch_overhead(ray: object, calls: int) -> tuple[float, float]:
     """Median round trip (ms) of an empty batch to an evaluation actor, one at a time and pipelined."""
-    from agentevals.execution.ray_executor import EvalWorker
-    from agentevals.options import RunOptions
+    from agentevals.engine.options import RunOptions
+    from agentevals.engine.ray_pool import EvalWorker
 
     actor = ray.remote(EvalWorker).options(num_cpus=1).remote(([], RunOptions(concurrency=1), None, {}, None))  # type: ignore[attr-defined]
     ray.get(actor.run_batch.remote([]))  # type: ignore[attr-defined]
@@ -75,7 +75,7 @@ def main() -> None:
         import ray
     except ImportError:
         raise SystemExit('ray_bench needs the ray extra: pip install "agentevals-cli[ray]"') from None
-    from agentevals.execution.ray_executor import BATCH_CASES
+    from agentevals.engine.ray_pool import BATCH_CASES
 
     print(f"agentevals --executor ray vs local (python {sys.version.split()[0]}, {os.cpu_count()} cores, "
           f"ray {ray.__version__}, {args.traces} traces, batches of {BATCH_CASES} cases)")

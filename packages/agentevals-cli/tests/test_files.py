@@ -1,4 +1,4 @@
-"""``agentevals._files``: bounded reads, pipes copied once within a deadline, the JSON depth guard."""
+"""``agentevals.core._files``: bounded reads, pipes copied once within a deadline, the JSON depth guard."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from agentevals._files import JsonDepthGuard, read_input, regular_path
+from agentevals.core._files import JsonDepthGuard, read_input, regular_path
 from agentevals.errors import InputFileError
 
 

@@ -1,9 +1,9 @@
-"""``agentevals.redact``: environment secrets and token shapes become ``***``; nothing else changes."""
+"""``agentevals.core.redact``: environment secrets and token shapes become ``***``; nothing else changes."""
 
 from __future__ import annotations
 
 import pytest
-from agentevals.redact import redact, redact_obj, secret_values
+from agentevals.core.redact import redact, redact_obj, redact_url, secret_values
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -51,6 +51,28 @@ def test_bearer_basic_url_passwords_and_private_keys():
     assert redact(f"key:\n{key}\nend") == "key:\n***\nend"
 
 
+def test_values_the_caller_knows_are_masked_too():
+    """An API key read from a config (not the environment) is hidden wherever it appears, however short."""
+    assert redact("401 for key k-9 at https://u:pw@h/x", "k-9", None, "") == "401 for key *** at https://u:***@h/x"
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("postgresql://ci:s3cret@db.internal:5432/evals", "postgresql://ci:***@db.internal:5432/evals"),
+    ("postgresql://ci:p@ss@db/evals", "postgresql://ci:***@db/evals"),  # an unescaped @ in the password
+    ("postgresql://ci@db/evals", "postgresql://ci@db/evals"),
+    ("runs.sqlite", "runs.sqlite"),
+])
+def test_redact_url_hides_only_the_password(url: str, shown: str):
+    assert redact_url(url) == shown
+
+
+def test_one_redactor_in_the_package():
+    """llm.redact is redact.redact; no other module keeps its own secret patterns."""
+    import agentevals.evaluators.llm
+
+    assert agentevals.evaluators.llm.redact is redact
+
+
 def test_redact_obj_walks_nested_structures_and_keys():
     data = {"error": "401 tok-1234567890", "list": ["p4ssw0rd-long", 3, None], "tok-1234567890": (1, "x")}
     assert redact_obj(data) == {"error": "401 ***", "list": ["***", 3, None], "***": (1, "x")}
@@ -94,7 +116,7 @@ def test_the_literal_prefilters_never_skip_a_secret(text: str):
     (["serve", "--api-token"], ["serve", "--api-token"]),
 ])
 def test_redact_argv_hides_secret_flag_values_whatever_they_look_like(argv, shown):
-    from agentevals.redact import redact_argv
+    from agentevals.core.redact import redact_argv
 
     assert redact_argv(argv) == shown
 

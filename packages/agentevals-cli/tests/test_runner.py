@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from agentevals.api import prepare_run
-from agentevals.runner import run_evaluation
+from agentevals.engine import run_evaluation
 from agentevals.traces import _collect
 
 ADK = Path(__file__).resolve().parent / "data" / "adk"

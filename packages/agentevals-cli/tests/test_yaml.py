@@ -1,10 +1,10 @@
-"""``agentevals._yaml``: alias expansion and depth are bounded in every YAML we read."""
+"""``agentevals.core._yaml``: alias expansion and depth are bounded in every YAML we read."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
-from agentevals._yaml import safe_load
+from agentevals.core._yaml import safe_load
 
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8))

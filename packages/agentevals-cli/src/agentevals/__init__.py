@@ -19,7 +19,7 @@ if _sys.argv and (_sys.argv[0] == "-m" or _sys.argv[0].replace("\\", "/").rsplit
                                                                                                "agentevals.exe")):
     # Started as the command: a Ctrl-C while it imports ends it with one word, not a traceback
     # (``cli.main`` hands SIGINT back to Python once it can handle it).
-    from ._startup import quiet_interrupts as _quiet_interrupts
+    from .core._startup import quiet_interrupts as _quiet_interrupts
 
     _quiet_interrupts()
 
@@ -27,35 +27,38 @@ import importlib as _importlib
 import typing as _typing
 
 from .__about__ import __version__ as __version__
+from .core._aliases import install as _install_aliases
 from .errors import AgentevalsError as AgentevalsError
 from .errors import ConfigError as ConfigError
 from .protocol import PROTOCOL_VERSION as PROTOCOL_VERSION
 
+_install_aliases()  # the old paths of moved modules keep importing (core/_aliases.py)
+
 if _typing.TYPE_CHECKING:
     from .api import evaluate as evaluate
     from .api import evaluate_async as evaluate_async
-    from .live_session import AgentEvals as AgentEvals
-    from .options import RunOptions as RunOptions
-    from .python_evaluators import Environment as Environment
-    from .python_evaluators import Evaluator as Evaluator
-    from .python_evaluators import PythonEvaluator as PythonEvaluator
-    from .python_evaluators import Task as Task
-    from .python_evaluators import User as User
+    from .engine.options import RunOptions as RunOptions
+    from .evaluators.python import Environment as Environment
+    from .evaluators.python import Evaluator as Evaluator
+    from .evaluators.python import PythonEvaluator as PythonEvaluator
+    from .evaluators.python import Task as Task
+    from .evaluators.python import User as User
+    from .live.session import AgentEvals as AgentEvals
     from .results import CaseResult as CaseResult
     from .results import MetricResult as MetricResult
     from .results import RunResult as RunResult
     from .results import Status as Status
 
 _LAZY = {
-    "AgentEvals": "live_session",
+    "AgentEvals": "live.session",
     "evaluate": "api",
     "evaluate_async": "api",
-    "RunOptions": "options",
-    "Environment": "python_evaluators",
-    "Evaluator": "python_evaluators",
-    "PythonEvaluator": "python_evaluators",
-    "Task": "python_evaluators",
-    "User": "python_evaluators",
+    "RunOptions": "engine.options",
+    "Environment": "evaluators.python",
+    "Evaluator": "evaluators.python",
+    "PythonEvaluator": "evaluators.python",
+    "Task": "evaluators.python",
+    "User": "evaluators.python",
     "CaseResult": "results",
     "MetricResult": "results",
     "RunResult": "results",

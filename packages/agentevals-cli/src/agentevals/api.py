@@ -22,14 +22,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional, Union, get_args
 
-from ._files import resolve_config_path
 from .config import EvalConfig, LoadedEvaluator, build_evaluators, load_config
+from .core._files import resolve_config_path
+from .engine.executors import check_executor
+from .engine.options import GroupBy, RunOptions, TrajectoryMatchType
+from .engine.run import run_evaluation, run_sync
 from .errors import ConfigError, InputFileError
 from .evalsets import EvalSet, load_eval_set
 from .evaluators.base import BaseEvaluator
-from .options import GroupBy, RunOptions, TrajectoryMatchType
 from .results import RunResult
-from .runner import TraceInput, run_evaluation, run_sync
+from .trace_sources import TraceInput
 
 __all__ = ["DEFAULT_METRIC", "evaluate", "evaluate_async", "prepare_run"]
 
@@ -87,7 +89,7 @@ def prepare_run(
             options.notes.append(f"{loaded.source or 'config'}: eval_set {note}")
     if ray_address and executor == "local":
         raise ConfigError("--ray-address goes with --executor ray (an evaluator's 'executor: ray' uses $RAY_ADDRESS)")
-    options.executor, options.ray_address = _check_executor(executor), ray_address
+    options.executor, options.ray_address = check_executor(executor), ray_address
     workers = concurrency or (settings.concurrency if settings else None)
     if workers:
         options.concurrency = int(workers)
@@ -145,24 +147,6 @@ def _check_arguments(
     for k in pass_at_k:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ConfigError(f"pass_at_k values must be integers >= 1, got {k!r}")
-
-
-def _check_executor(executor: str) -> str:
-    """The run-level executor exists, has a run-level mode, and its extra is installed (``ConfigError``)."""
-    if executor == "local":
-        return executor
-    from .errors import MissingDependencyError
-    from .execution.backends import EXECUTORS
-
-    factory = EXECUTORS.get(executor)
-    if getattr(factory, "pool", None) is None:
-        raise ConfigError(f"executor '{executor}' runs single evaluators only: set 'executor: {executor}' on "
-                          f"an evaluator in eval_config.yaml (run-level executors: local, ray)")
-    try:
-        getattr(factory, "require", lambda: None)()
-    except MissingDependencyError as exc:
-        raise ConfigError(str(exc)) from None
-    return executor
 
 
 async def evaluate_async(

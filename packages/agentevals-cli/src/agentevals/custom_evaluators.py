@@ -6,20 +6,25 @@ Example:
     ```python
     from agentevals.custom_evaluators import EvaluatorBackend, register_executor
 
-    class DockerBackend(EvaluatorBackend):
-        def __init__(self, path: Path, timeout: int = 30):
+    class PodmanExecutor(EvaluatorBackend):
+        name = "podman"  # the YAML `executor:` and the entry-point name
+
+        def __init__(self, path: Path, timeout: float = 30):
             self._path = path
             self._timeout = timeout
 
         async def run(self, eval_input: EvalInput, metric_name: str) -> EvalResult:
             ...  # build/run a container, pipe JSON, return the result
 
-    register_executor("docker", lambda path, timeout: DockerBackend(path, timeout))
+    register_executor("podman", PodmanExecutor)
     ```
+
+    Or, from a distribution: ``[project.entry-points."agentevals.executors"] podman = "acme:PodmanExecutor"``.
 """
 
 from .execution.backends import EvaluatorBackend as EvaluatorBackend
 from .execution.backends import SubprocessBackend as SubprocessBackend
+from .execution.backends import SubprocessExecutor as SubprocessExecutor
 from .execution.backends import create_backend as create_backend
 from .execution.backends import register_executor as register_executor
 from .execution.runtimes import NodeRuntime as NodeRuntime
@@ -39,6 +44,7 @@ __all__ = [
     "PythonRuntime",
     "Runtime",
     "SubprocessBackend",
+    "SubprocessExecutor",
     "create_backend",
     "get_runtimes",
     "register_executor",

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from agentevals.engine.options import RunOptions
 from agentevals.evalsets.model import EvalCase
 from agentevals.evaluators import EVALUATOR_TYPES, BaseEvaluator, EvalContext
-from agentevals.options import RunOptions
 from agentevals.protocol import InvocationData
 from agentevals.results import MetricResult
 from agentevals.traces.model import ConvertedTrace, Span, Trace

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 import pytest
+from agentevals.engine.options import RunOptions
 from agentevals.errors import ConfigError, EvaluatorFailure
-from agentevals.options import RunOptions
 from agentevals.results import Status, Verdict
 
 

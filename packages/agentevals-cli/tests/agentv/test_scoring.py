@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from agentevals.results import MetricResult, Status, Verdict
-from agentevals.scoring import case_score
+from agentevals.results.scoring import case_score
 
 PASS, BORDERLINE, FAIL = Verdict.PASS, Verdict.BORDERLINE, Verdict.FAIL
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from agentevals.api import prepare_run
 from agentevals.cli._progress import PlainProgress, RichProgress
+from agentevals.engine import run_evaluation
 from agentevals.results import CaseResult, MetricResult, RunResult, Status
-from agentevals.runner import run_evaluation
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `support` is importable
 from support.generate import replicate

@@ -40,11 +40,12 @@ def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     for name in list(os.environ):
         if name.startswith("AGENTEVALS_") and name != "AGENTEVALS_DEBUG":
             monkeypatch.delenv(name)
-    saved = [(reg, dict(reg._loaded), dict(reg._lazy)) for reg in (runtimes.RUNTIMES, backends.EXECUTORS, SOURCES)]
+    saved = [(reg, dict(reg._loaded), dict(reg._lazy), dict(reg._aliases))
+             for reg in (runtimes.RUNTIMES, backends.EXECUTORS, SOURCES)]
     order = list(runtimes._registered)
     yield
-    for reg, loaded, lazy in saved:
-        reg._loaded, reg._lazy = loaded, lazy
+    for reg, loaded, lazy, aliases in saved:
+        reg._loaded, reg._lazy, reg._aliases = loaded, lazy, aliases
     runtimes._registered[:] = order
 
 

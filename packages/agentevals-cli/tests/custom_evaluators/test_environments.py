@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from agentevals.evaluators.code import CodeEvaluator
 from agentevals.execution.cache import cache_root
-from agentevals.execution.environments import check_requirements
+from agentevals.execution.environments import check_requirements, requirement_lines
 from agentevals.execution.program import ProgramFailure
 from agentevals.results import Status
 from custom_eval_helpers import evaluate, write
@@ -184,6 +184,13 @@ def test_package_json_is_installed_once(tmp_path, ctx, node):
     installed_at = marker.stat().st_mtime_ns
     assert evaluate(build(tmp_path, path="e/e.js"), ctx).score == 0.65
     assert marker.stat().st_mtime_ns == installed_at  # not installed again
+
+
+def test_requirement_lines_read_comments_as_pip_does(tmp_path):
+    """One reader for the venv check and Ray's pip list: a '#' inside a requirement is not a comment."""
+    path = tmp_path / "requirements.txt"
+    path.write_text("# tools\nsix==1.16  # pinned\n\n  rapidfuzz>=3\t# fast\npkg @ https://h/p.whl#sha256=ab\n")
+    assert requirement_lines(path) == [(2, "six==1.16"), (4, "rapidfuzz>=3"), (5, "pkg @ https://h/p.whl#sha256=ab")]
 
 
 def test_check_requirements_allows_only_index_requirements(tmp_path):

@@ -12,7 +12,7 @@ import pytest
 FACES = {
     "agentevals.custom_evaluators": {
         "EvalInput", "EvalResult", "EvaluatorBackend", "NodeRuntime", "PythonRuntime", "Runtime",
-        "SubprocessBackend", "create_backend", "get_runtimes", "register_executor", "register_runtime",
+        "SubprocessBackend", "SubprocessExecutor", "create_backend", "get_runtimes", "register_executor", "register_runtime",
         "supported_extensions",
     },
     "agentevals.evaluator.sources": {

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from agentevals.api import prepare_run
-from agentevals.consumers import RunConsumer
-from agentevals.options import RunOptions
-from agentevals.runner import run_evaluation
+from agentevals.engine import run_evaluation
+from agentevals.engine.consumers import RunConsumer
+from agentevals.engine.options import RunOptions
 from support.generate import replicate
 
 ADK = Path(__file__).resolve().parent.parent / "data" / "adk"
@@ -120,14 +120,14 @@ def test_conversations_spread_through_the_files_are_grouped_in_first_trace_order
 
 def test_one_json_input_size_for_a_long_conversation(tmp_path):
     """1.2 sends the case's figures once; each turn keeps only its own."""
-    from agentevals.execution.adapter import build_eval_input
+    from agentevals.engine import group_traces, load_traces
+    from agentevals.evaluators.backend import build_eval_input
     from agentevals.protocol import encode_input
-    from agentevals.runner import group_traces, load_traces
 
     traces, _ = load_traces([replicate(tmp_path / "long.json", 50, session_of=lambda i: "one")], keep_spans=False)
     (case,) = group_traces(traces, "conversation")
+    from agentevals.engine import _case_metrics
     from agentevals.evaluators.base import EvalContext
-    from agentevals.runner import _case_metrics
 
     ctx = EvalContext(case_id="one", invocations=case.invocations, performance_metrics=_case_metrics(case.traces))
     eval_input = build_eval_input(ctx, name="x", threshold=0.5, config={}, version="1.2")

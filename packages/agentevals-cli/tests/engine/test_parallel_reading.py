@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from agentevals.runner import iter_traces
+from agentevals.engine import iter_traces
 from agentevals.traces.readers import _parallel, _stream
 from support.generate import replicate
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from agentevals.api import prepare_run
-from agentevals.consumers import RunConsumer
-from agentevals.runner import _Planner, run_evaluation
+from agentevals.engine import _Planner, run_evaluation
+from agentevals.engine.consumers import RunConsumer
 from agentevals.traces.readers import _stream
 from support.generate import replicate
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from agentevals.api import prepare_run
-from agentevals.runner import run_evaluation
+from agentevals.engine import run_evaluation
 from support.generate import replicate
 
 TARGET = f"{4:032x}"  # the 4th generated trace

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from agentevals.engine.options import RunOptions
 from agentevals.evaluators import EVALUATOR_TYPES
 from agentevals.evaluators.base import EvalContext
 from agentevals.evaluators.builtin.response_match import rouge1_fmeasure
 from agentevals.evaluators.builtin.trajectory import trajectory_matches
-from agentevals.options import RunOptions
 from agentevals.protocol import IntermediateStepData, InvocationData, ToolCallData
 from agentevals.results import Status
 
@@ -72,10 +72,11 @@ def inv(text: str | None = "hello", tools=(), inv_id="i1", user="q") -> Invocati
 
 def run_metric(name, actual, expected, options=None, **config):
     cls = EVALUATOR_TYPES.get("builtin")
-    ev = cls(cls.Config(name=name, type="builtin", **config), base_dir=".", options=options or RunOptions())
+    options = options or RunOptions()
+    ev = cls(cls.Config(name=name, type="builtin", **config), base_dir=".", options=options)
     ev.check()
     return asyncio.run(ev.evaluate(EvalContext(case_id="c", invocations=actual, expected_invocations=expected,
-                                               match_reason="test")))
+                                               match_reason="test", options=options)))  # a run's options: by context
 
 
 def test_trajectory_average_over_turns_with_diff():

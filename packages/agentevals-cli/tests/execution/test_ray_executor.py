@@ -20,8 +20,8 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip ins
 
 import agentevals  # noqa: E402
 from agentevals.api import prepare_run  # noqa: E402
-from agentevals.consumers import RunConsumer  # noqa: E402
-from agentevals.runner import run_evaluation  # noqa: E402
+from agentevals.engine import run_evaluation  # noqa: E402
+from agentevals.engine.consumers import RunConsumer  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(600)]
 
@@ -445,3 +445,19 @@ def test_cli_result_cache_under_executor_ray(local_ray, tmp_path):
     assert before.pop("notes") == [] and again == before
     rerun = CliRunner().invoke(cli, [*args, "--no-cache"])
     assert rerun.exit_code == 0 and ran(calls) == 12
+
+
+def test_late_logs_reach_the_same_traces_under_the_ray_reader(local_ray, tmp_path):
+    """The Ray reader reads through ``trace_sources.resolve``, as a local run does: a logs file listed after
+    the traces it belongs to (and not recognisable from its first bytes) gives the same cases."""
+    genai = REPO / "packages" / "agentevals-cli" / "tests" / "data" / "traces" / "genai"
+    logs = tmp_path / "late-logs.json"
+    logs.write_text(json.dumps({"schema": "x", **json.loads(
+        (genai / "langchain_openllmetry_events.otlp-logs.json").read_text())}))
+    config = tmp_path / "eval_config.yaml"
+    config.write_text("evaluators:\n  - type: contains\n    value: sunny\n")
+    inputs = [str(genai / "langchain_openllmetry_events.otlp.json"), str(logs)]
+    local = agentevals.evaluate(inputs, config=config)
+    remote = agentevals.evaluate(inputs, config=config, executor="ray")
+    assert local.cases[0].user_contents == ["What's the weather in Paris?"]  # only the log records say it
+    assert comparable(remote) == comparable(local)

@@ -11,8 +11,8 @@ from pathlib import Path
 import agentevals
 import pytest
 from agentevals.cli import cli
-from agentevals.repetitions import pass_at_k, pass_hat_k
 from agentevals.results import Status
+from agentevals.results.repetitions import pass_at_k, pass_hat_k
 from agentevals.traces.convert import convert_trace
 from agentevals.traces.readers import read_traces
 from click.testing import CliRunner
@@ -224,7 +224,7 @@ def test_fail_on_evaluation_error_from_config(tmp_path):
 
 def test_traces_dict_has_maseval_shape():
     from agentevals.evaluators.base import EvalContext
-    from agentevals.python_evaluators import build_traces
+    from agentevals.evaluators.python import build_traces
 
     trace = convert_trace(next(read_traces(HELM)))
     traces = build_traces(EvalContext(case_id="c", invocations=trace.invocations, traces=[trace]))

@@ -8,10 +8,10 @@ import xml.etree.ElementTree as ET
 
 import junitparser
 from agentevals.cli import cli
-from agentevals.compare import compare_runs
-from agentevals.gates import Gates, check_gates, format_rate
 from agentevals.report import ReportContext, render
 from agentevals.results import CaseResult, MetricResult, RunResult, Status, Verdict
+from agentevals.results.compare import compare_runs
+from agentevals.results.gates import Gates, check_gates, format_rate
 from click.testing import CliRunner
 
 

@@ -13,7 +13,7 @@ from support.live_server import EXAMPLES, REPO
 
 pytest.importorskip("opentelemetry.proto", reason="the serve extra is not installed")
 
-from agentevals.runner import load_traces
+from agentevals.engine import load_traces
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 

@@ -10,9 +10,9 @@ import threading
 
 import pytest
 from agentevals.api import prepare_run
-from agentevals.compare import load_baseline
+from agentevals.engine import run_evaluation
 from agentevals.errors import ConfigError, RunNotFoundError
-from agentevals.runner import run_evaluation
+from agentevals.results.compare import load_baseline
 from agentevals.store import LiveRunRecorder, RunStore, metric_trend
 from support.stored_runs import ES_HELM, HELM, K8S, META, record
 

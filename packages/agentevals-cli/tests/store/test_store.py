@@ -6,11 +6,11 @@ import asyncio
 import json
 
 import pytest
+from agentevals.core.redact import redact_url
+from agentevals.engine import run_evaluation
 from agentevals.errors import StoreError
 from agentevals.results import Status
-from agentevals.runner import run_evaluation
 from agentevals.store import SCHEMA_VERSION, RunStore, StoreConsumer, StoreReuse, connect, new_run_id
-from agentevals.store._db import _redact
 from support.stored_runs import ES_HELM, HELM, K8S, META, record
 
 
@@ -132,8 +132,8 @@ def test_unreachable_postgres_is_one_line(postgres_server):
 
 
 def test_passwords_never_appear_in_messages():
-    assert _redact("postgresql://ci:s3cret@db.internal:5432/evals") == "postgresql://ci:***@db.internal:5432/evals"
-    assert _redact("runs.sqlite") == "runs.sqlite"
+    assert redact_url("postgresql://ci:s3cret@db.internal:5432/evals") == "postgresql://ci:***@db.internal:5432/evals"
+    assert redact_url("runs.sqlite") == "runs.sqlite"
 
 
 def test_records_are_json_documents(tmp_path):

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from agentevals.api import prepare_run
-from agentevals.runner import run_evaluation
+from agentevals.engine import run_evaluation
 from agentevals.store import RunStore, StoreConsumer, StoreReuse, new_run_id
 
 ADK = Path(__file__).resolve().parents[1] / "data" / "adk"

@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from agentevals.engine import load_traces, run_evaluation
 from agentevals.errors import InputFileError
 from agentevals.evaluators.agentv.assertions import ContainsEvaluator
 from agentevals.evaluators.agentv.tool_trajectory import ToolTrajectoryEvaluator
 from agentevals.evaluators.base import BaseEvaluator, EvalContext, EvaluatorConfig
-from agentevals.python_evaluators import PythonEvaluator
+from agentevals.evaluators.python import PythonEvaluator
 from agentevals.results import MetricResult
-from agentevals.runner import load_traces, run_evaluation
 from agentevals.traces.readers import _stream, read_traces
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -12,9 +12,9 @@ from typing import Any
 import click
 
 from ..__about__ import __version__
+from ..core.redact import redact
 from ..errors import AgentevalsError
 from ..protocol import PROTOCOL_VERSION
-from ..redact import redact
 
 # name → "module:attribute"; imported only when the command runs so that --help stays fast.
 COMMANDS: dict[str, str] = {
@@ -113,7 +113,7 @@ def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     """Entry point of the ``agentevals`` console script."""
-    from .._startup import loud_interrupts
+    from ..core._startup import loud_interrupts
 
     loud_interrupts()
     try:

@@ -11,7 +11,7 @@ from typing import Optional
 import click
 
 from ..errors import ConfigError
-from ..report import FILE_EXTENSIONS, RENDERERS, ReportContext, render
+from ..report import FILE_EXTENSIONS, REPORT_FORMATS, ReportContext, render
 from ..results import RunResult
 
 __all__ = ["Output", "parse_outputs", "write_outputs"]
@@ -33,9 +33,10 @@ def parse_outputs(values: tuple[str, ...], output_file: Optional[str]) -> list[O
     for value in values or ("table",):
         fmt, sep, path = value.partition("=")
         fmt = fmt.strip().lower()
-        if fmt not in RENDERERS:
-            raise ConfigError(f"-o {value}: unknown format '{fmt}' (formats: {', '.join(RENDERERS)}; "
-                              "FORMAT or FORMAT=PATH)")
+        try:
+            fmt = REPORT_FORMATS.key(fmt)  # a plugin's alias: its name
+        except ConfigError as exc:  # unknown (with the known ones), or a plugin that cannot be loaded
+            raise ConfigError(f"-o {value}: {exc} (FORMAT or FORMAT=PATH)") from None
         if sep and not path:
             raise ConfigError(f"-o {value}: empty path after '=' (FORMAT=PATH)")
         outputs.append(Output(fmt, Path(path) if sep else None, f"-o {value}"))

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
-from ..compare import Comparison, compare_runs, load_baseline
-from ..consumers import RunConsumer, emit
+from ..engine.consumers import RunConsumer, emit
+from ..engine.options import RunOptions
 from ..errors import ConfigError
-from ..gates import GateOutcome, Gates, check_gates, parse_min_pass_rates
-from ..options import RunOptions
 from ..report import ReportContext
 from ..results import CaseResult, RunResult
+from ..results.compare import Comparison, compare_runs, load_baseline
+from ..results.gates import GateOutcome, Gates, check_gates, parse_min_pass_rates
 from ._outputs import parse_outputs, stdout_format, write_outputs
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ class _Finisher(RunConsumer):
 
 def execute(req: RunRequest) -> int:
     """Run, store, report; returns the exit code."""
-    from ..runner import run_evaluation
+    from ..engine.run import run_evaluation
     from ._interrupt import run_interruptible
     from ._progress import progress_consumer
 
@@ -135,7 +135,7 @@ def execute(req: RunRequest) -> int:
         if progress is not None:
             consumers.append(progress)
         if req.emit_otel:
-            from ..otel_events import EvaluationEventEmitter
+            from ..report.otel_events import EvaluationEventEmitter
 
             emitter = EvaluationEventEmitter.from_env()
             consumers.append(emitter)
@@ -161,7 +161,7 @@ def execute(req: RunRequest) -> int:
         context = ReportContext(comparison=finisher.comparison, gates=finisher.outcome if gates.any else None,
                                 incomplete=incomplete, strict=req.options.strict, quiet=req.quiet)
         unwritten = write_outputs(run, outputs, context, color=color)
-        from ..redact import redact
+        from ..core.redact import redact
 
         for line in unwritten:
             click.echo(redact(f"agentevals: {line}"), err=True)
@@ -227,8 +227,8 @@ def _run_identity(req: RunRequest, store: Any) -> tuple[Optional[str], Optional[
 
 def _partial(finisher: _Finisher, signum: int, options: RunOptions) -> RunResult:
     """The run as far as it went: the cases that finished, marked incomplete."""
-    from ..repetitions import summarize_repetitions
     from ..results import utc_now
+    from ..results.repetitions import summarize_repetitions
 
     run = finisher.run or RunResult()
     run.cases = list(finisher.cases)

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import click
 
-from ..consumers import RunConsumer
+from ..engine.consumers import RunConsumer
 from ..results import CaseResult, RunResult, Status, case_status
 
 __all__ = ["PlainProgress", "RichProgress", "progress_consumer"]

@@ -98,7 +98,7 @@ def assert_command(
     if values:
         config = {**(config or {}), "value": values[0] if len(values) == 1 else list(values)}
     result = run_assertion(name, output=output, input=prompt, config=config, timeout=timeout, **extra)
-    from ..redact import redact_obj
+    from ..core.redact import redact_obj
 
     click.echo(json.dumps(redact_obj(result.to_json()), indent=2, ensure_ascii=False))
     ctx.exit(0 if result.passed else 1)

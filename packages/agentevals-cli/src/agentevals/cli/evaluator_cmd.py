@@ -75,8 +75,8 @@ def init_command(name: str, runtime: str | None, output_dir: Path, force: bool) 
 @click.option("--executor", default="local", show_default=True, help="Executor to run it with.")
 def run_command(path: Path, input_file: Path, threshold: float | None, timeout: float, executor: str) -> None:
     """Run the evaluator PATH once on an EvalInput file and show its validated result."""
+    from ..core.redact import redact
     from ..evaluators.code import evaluate_file
-    from ..redact import redact
     from ..results import Status
 
     result = evaluate_file(path, input_file, threshold=threshold, timeout=timeout, executor=executor)

@@ -1,6 +1,6 @@
 """``agentevals run``: evaluate trace files, record the run, write its reports, exit by the gates.
 
-Exit codes: 0 passed, 1 failed (see ``agentevals.gates`` for the rule), 2 usage or config error,
+Exit codes: 0 passed, 1 failed (see ``agentevals.results.gates`` for the rule), 2 usage or config error,
 130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (partial reports written, run stored as interrupted).
 """
 
@@ -14,6 +14,7 @@ from typing import Optional
 
 import click
 
+from ._choices import ChoicesInHelp, RegistryChoice
 from ._main import quiet_enabled, verbosity
 
 __all__ = ["run_command"]
@@ -44,15 +45,16 @@ def _prepare_dump_dir(path: Path) -> None:
 @click.option("-e", "--eval-set", type=click.Path(dir_okay=False), help="ADK EvalSet JSON with the golden cases.")
 @click.option("-m", "--metric", "metrics", multiple=True,
               help="Builtin metric to run (repeatable). Default: tool_trajectory_avg_score (when no -c).")
-@click.option("-f", "--format", "trace_format", type=click.Choice(["jaeger-json", "otlp-json"], case_sensitive=False),
-              help="Trace file format (default: detected from content).")
+@click.option("-f", "--format", "trace_format",
+              type=RegistryChoice("agentevals.traces.formats:TRACE_FORMATS", case_sensitive=False),
+              help="Trace file format (default: detected from content); plugins add more (agentevals.trace_formats).")
 @click.option("-j", "--judge-model", help="Judge model for LLM-based metrics.")
 @click.option("-t", "--threshold", type=click.FloatRange(0.0, 1.0), help="Pass threshold for builtin metrics (0-1).")
 @click.option("--trajectory-match-type", type=click.Choice(["exact", "in_order", "any_order"], case_sensitive=False),
               help="How tool_trajectory_avg_score matches tool calls (default: exact).")
-@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=PATH]",
-              help="Report: table, summary, json, junit, markdown, html (default: the config's 'output', else "
-                   "table); FORMAT=PATH writes a file "
+@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=PATH]", cls=ChoicesInHelp,
+              registry="agentevals.report:REPORT_FORMATS",
+              help="Report: {choices} (default: the config's 'output', else table); FORMAT=PATH writes a file "
                    "(repeatable: several formats from one run; one may go to stdout).")
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), help="eval_config.yaml.")
 @click.option("--group-by", type=click.Choice(["auto", "trace", "conversation"], case_sensitive=False), default="auto",

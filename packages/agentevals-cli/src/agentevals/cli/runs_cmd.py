@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Optional
 
 import click
 
+from ._choices import RegistryChoice
+
 if TYPE_CHECKING:
     from ..store import RunStore
 
@@ -34,7 +36,7 @@ def runs_command() -> None:
 @click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
 def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
     """The latest runs, newest first: id, start, status, cases, pass rate, exit code, command."""
-    from ..gates import format_rate
+    from ..results.gates import format_rate
 
     db = _open(store)
     try:
@@ -63,7 +65,7 @@ def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
 @runs_command.command("show")
 @click.argument("run", default="latest")
 @click.option("-o", "--output", "fmt", default="table", show_default=True,
-              type=click.Choice(["table", "summary", "json", "junit", "markdown", "html"]),
+              type=RegistryChoice("agentevals.report:REPORT_FORMATS"),
               help="Report format of the stored run.")
 @click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
 def show_command(run: str, fmt: str, store: Optional[str]) -> None:
@@ -95,8 +97,8 @@ def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str])
 
     Exit 1 when RUN_B has regressions.
     """
-    from ..compare import compare_stored
     from ..report._workflow import defuse
+    from ..results.compare import compare_stored
 
     db = _open(store)
     try:
@@ -142,10 +144,10 @@ def migrate_command(store: Optional[str]) -> None:
 @click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
 def path_command(store: Optional[str]) -> None:
     """Print where runs are recorded (passwords in URLs hidden)."""
+    from ..core.redact import redact_url
     from ..store import store_location
-    from ..store._db import _redact
 
-    click.echo(_redact(store_location(store)))
+    click.echo(redact_url(store_location(store)))
 
 
 def _short(command: str, width: int = 60) -> str:

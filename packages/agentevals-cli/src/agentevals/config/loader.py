@@ -17,15 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from .._registry import did_you_mean
-from .._validation import loc_path
+from ..core._registry import Registry, did_you_mean
+from ..core._validation import loc_path
+from ..engine.options import BuiltinThresholds, RunOptions, TrajectoryMatchType
 from ..errors import ConfigError
 from ..evaluators import EVALUATOR_TYPES, BaseEvaluator
-from ..options import BuiltinThresholds, RunOptions, TrajectoryMatchType
 
-__all__ = ["EvalConfig", "LoadedEvaluator", "RunSettings", "build_evaluators", "load_config", "parse_config"]
+__all__ = ["EvalConfig", "LoadedEvaluator", "RunSettings", "build_evaluators", "load_config", "marked_loader",
+           "parse_config"]
 
 
 class _Mapping(dict):
@@ -43,11 +44,11 @@ class _Sequence(list):
 
 
 @functools.cache
-def _marked_loader() -> type:
+def marked_loader() -> type:
     """The YAML loader that records marks (built on first use: a run without a config never imports yaml)."""
     import yaml
 
-    from .._yaml import BoundedLoader
+    from ..core._yaml import BoundedLoader
 
     class _MarkedLoader(BoundedLoader, yaml.SafeLoader):
         def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> _Sequence:
@@ -89,11 +90,13 @@ class RunSettings(BaseModel):
     builtin_thresholds: BuiltinThresholds = "uniform"
     """Threshold of builtin metrics that set none: ``uniform`` (0.5 each, as agentevals-cli 0.11) or ``adk``
     (ADK's defaults: 1.0 for tool_trajectory_avg_score, 0.8 for response_match_score)."""
-    trace_format: Optional[Literal["jaeger-json", "otlp-json"]] = None
-    """Trace file format (``-f/--format`` overrides it; default: detected from content)."""
-    output: Optional[Literal["table", "json", "summary"]] = None
-    """Report format (``-o/--output`` overrides it)."""
-    output_format: Optional[Literal["table", "json", "summary"]] = None
+    trace_format: Optional[str] = None
+    """Trace file format: ``jaeger-json``, ``otlp-json`` or a plugin's (``-f/--format`` overrides it; default:
+    detected from content)."""
+    output: Optional[str] = None
+    """Report format: ``table``, ``json``, ``summary``, ``junit``, ``markdown``, ``html`` or a plugin's
+    (``-o/--output`` overrides it)."""
+    output_format: Optional[str] = None
     """Same as ``output`` (agentevals-cli 0.11's name)."""
     fail_on_evaluation_error: bool = False
     """Stop the run at the first evaluator exception (MASEval semantics)."""
@@ -114,6 +117,22 @@ class RunSettings(BaseModel):
     def _any_case(cls, value: Any) -> Any:
         """Enum values in any case (0.11's README writes ``IN_ORDER``)."""
         return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("trace_format", "output", "output_format")
+    @classmethod
+    def _registered(cls, value: Optional[str], info: ValidationInfo) -> Optional[str]:
+        """A name of the trace-format / report-format registry (plugins included); its canonical name."""
+        if value is None:
+            return None
+        registry: Registry[Any]
+        if info.field_name == "trace_format":
+            from ..traces.formats import TRACE_FORMATS as registry
+        else:
+            from ..report.formats import REPORT_FORMATS as registry
+        try:
+            return registry.key(value)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
 
 
 @dataclass
@@ -144,7 +163,7 @@ def _where(source: str, mark: tuple[int, int] | None) -> str:
 
 def load_config(path: str | Path) -> EvalConfig:
     """Read and validate an eval_config.yaml. Raises ``ConfigError`` listing every problem, one per line."""
-    from .._files import read_input
+    from ..core._files import read_input
     from ..errors import InputFileError
 
     path = Path(path)
@@ -164,7 +183,7 @@ def parse_config(text: str, *, source: str = "<config>", base_dir: Path | None =
     import yaml
 
     try:
-        data = yaml.load(text, Loader=_marked_loader())
+        data = yaml.load(text, Loader=marked_loader())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = _where(source, (mark.line + 1, mark.column + 1) if mark else None)

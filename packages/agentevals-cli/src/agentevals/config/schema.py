@@ -15,7 +15,7 @@ def config_json_schema() -> dict[str, Any]:
     """A draft 2020-12 schema; ``evaluators`` items are one of the types, selected by ``type``."""
     defs: dict[str, Any] = {}
     branches = []
-    for type_name in EVALUATOR_TYPES.names():
+    for type_name in EVALUATOR_TYPES.names(aliases=True):  # every spelling validates in editors
         cls = EVALUATOR_TYPES.get(type_name)
         schema = cls.Config.model_json_schema(ref_template="#/$defs/{model}")
         defs.update(schema.pop("$defs", {}))
@@ -32,7 +32,7 @@ def config_json_schema() -> dict[str, Any]:
         "items": {
             "type": "object",
             "required": ["type"],  # `name` is required per type: AgentV assertions derive it
-            "properties": {"type": {"enum": EVALUATOR_TYPES.names()}},
+            "properties": {"type": {"enum": EVALUATOR_TYPES.names(aliases=True)}},
             "allOf": branches,
         },
     }

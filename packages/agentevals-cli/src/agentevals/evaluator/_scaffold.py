@@ -18,7 +18,7 @@ from pathlib import Path
 from string import Template
 
 from ..errors import ConfigError
-from ..execution.runtimes import TSX_VERSION  # one pin for the scaffold and the runtime
+from ..execution.environments import TSX_VERSION  # one pin for the scaffold and the runtime
 
 __all__ = ["LANGUAGES", "SAMPLE_INPUT", "TSX_VERSION", "Language", "scaffold_evaluator"]
 

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..options import RunOptions
+from ..core.limits import EVALUATOR_TIMEOUT
+from ..engine.options import RunOptions
 from ..results import MetricResult
 
 if TYPE_CHECKING:
@@ -101,9 +102,11 @@ class BaseEvaluator(ABC):
     """An evaluator type. Instances are built once per run from a validated config entry."""
 
     name: ClassVar[str]
-    """Registry key and YAML ``type:``."""
+    """Registry key, entry-point name and YAML ``type:``."""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    """Other spellings of ``type:`` (``code-judge`` for ``code_judge``)."""
     Config: ClassVar[type[EvaluatorConfig]] = EvaluatorConfig
-    default_timeout: ClassVar[float] = 300.0
+    default_timeout: ClassVar[float] = EVALUATOR_TIMEOUT
     """Deadline when the entry sets no ``timeout``: generous for types that call out (LLM judges),
     seconds for cheap in-process checks."""
     needs_spans: ClassVar[bool] = False
@@ -115,6 +118,9 @@ class BaseEvaluator(ABC):
         self.base_dir = base_dir
         """Directory of the config file: relative paths resolve against it first."""
         self.options = options or RunOptions()
+        """Load-time options (what ``check`` may read). A run's options reach ``evaluate`` as
+        ``EvalContext.options`` only: the engine never writes them here, so one evaluator object can serve
+        several runs at once (serve's sessions, two API calls)."""
         self.notes: list[str] = []
         """Load-time notes for the user (e.g. a path found relative to the working directory)."""
 
@@ -164,7 +170,7 @@ class BaseEvaluator(ABC):
     def resolve_path(self, path: str) -> Path:
         """Resolve a path from the config: the config file's directory first, then the working directory
         (as agentevals-cli 0.11 did); using the second adds a note saying so."""
-        from .._files import resolve_config_path
+        from ..core._files import resolve_config_path
 
         resolved, note = resolve_config_path(path, self.base_dir)
         if note and note not in self.notes:

@@ -18,10 +18,11 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..core.limits import SCRIPT_TIMEOUT
 from ..errors import ConfigError
-from ..execution.adapter import BackendEvaluator, ProgramConfig
 from ..execution.deadline import Deadline
 from ..results import MetricResult
+from .backend import BackendEvaluator, ProgramConfig
 
 __all__ = ["CodeEvaluator", "evaluate_file"]
 
@@ -66,7 +67,7 @@ def evaluate_file(
     input_file: Path,
     *,
     threshold: float | None = None,
-    timeout: float = 30.0,
+    timeout: float = SCRIPT_TIMEOUT,
     executor: str = "local",
 ) -> MetricResult:
     """Run the evaluator ``path`` once on the EvalInput document ``input_file`` (``evaluator run``)."""
@@ -75,7 +76,7 @@ def evaluate_file(
 
     from pydantic import ValidationError
 
-    from .._validation import format_validation_error
+    from ..core._validation import format_validation_error
     from ..protocol import EvalInput
     from .base import EvalContext
 

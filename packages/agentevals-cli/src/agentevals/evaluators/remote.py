@@ -20,8 +20,8 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from ..errors import ConfigError
-from ..execution.adapter import BackendEvaluator, ProgramConfig
 from ..execution.deadline import Deadline
+from .backend import BackendEvaluator, ProgramConfig
 
 __all__ = ["RemoteEvaluator"]
 

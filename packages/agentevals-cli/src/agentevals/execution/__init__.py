@@ -8,7 +8,7 @@
 - ``runtimes``: extension → interpreter (``register_runtime``); prepares the environment.
 - ``program``: ``run_program`` (runtime + environment + process) and the stdout rule.
 - ``workers``: persistent evaluator processes (protocol 1.2), a pool per evaluator.
-- ``backends``: ``EvaluatorBackend``, ``SubprocessBackend`` and the executor registry.
+- ``backends``: ``EvaluatorBackend``, ``SubprocessExecutor`` and the executor registry.
 - ``adapter``: ``BackendEvaluator``, the runner's view of any backend (``type: code`` / ``remote``).
 
 Imports go one way: each module imports only modules listed above it (no cycles).

@@ -5,7 +5,9 @@ An executor is a factory ``(path, timeout) -> EvaluatorBackend``; the YAML ``exe
 it by name. A backend gets an ``EvalInput`` and returns an ``EvalResult``; the transport is its own
 business (subprocess, container, HTTP…). Whatever it returns is validated like subprocess output.
 
-See ``agentevals.custom_evaluators`` (the public face) for a ``DockerBackend`` example.
+An executor is an ``EvaluatorBackend`` subclass whose ``name`` ClassVar is its key (``SubprocessExecutor``
+is ``local``); Python code may also register a plain factory. See ``agentevals.custom_evaluators`` (the
+public face) for an example.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import logging
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar
 
-from .._registry import Registry
+from ..core._registry import Registry
 from ..protocol import EvalInput, EvalResult, encode_input
 from .deadline import current_deadline
 from .process import tail
@@ -31,6 +34,7 @@ __all__ = [
     "EvaluatorBackend",
     "ExecutorFactory",
     "SubprocessBackend",
+    "SubprocessExecutor",
     "create_backend",
     "register_executor",
 ]
@@ -38,6 +42,10 @@ __all__ = [
 
 class EvaluatorBackend(abc.ABC):
     """Delivers an ``EvalInput`` to an evaluator and returns its ``EvalResult``."""
+
+    name: ClassVar[str]
+    """Registry key, entry-point name and YAML ``executor:``."""
+    aliases: ClassVar[tuple[str, ...]] = ()
 
     @abc.abstractmethod
     async def run(self, eval_input: EvalInput, metric_name: str) -> EvalResult:
@@ -50,13 +58,15 @@ class EvaluatorBackend(abc.ABC):
 ExecutorFactory = Callable[[Path, float], EvaluatorBackend]
 
 
-class SubprocessBackend(EvaluatorBackend):
+class SubprocessExecutor(EvaluatorBackend):
     """Runs a local file as a child process: ``EvalInput`` JSON on stdin, ``EvalResult`` JSON on stdout.
 
     The interpreter comes from the runtime registry by extension, unless ``runtime`` is given.
     The deadline is the evaluation's (download included) when one is running, else ``timeout``; a
     dependency setup runs under its own (``AGENTEVALS_SETUP_TIMEOUT``) with that one paused.
     """
+
+    name = "local"
 
     def __init__(self, path: Path, timeout: float = 30, runtime: Runtime | None = None) -> None:
         self._path = Path(path).resolve()
@@ -101,20 +111,26 @@ class SubprocessBackend(EvaluatorBackend):
             await self._workers.aclose()
 
 
+SubprocessBackend = SubprocessExecutor
+"""Deprecated alias of ``SubprocessExecutor``."""
+
+
 EXECUTORS: Registry[ExecutorFactory] = Registry(
     "executor",
     "agentevals.executors",
     {
-        "local": "agentevals.execution.backends:SubprocessBackend",
-        "docker": "agentevals.execution.docker:DockerBackend",
-        "ray": "agentevals.execution.ray_executor:RayBackend",  # the `ray` extra; also `run --executor ray`
+        "local": "agentevals.execution.backends:SubprocessExecutor",
+        "docker": "agentevals.execution.docker:DockerExecutor",
+        "ray": "agentevals.execution.ray_executor:RayExecutor",  # the `ray` extra; also `run --executor ray`
     },
+    base=EvaluatorBackend,
 )
 """Executor name (the YAML ``executor:``) → factory ``(path, timeout) -> EvaluatorBackend``."""
 
 
 def register_executor(name: str, factory: ExecutorFactory) -> None:
-    """Register (or replace) the executor ``name``, e.g. ``register_executor("docker", DockerBackend)``."""
+    """Register (or replace) the executor ``name``, e.g. ``register_executor("docker", DockerExecutor)``
+    (an ``EvaluatorBackend`` subclass, or any factory ``(path, timeout) -> EvaluatorBackend``)."""
     if not callable(factory):
         raise TypeError(f"register_executor('{name}') needs a callable factory, got {type(factory).__name__}")
     EXECUTORS.register(name, factory)

@@ -11,12 +11,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
+from ..core.limits import current_limits, variable
 from ..errors import AgentevalsError, EvaluatorFailure
-from ..limits import current_limits, variable
 from .deadline import Deadline, deadline_scope
 from .process import ProcessResult, ProcessTimeout, run_process, tail
 
-__all__ = ["ProgramFailure", "SetupFailure", "cause_line", "run_command", "set_up"]
+__all__ = ["ProgramFailure", "SetupFailure", "cause_line", "run_command", "set_up", "with_cause"]
 
 T = TypeVar("T")
 
@@ -84,7 +84,7 @@ def cause_line(stderr: bytes | str, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _with_cause(message: str, stderr: bytes | str) -> str:
+def with_cause(message: str, stderr: bytes | str) -> str:
     last = cause_line(stderr)
     return f"{message}: {last}" if last else message
 

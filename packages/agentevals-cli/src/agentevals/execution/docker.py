@@ -30,7 +30,7 @@ from .manifest import read_manifest
 from .process import run_process
 from .program import ProgramFailure, read_result, run_command
 
-__all__ = ["IMAGE_ENV", "DockerBackend"]
+__all__ = ["IMAGE_ENV", "DockerBackend", "DockerExecutor"]
 
 IMAGE_ENV = "AGENTEVALS_DOCKER_IMAGE"
 MOUNT = "/evaluator"
@@ -47,7 +47,7 @@ def _sdk_site_packages() -> Path | None:
     return Path(spec.origin).resolve().parent.parent
 
 
-class DockerBackend(EvaluatorBackend):
+class DockerExecutor(EvaluatorBackend):
     """Runs an evaluator file in a container (``executor: docker``)."""
 
     name = "docker"
@@ -111,3 +111,7 @@ class DockerBackend(EvaluatorBackend):
             await run_process([self._docker, "rm", "-f", container], timeout=REMOVE_TIMEOUT)
         except Exception:  # best effort; the container was started with --rm
             pass
+
+
+DockerBackend = DockerExecutor
+"""Deprecated alias of ``DockerExecutor``."""

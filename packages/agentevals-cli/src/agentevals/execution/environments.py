@@ -33,7 +33,11 @@ from .cache import cache_root, content_hash, locked
 from .commands import ProgramFailure, run_command
 from .deadline import Deadline
 
-__all__ = ["check_requirements", "ensure_node_modules", "ensure_python_env", "ensure_tsx", "venv_python"]
+__all__ = ["TSX_VERSION", "check_requirements", "ensure_node_modules", "ensure_python_env", "ensure_tsx",
+           "requirement_lines", "venv_python"]
+
+TSX_VERSION = "^4.7.0"
+"""The tsx npm installs for ``.ts`` evaluators that Node cannot run by itself (and the scaffold pins)."""
 
 logger = logging.getLogger(__name__)
 
@@ -175,8 +179,6 @@ async def ensure_tsx(*, deadline: Deadline, why: str = "") -> Path:
     """
     import json
 
-    from .runtimes import TSX_VERSION
-
     manifest = json.dumps({"private": True, "description": "tsx for agentevals' .ts evaluators",
                            "dependencies": {"tsx": TSX_VERSION}}, indent=2).encode()
     env = cache_root() / "node" / f"tsx-{content_hash(manifest)}"
@@ -230,6 +232,19 @@ def _requirement_problem(line: str) -> str | None:
     return None
 
 
+def requirement_lines(requirements: Path) -> list[tuple[int, str]]:
+    """``(line number, requirement)`` of a requirements.txt, comments and blank lines left out.
+
+    pip's rule: ``#`` at the start of a line or after a space or tab starts a comment (``pkg @ url#frag``
+    keeps its fragment). The one reader of the format: the venv check below and Ray's ``pip`` list."""
+    lines = []
+    for number, raw in enumerate(requirements.read_text("utf-8").splitlines(), start=1):
+        line = raw.split(" #", 1)[0].split("\t#", 1)[0].strip()
+        if line and not line.startswith("#"):
+            lines.append((number, line))
+    return lines
+
+
 def check_requirements(requirements: Path) -> None:
     """Allow only plain index requirements in a *downloaded* evaluator's requirements.txt.
 
@@ -240,9 +255,7 @@ def check_requirements(requirements: Path) -> None:
     for number, raw in enumerate(requirements.read_text("utf-8").splitlines(), start=1):
         if raw.rstrip().endswith("\\"):
             raise ProgramFailure(f"{requirements.name} line {number}: line continuations are not allowed")
-        line = raw.split(" #", 1)[0].split("\t#", 1)[0].strip()
-        if not line or line.startswith("#"):
-            continue
+    for number, line in requirement_lines(requirements):
         problem = _requirement_problem(line)
         if problem:
             raise ProgramFailure(f"downloaded {requirements.name} line {number}: {problem} ({line!r})")

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .._validation import format_validation_error
+from ..core._validation import format_validation_error
 from ..errors import ConfigError, ProtocolVersionError
 from ..protocol import PROTOCOL_VERSION, negotiate
 
@@ -45,8 +45,8 @@ def read_manifest(directory: Path) -> Manifest | None:
         return None
     import yaml
 
-    from .._files import read_input
-    from .._yaml import safe_load
+    from ..core._files import read_input
+    from ..core._yaml import safe_load
     from ..errors import InputFileError
 
     try:

@@ -8,7 +8,7 @@ agentevals when it is terminated (SIGTERM: a cancelled CI job; SIGHUP: a closed 
 action is in place — that call ``kill_all_evaluator_processes`` and then let the signal take its
 default course.
 
-A child's stdout and stderr are each kept up to ``AGENTEVALS_MAX_OUTPUT_BYTES`` (``agentevals.limits``):
+A child's stdout and stderr are each kept up to ``AGENTEVALS_MAX_OUTPUT_BYTES`` (``agentevals.core.limits``):
 the *last* bytes are kept, because the result is what a program prints last; ``ProcessResult`` says how
 many bytes were dropped.
 """
@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..limits import current_limits
+from ..core.limits import current_limits
 from . import containment
 
-__all__ = ["ProcessResult", "ProcessTimeout", "run_process", "tail"]
+__all__ = ["LINGER", "Capped", "ProcessResult", "ProcessTimeout", "guard_termination", "kill_group",
+           "kill_pipe_holders", "run_process", "tail"]
 
 
 class ProcessTimeout(Exception):
@@ -91,7 +92,7 @@ async def run_process(
     ``FileNotFoundError`` propagates when the program does not exist.
     """
     start = time.monotonic()
-    _guard_termination()
+    guard_termination()
     containment.enable_subreaper()
     token = containment.new_token()
     proc = await asyncio.create_subprocess_exec(
@@ -107,7 +108,7 @@ async def run_process(
     # Output is collected into buffers that outlive a timeout or a cancellation, so that what the
     # program wrote before it was killed (its stderr above all) is still reported.
     cap = current_limits().max_output_bytes
-    out, err = _Capped(cap), _Capped(cap)
+    out, err = Capped(cap), Capped(cap)
     pumps: list[asyncio.Future[None]] = [asyncio.ensure_future(_pump(proc.stdout, out)),
                                          asyncio.ensure_future(_pump(proc.stderr, err))]
 
@@ -140,7 +141,7 @@ async def run_process(
     finally:
         # Children the evaluator spawned must not outlive it (e.g. a server it started), even those
         # that left its session.
-        _kill_group(proc)
+        kill_group(proc)
         containment.untrack(proc.pid)
         containment.sweep(token)
         _release(proc, pumps)
@@ -148,7 +149,7 @@ async def run_process(
                          stdout_dropped=out.cut, stderr_dropped=err.cut)
 
 
-class _Capped:
+class Capped:
     """A byte sink that keeps the last ``cap`` bytes written to it: whole chunks are dropped from the front
     once the rest still holds ``cap`` bytes (no copying of what is kept)."""
 
@@ -181,18 +182,18 @@ class _Capped:
         return self.size + self.dropped
 
 
-async def _drain(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future[None]], *buffers: _Capped) -> None:
-    """After the exit: read the pipes to their end; once nothing more arrives for ``_LINGER`` seconds
+async def _drain(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future[None]], *buffers: Capped) -> None:
+    """After the exit: read the pipes to their end; once nothing more arrives for ``LINGER`` seconds
     while they are still open, kill whatever holds them (then ``_release`` closes them)."""
     killed = False
     while True:
         before = sum(map(len, buffers))
-        _, pending = await asyncio.wait(pumps, timeout=_LINGER)
+        _, pending = await asyncio.wait(pumps, timeout=LINGER)
         if not pending or (killed and sum(map(len, buffers)) == before):
             return
         if sum(map(len, buffers)) == before:
-            _kill_group(proc)
-            _kill_pipe_holders(proc)
+            kill_group(proc)
+            kill_pipe_holders(proc)
             killed = True
 
 
@@ -205,7 +206,7 @@ def _on_termination(signum: int, frame: object) -> None:
     os.kill(os.getpid(), signum)  # die by the signal, as without this handler
 
 
-def _guard_termination() -> None:
+def guard_termination() -> None:
     """Install ``_on_termination`` for SIGTERM and SIGHUP where their default action is in place."""
     global _GUARDED
     if _GUARDED or sys.platform == "win32" or threading.current_thread() is not threading.main_thread():
@@ -216,11 +217,11 @@ def _guard_termination() -> None:
             signal.signal(signum, _on_termination)
 
 
-_LINGER = 1.0
+LINGER = 1.0
 """Seconds to wait for the output pipes to close after the program exited."""
 
 
-async def _pump(stream: asyncio.StreamReader | None, sink: _Capped) -> None:
+async def _pump(stream: asyncio.StreamReader | None, sink: Capped) -> None:
     while stream is not None:
         chunk = await stream.read(1 << 20)
         if not chunk:
@@ -239,7 +240,7 @@ async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
         pass
 
 
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
+def kill_group(proc: asyncio.subprocess.Process) -> None:
     if sys.platform != "win32":
         try:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -253,11 +254,11 @@ async def _settle(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future[N
     ``asyncio.wait`` rather than ``gather``: a second cancellation (Ctrl-C cancels the run, then the
     case's cleanup cancels again) must not leave a gathering future with an unretrieved exception.
     """
-    _kill_pipe_holders(proc)
+    kill_pipe_holders(proc)
     waiter = asyncio.ensure_future(proc.wait())
     pending: list[asyncio.Future[Any]] = [waiter, *pumps]
     try:
-        await asyncio.wait(pending, timeout=2 * _LINGER)
+        await asyncio.wait(pending, timeout=2 * LINGER)
     except ProcessLookupError:  # pragma: no cover - already reaped
         pass
     finally:
@@ -278,7 +279,7 @@ def _pipe_inodes(proc: asyncio.subprocess.Process) -> set[str]:
     return found
 
 
-def _kill_pipe_holders(proc: asyncio.subprocess.Process) -> None:
+def kill_pipe_holders(proc: asyncio.subprocess.Process) -> None:
     """Kill every other process that holds the output pipes (Linux: found through ``/proc``).
 
     Only the evaluator's descendants can hold them (asyncio closes inherited descriptors), so this

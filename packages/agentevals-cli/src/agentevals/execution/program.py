@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.limits import variable
 from ..errors import AgentevalsError, ProtocolError
-from ..limits import variable
 from ..protocol import EvalResult, decode_result
-from .commands import ProgramFailure, SetupFailure, _with_cause, cause_line, run_command, set_up
+from .commands import ProgramFailure, SetupFailure, cause_line, run_command, set_up, with_cause
 from .deadline import Deadline
 from .process import ProcessResult
 from .runtimes import Runtime, runtime_for
@@ -159,7 +159,7 @@ def read_result(
             if result.returncode < 0
             else f"exited with code {result.returncode}"
         )
-        raise ProgramFailure(_with_cause(how, result.stderr), stderr=result.stderr)
+        raise ProgramFailure(with_cause(how, result.stderr), stderr=result.stderr)
     try:
         data, log_lines = extract_result(result.stdout, name=name)
         if not isinstance(data, dict):
@@ -170,7 +170,7 @@ def read_result(
     except ProtocolError as exc:
         message = str(exc)
         if not result.stdout.strip():
-            message = _with_cause(message, result.stderr)
+            message = with_cause(message, result.stderr)
         if result.stdout_dropped:
             message += f" ({_cut(result)})"
         raise ProgramFailure(message, stderr=result.stderr) from None

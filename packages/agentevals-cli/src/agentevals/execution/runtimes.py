@@ -24,7 +24,6 @@ Example:
 from __future__ import annotations
 
 import abc
-import json
 import os
 import re
 import shutil
@@ -33,10 +32,12 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, ClassVar
 
-from .._registry import Registry
+from ..core._registry import Registry
 from ..errors import ConfigError
 from .deadline import Deadline
+from .environments import TSX_VERSION as TSX_VERSION  # its home is where it is installed; named here too
 from .environments import ensure_node_modules, ensure_python_env
 
 __all__ = [
@@ -53,8 +54,6 @@ __all__ = [
 ]
 
 TSX_ENV = "AGENTEVALS_TSX"
-TSX_VERSION = "^4.7.0"
-"""The tsx npm installs for ``.ts`` evaluators that Node cannot run by itself (and the scaffold pins)."""
 """Path of a ``tsx`` executable to run ``.ts`` evaluators with (overrides every other choice)."""
 
 
@@ -71,10 +70,15 @@ class RuntimeSupport:
 class Runtime(abc.ABC):
     """Maps file extensions to the command that runs such a file."""
 
-    @property
-    def name(self) -> str:
-        """Registry key; by default the class name without ``Runtime``, lower-cased (``GoRuntime`` → ``go``)."""
-        return re.sub(r"Runtime$", "", type(self).__name__).lower() or type(self).__name__.lower()
+    name: ClassVar[str]
+    """Registry key and entry-point name; by default the class name without ``Runtime``, lower-cased
+    (``GoRuntime`` → ``go``)."""
+    aliases: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not any("name" in vars(c) for c in cls.__mro__):  # the first class that declares none: derived
+            cls.name = re.sub(r"Runtime$", "", cls.__name__).lower() or cls.__name__.lower()
 
     @property
     @abc.abstractmethod
@@ -132,9 +136,7 @@ class PythonRuntime(Runtime):
     def __init__(self, python_path: str | Path | None = None) -> None:
         self._exe = str(python_path) if python_path else None
 
-    @property
-    def name(self) -> str:
-        return "python"
+    name = "python"
 
     @property
     def extensions(self) -> tuple[str, ...]:
@@ -175,16 +177,6 @@ def find_local_tsx(start: Path) -> Path | None:
     return None
 
 
-def _declares_tsx(directory: Path) -> bool:
-    try:
-        manifest = json.loads((directory / "package.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(manifest, dict) and any(
-        "tsx" in (manifest.get(key) or {}) for key in ("dependencies", "devDependencies")
-    )
-
-
 class NodeRuntime(Runtime):
     """``.js``/``.mjs``/``.cjs`` with ``node``; ``.ts`` with tsx or Node's own type stripping.
 
@@ -199,9 +191,7 @@ class NodeRuntime(Runtime):
     def __init__(self, node: str | None = None) -> None:
         self._node = node
 
-    @property
-    def name(self) -> str:
-        return "node"
+    name = "node"
 
     @property
     def extensions(self) -> tuple[str, ...]:
@@ -302,15 +292,17 @@ class NodeRuntime(Runtime):
         return [*rows, RuntimeSupport((".ts",), True, f"node's type stripping ({' '.join(command[1:-1])})")]
 
 
-RUNTIMES: Registry[Runtime | type[Runtime]] = Registry(
+RUNTIMES: Registry[Runtime] = Registry(
     "runtime",
     "agentevals.runtimes",
     {
         "python": "agentevals.execution.runtimes:PythonRuntime",
         "node": "agentevals.execution.runtimes:NodeRuntime",
     },
+    base=Runtime,
+    instantiate=True,
 )
-"""Runtime name → ``Runtime`` (classes, e.g. from entry points, are instantiated on first use)."""
+"""Runtime name → ``Runtime`` instance (classes, built-in or from entry points, are instantiated on first use)."""
 
 _registered: list[str] = []
 
@@ -336,11 +328,7 @@ def register_runtime(runtime: Runtime, name: str | None = None) -> None:
 
 def get_runtime(name: str) -> Runtime:
     """The runtime registered as ``name`` (``ConfigError`` with the known names when there is none)."""
-    plugin = RUNTIMES.get(name)
-    if isinstance(plugin, type):
-        plugin = plugin()
-        RUNTIMES.register(name, plugin)
-    return _validate(plugin)
+    return _validate(RUNTIMES.get(name))
 
 
 def get_runtimes() -> list[Runtime]:

@@ -27,18 +27,18 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Optional
 
-from ..limits import current_limits
+from ..core.limits import current_limits
 from ..protocol import EvalInput, EvalResult, WorkerOffer, decode_result, encode_input, parse_version
 from . import containment
 from .commands import set_up
 from .deadline import Deadline
 from .process import (
-    _LINGER,
+    LINGER,
+    Capped,
     ProcessResult,
-    _Capped,
-    _guard_termination,
-    _kill_group,
-    _kill_pipe_holders,
+    guard_termination,
+    kill_group,
+    kill_pipe_holders,
     tail,
 )
 from .program import ProgramFailure, read_result
@@ -131,8 +131,8 @@ class _Worker:
 
     def kill(self) -> None:
         """Kill the whole process tree now."""
-        _kill_group(self.proc)
-        _kill_pipe_holders(self.proc)
+        kill_group(self.proc)
+        kill_pipe_holders(self.proc)
         self.close()
 
     def abandon(self) -> None:
@@ -167,10 +167,10 @@ class _Worker:
     async def reap(self) -> None:
         """Let a closed or killed worker go: wait briefly for it, then kill what remains of its tree."""
         self.close()
-        if await self.wait(_LINGER) is None:
+        if await self.wait(LINGER) is None:
             self.kill()
-            await self.wait(2 * _LINGER)
-        _kill_group(self.proc)
+            await self.wait(2 * LINGER)
+        kill_group(self.proc)
         self._release()
         self._pump.cancel()
         self._close_transport()
@@ -253,7 +253,7 @@ class WorkerPool:
             await worker.reap()
             raise ProgramFailure(str(deadline.failure()), stderr=worker.stderr_since(mark)) from None
         except (_Died, BrokenPipeError, ConnectionResetError):
-            code = await worker.wait(2 * _LINGER)
+            code = await worker.wait(2 * LINGER)
             await worker.reap()
             stderr = worker.stderr_since(mark)
             how = ("closed its output" if code is None else f"was killed by signal {-code}" if code < 0
@@ -292,7 +292,7 @@ class WorkerPool:
         read_fd, write_fd = os.pipe()
         offer = eval_input.model_copy(update={"request_id": request_id, "worker": WorkerOffer(input_fd=read_fd)})
         payload = encode_input(offer, eval_input.protocol_version).encode()
-        _guard_termination()
+        guard_termination()
         containment.enable_subreaper()
         token = containment.new_token()
         # The evaluation's minimal environment (its entry's ``env:``), tagged like every evaluator process.
@@ -333,8 +333,8 @@ class WorkerPool:
         if isinstance(first, dict):  # accepted: a worker from now on
             self._idle.append(worker)
             return self._decode(first, eval_input, bytes(worker.stderr))
-        await worker.wait(_LINGER)  # a 1.0 program: it has exited (or is about to)
-        await asyncio.wait({worker._pump}, timeout=_LINGER)  # the rest of its stderr
+        await worker.wait(LINGER)  # a 1.0 program: it has exited (or is about to)
+        await asyncio.wait({worker._pump}, timeout=LINGER)  # the rest of its stderr
         await worker.reap()
         result = ProcessResult(proc.returncode or 0, first.data(), bytes(worker.stderr), 0.0, stdout_dropped=first.cut)
         checked = read_result(result, name=self.metric_name, threshold=eval_input.threshold,
@@ -342,7 +342,7 @@ class WorkerPool:
         _log_stderr(self.metric_name, result.stderr)
         return checked
 
-    async def _first(self, worker: _Worker, payload: bytes) -> dict[str, Any] | _Capped:
+    async def _first(self, worker: _Worker, payload: bytes) -> dict[str, Any] | Capped:
         """Feed the first input on stdin and close it; return the acceptance line as a dict, or (the
         program did not accept) its stdout (the last ``max_output_bytes`` of it) once it has exited."""
         proc = worker.proc
@@ -356,7 +356,7 @@ class WorkerPool:
         cap = current_limits().max_output_bytes
         out = bytearray()
         scanned = 0
-        capped: Optional[_Capped] = None  # set once stdout is too long to hold an acceptance: a 1.0 program
+        capped: Optional[Capped] = None  # set once stdout is too long to hold an acceptance: a 1.0 program
         read: Optional[asyncio.Future[bytes]] = None
         try:
             while True:
@@ -365,14 +365,14 @@ class WorkerPool:
                 while not read.done() and proc.returncode is None:
                     await asyncio.wait({read}, timeout=0.05)
                 if not read.done():  # it exited: give the pipe a moment, then kill whatever it left holding it
-                    done, _ = await asyncio.wait({read}, timeout=_LINGER)
+                    done, _ = await asyncio.wait({read}, timeout=LINGER)
                     if not done:
-                        _kill_group(proc)
-                        _kill_pipe_holders(proc)
+                        kill_group(proc)
+                        kill_pipe_holders(proc)
                 chunk = await read
                 if not chunk:
                     if capped is None:
-                        capped = _Capped(cap)
+                        capped = Capped(cap)
                         capped.write(bytes(out))
                     return capped
                 if capped is not None:
@@ -380,7 +380,7 @@ class WorkerPool:
                     continue
                 out += chunk
                 if len(out) > cap:  # kept within the output limit, as run_process keeps a program's stdout
-                    capped = _Capped(cap)
+                    capped = Capped(cap)
                     capped.write(bytes(out))
                     out = bytearray()
                     continue

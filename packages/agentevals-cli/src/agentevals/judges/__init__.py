@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .._registry import did_you_mean
+from ..core._registry import did_you_mean
 from ..errors import ConfigError
-from ._builtin import BUILTIN_ASSERTIONS as _BUILTINS
 from ._builtin import builtin_assertion_names, run_builtin_assertion
+from ._builtin import find_assertion as _find_assertion
 from ._discovery import JUDGE_DIRS, JUDGE_EXTENSIONS, discover_judges, find_judge, repo_root
 from ._discovery import JUDGE_NAME as _JUDGE_NAME
 from ._runner import PASS_THRESHOLD, JudgeResult, build_payload, parse_judge_output, run_judge
@@ -68,12 +68,12 @@ def run_assertion(
             output, input, expected_output=expected_output, criteria=criteria, config=config
         )
         return run_judge(name, script, payload, timeout=timeout)
-    if name.replace("_", "-") in _BUILTINS:
+    if _find_assertion(name) is not None:
         return run_builtin_assertion(name, output, config or {})
     judges = sorted(discover_judges(start))
     searched = f"{' and '.join(d + '/' for d in JUDGE_DIRS)} from {start.resolve()} up to {repo_root(start)}"
     raise ConfigError(
-        f"unknown judge '{name}'{did_you_mean(name, [*judges, *_BUILTINS])};"
+        f"unknown judge '{name}'{did_you_mean(name, [*judges, *builtin_assertion_names()])};"
         f" judges found: {', '.join(judges) or 'none'} (searched {searched});"
         f" builtin assertions: {', '.join(builtin_assertion_names())}"
     )

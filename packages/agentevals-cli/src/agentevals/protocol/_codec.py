@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .._validation import format_validation_error
+from ..core._validation import format_validation_error
 from ..errors import ProtocolError, ProtocolVersionError
 from ._models import EvalInput, EvalResult, EvalStatus
 from ._versions import PROTOCOL_VERSION, SUPPORTED_VERSIONS, load_schema, parse_version

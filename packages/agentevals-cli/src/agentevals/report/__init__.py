@@ -1,6 +1,8 @@
 """Reports of a ``RunResult``: ``table`` (people), ``json`` (machines, versioned schema), ``summary`` (CI
 logs), ``junit`` (CI test tabs), ``markdown`` (PR comments, ``$GITHUB_STEP_SUMMARY``), ``html`` (one
-self-contained file). Each renderer is ``(run, *, color, context) -> str``.
+self-contained file), and third-party formats: each is a ``ReportFormat`` in the ``REPORT_FORMATS`` registry
+(``report.formats``; entry-point group ``agentevals.report_formats``) whose ``render(run, *, color, context)``
+returns the text.
 
 Example:
     ```python
@@ -12,39 +14,38 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from ..redact import redact
-from ..results import RunResult
-from ._context import ReportContext
+from .formats import REPORT_FORMATS, ReportFormat
 
-__all__ = ["FILE_EXTENSIONS", "RENDERERS", "ReportContext", "render"]
+if TYPE_CHECKING:
+    from ..results import RunResult
+    from ._context import ReportContext
 
-RENDERERS: dict[str, str] = {
-    "table": "agentevals.report.table:render_table",
-    "json": "agentevals.report.json:render_json",
-    "summary": "agentevals.report.summary:render_summary",
-    "junit": "agentevals.report.junit:render_junit",
-    "markdown": "agentevals.report.markdown:render_markdown",
-    "html": "agentevals.report.html:render_html",
-}
-"""Format name → ``module:function`` (imported on first use: jinja2 only when HTML is asked for)."""
+__all__ = ["FILE_EXTENSIONS", "RENDERERS", "REPORT_FORMATS", "ReportContext", "ReportFormat", "render"]
+
+RENDERERS = REPORT_FORMATS
+"""Deprecated alias of ``REPORT_FORMATS`` (a dict of ``module:function`` strings before 0.12)."""
 
 FILE_EXTENSIONS = {".json": "json", ".xml": "junit", ".md": "markdown", ".html": "html", ".htm": "html",
                    ".txt": "table"}
 """What ``--output-file NAME`` writes when no ``-o`` is given."""
 
 
-def renderer(fmt: str) -> Callable[..., str]:
-    module, _, attr = RENDERERS[fmt].partition(":")
-    return getattr(importlib.import_module(module), attr)
+def __getattr__(name: str) -> Any:
+    # ``ReportContext`` needs the result model (pydantic): imported when first asked for, so that reading
+    # the format names (``--help``) stays light.
+    if name == "ReportContext":
+        from ._context import ReportContext
+
+        return ReportContext
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def render(run: RunResult, fmt: str = "table", *, color: bool = False, context: Optional[ReportContext] = None) -> str:
-    """Render a run in one of ``RENDERERS``, with secrets redacted (``agentevals.redact``) and no line able to
-    run a CI workflow command (``report._workflow``)."""
+    """Render a run in one of ``REPORT_FORMATS``, with secrets redacted (``agentevals.core.redact``) and no line able to
+    run a CI workflow command (``report._workflow``). ``ConfigError`` for an unknown or broken format."""
+    from ..core.redact import redact
     from ._workflow import defuse
 
-    return defuse(redact(renderer(fmt)(run, color=color, context=context)), fmt)
+    return defuse(redact(REPORT_FORMATS.get(fmt).render(run, color=color, context=context)), fmt)

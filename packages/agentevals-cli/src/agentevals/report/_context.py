@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Optional
 from ..results import CaseResult, MetricResult, RunResult, Status
 
 if TYPE_CHECKING:
-    from ..compare import Comparison
-    from ..gates import GateOutcome
+    from ..results.compare import Comparison
+    from ..results.gates import GateOutcome
 
 __all__ = ["ReportContext", "failing_rows", "headline_lines"]
 

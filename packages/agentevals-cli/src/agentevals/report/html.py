@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..gates import format_rate
 from ..results import RunResult, Status, case_status
+from ..results.gates import format_rate
 from ._context import ReportContext, failing_rows
 from ._format import fmt_calls, fmt_num, fmt_perf
+from .formats import ReportFormat
 
-__all__ = ["render_html"]
+__all__ = ["HtmlReport", "render_html"]
 
 _BINS = 10
 _MAX_TURNS = 30
@@ -91,3 +92,12 @@ def render_html(run: RunResult, *, color: bool = False, context: Optional[Report
         comparison=context.comparison if context else None, gates=context.gates if context else None,
         incomplete=context.incomplete if context else None,
     )
+
+
+class HtmlReport(ReportFormat):
+    """One self-contained HTML file (``-o html``)."""
+
+    name = "html"
+
+    def render(self, run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
+        return render_html(run, color=color, context=context)

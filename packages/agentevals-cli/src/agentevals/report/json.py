@@ -12,9 +12,10 @@ from typing import Any, Optional
 
 from ..results import RunResult
 from ._context import ReportContext
+from .formats import ReportFormat
 from .legacy import LegacyDocument, legacy_keys
 
-__all__ = ["load_result_schema", "render_json", "result_json_schema"]
+__all__ = ["JsonReport", "load_result_schema", "render_json", "result_json_schema"]
 
 
 def result_json_schema() -> dict[str, Any]:
@@ -53,3 +54,12 @@ def run_extras(run: RunResult, context: Optional[ReportContext] = None) -> dict[
         extras["gates"] = {"exit_code": context.gates.exit_code, "failed": context.gates.failures,
                            "met": context.gates.passed}
     return extras
+
+
+class JsonReport(ReportFormat):
+    """The versioned JSON result document (``-o json``)."""
+
+    name = "json"
+
+    def render(self, run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
+        return render_json(run, color=color, context=context)

@@ -17,8 +17,9 @@ from xml.etree import ElementTree as ET
 from ..results import CaseResult, MetricResult, RunResult, Status
 from ._context import ReportContext
 from ._format import fmt_calls, fmt_num
+from .formats import ReportFormat
 
-__all__ = ["render_junit"]
+__all__ = ["JunitReport", "render_junit"]
 
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -99,3 +100,12 @@ def render_junit(run: RunResult, *, color: bool = False, context: Optional[Repor
         root.set(key, f"{total:.3f}" if key == "time" else str(total))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+class JunitReport(ReportFormat):
+    """JUnit XML for CI test tabs (``-o junit``)."""
+
+    name = "junit"
+
+    def render(self, run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
+        return render_junit(run, color=color, context=context)

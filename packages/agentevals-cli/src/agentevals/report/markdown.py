@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..gates import format_rate
 from ..results import RunResult, Status
+from ..results.gates import format_rate
 from ._context import ReportContext, failing_rows
 from ._format import fmt_calls, fmt_num
+from .formats import ReportFormat
 
-__all__ = ["render_markdown"]
+__all__ = ["MarkdownReport", "render_markdown"]
 
 _MAX_ROWS = 300
 """Rows per table: GitHub caps a step summary at 1 MiB."""
@@ -86,3 +87,12 @@ def render_markdown(run: RunResult, *, color: bool = False, context: Optional[Re
     tail = f"run `{run.run_id}` · " if run.run_id else ""
     out += ["", f"<sub>{tail}agentevals {run.agentevals_version} · started {run.started_at or '-'}</sub>", ""]
     return "\n".join(out)
+
+
+class MarkdownReport(ReportFormat):
+    """Markdown for PR comments and ``$GITHUB_STEP_SUMMARY`` (``-o markdown``)."""
+
+    name = "markdown"
+
+    def render(self, run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
+        return render_markdown(run, color=color, context=context)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..gates import format_rate
 from ..results import RunResult, Status
+from ..results.gates import format_rate
 from ._context import ReportContext, failing_rows, headline_lines
 from ._format import STATUS_COLORS, fmt_num, paint
+from .formats import ReportFormat
 
-__all__ = ["failures_block", "gate_lines", "render_summary", "totals_line"]
+__all__ = ["SummaryReport", "failures_block", "gate_lines", "render_summary", "totals_line"]
 
 
 def _counted(counts: dict, noun: str, total: int) -> str:
@@ -21,7 +22,7 @@ def _counted(counts: dict, noun: str, total: int) -> str:
 def totals_line(run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
     """``2 cases: 1 passed, 1 failed · 3 results: 2 passed, 1 failed · pass rate 50.00% (1/2)``.
 
-    Cases and metric rows are counted apart; the pass rate is over cases (see ``agentevals.gates``) and
+    Cases and metric rows are counted apart; the pass rate is over cases (see ``agentevals.results.gates``) and
     rounded down, so a failing run never reads 100%.
     """
     strict = context.strict if context else False
@@ -89,3 +90,12 @@ def render_summary(run: RunResult, *, color: bool = False, context: Optional[Rep
     out.extend(gate_lines(context))
     out.append(totals_line(run, color=color, context=context))
     return "\n".join(out) + "\n"
+
+
+class SummaryReport(ReportFormat):
+    """A few lines for CI logs (``-o summary``)."""
+
+    name = "summary"
+
+    def render(self, run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
+        return render_summary(run, color=color, context=context)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..gates import format_rate
 from ..results import CaseResult, MetricResult, RunResult, Status, Verdict
+from ..results.gates import format_rate
 from ._context import ReportContext, headline_lines
 from ._format import STATUS_COLORS, fmt_calls, fmt_num, fmt_perf, paint
+from .formats import ReportFormat
 from .summary import failures_block, gate_lines, totals_line
 
-__all__ = ["render_table"]
+__all__ = ["TableReport", "render_table"]
 
 _HEAD = ("EVALUATOR", "STATUS", "SCORE", "THRESHOLD", "PER TURN", "VERDICT")
 
@@ -116,3 +117,12 @@ def render_table(run: RunResult, *, color: bool = False, context: Optional[Repor
     out.extend(gate_lines(context))
     out.append(totals_line(run, color=color, context=context))
     return "\n".join(out) + "\n"
+
+
+class TableReport(ReportFormat):
+    """The terminal table (``-o table``)."""
+
+    name = "table"
+
+    def render(self, run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
+        return render_table(run, color=color, context=context)

@@ -3,7 +3,7 @@
     agentevals serve --config eval_config.yaml --eval-sets examples/evalsets
 
 Spans and GenAI log records arriving over OTLP/HTTP (4318) or OTLP/gRPC (4317) are assembled into
-sessions (``sessions``), evaluated by ``agentevals.runner.run_evaluation`` (``live``) and kept in a
+sessions (``sessions``), evaluated by ``agentevals.engine.run_evaluation`` (``live``) and kept in a
 bounded session store (``store``) that the HTTP API (``http_api``) and MCP tools (``mcp_tools``) read.
 """
 

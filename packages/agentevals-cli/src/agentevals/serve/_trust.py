@@ -32,11 +32,11 @@ def code_in_config(path: str | Path) -> Optional[str]:
     file is left to the config loader, which reports it the usual way."""
     import yaml
 
-    from ..config.loader import _marked_loader
+    from ..config.loader import marked_loader
 
     try:
         text = Path(path).read_text("utf-8")
-        data = yaml.load(text, Loader=_marked_loader())
+        data = yaml.load(text, Loader=marked_loader())
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
         return None
     entries = data.get("evaluators") if isinstance(data, dict) else None

@@ -157,7 +157,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
     configs that run code unless ``--allow-code-evaluators``): every evaluation these routes start goes
     through it, as ``/api/evaluate``'s do.
     """
-    from .http_api import _ok, _start_evaluation, _stream, _Uploads
+    from .http_api import Uploads, ok, start_evaluation, stream_events
 
     def gone(path: str, method: str) -> None:
         async def answer() -> JSONResponse:
@@ -211,7 +211,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
                 raise HTTPException(400, f"{route}: {name}: expected a list of strings")
         return out
 
-    async def json_run_options(request: Request, up: _Uploads) -> dict[str, Any]:
+    async def json_run_options(request: Request, up: Uploads) -> dict[str, Any]:
         """``{traces, config, evalSet, credentialRefs}`` → ``evaluate_files`` keyword arguments."""
         body = fields(await json_body(request), "evaluate/json", {"traces", "config", "eval_set", "credential_refs"},
                       {"traces"})
@@ -234,20 +234,20 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
 
     @app.post("/api/evaluate/json", summary="agentevals 0.11: evaluate an OTLP/JSON document sent in the body")
     async def evaluate_json(request: Request) -> dict[str, Any]:
-        with _Uploads(ctx.max_upload * 4) as up:
+        with Uploads(ctx.max_upload * 4) as up:
             run = await operations.evaluate_files_async(**trusted(await json_run_options(request, up)))
-            return _ok({**run.model_dump(mode="json"), **compat_011.legacy_run(run)})
+            return ok({**run.model_dump(mode="json"), **compat_011.legacy_run(run)})
 
     @app.post("/api/evaluate/json/stream", summary="agentevals 0.11: /api/evaluate/json as Server-Sent Events",
               response_class=StreamingResponse)
     async def evaluate_json_stream(request: Request) -> StreamingResponse:
-        up = _Uploads(ctx.max_upload * 4).__enter__()
+        up = Uploads(ctx.max_upload * 4).__enter__()
         try:
             kwargs = trusted(await json_run_options(request, up))
         except BaseException:
             up.__exit__(None, None, None)
             raise
-        return StreamingResponse(_stream(_start_evaluation(up, kwargs), request, up),
+        return StreamingResponse(stream_events(start_evaluation(up, kwargs), request, up),
                                  media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
     def record_of(session_id: str) -> SessionRecord:
@@ -259,7 +259,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
     @app.get("/api/streaming/sessions", summary="agentevals 0.11: live sessions as SessionInfo (camelCase)")
     async def streaming_sessions() -> dict[str, Any]:
         entries = [*ctx.assembler.open_sessions(), *(r.summary() for r in ctx.store.list(limit=1000))]
-        return _ok([_session_info(e, ctx.store.get(e["session_id"])) for e in entries])
+        return ok([_session_info(e, ctx.store.get(e["session_id"])) for e in entries])
 
     @app.post("/api/streaming/create-eval-set", summary="agentevals 0.11: a session's turns as an ADK eval set")
     async def create_eval_set(request: Request) -> dict[str, Any]:
@@ -268,7 +268,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
         record = record_of(body["session_id"])
         if not record.invocations:
             raise HTTPException(400, "No turns found in session")
-        return _ok({"evalSet": _redacted(eval_set_from_record(record, body["eval_set_id"])),
+        return ok({"evalSet": _redacted(eval_set_from_record(record, body["eval_set_id"])),
                     "numInvocations": len(record.invocations)})
 
     @app.post("/api/streaming/evaluate-sessions",
@@ -280,11 +280,11 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
         if golden is None:
             raise HTTPException(404, "Golden session not found")
         records = [r for r in ctx.store.list(limit=1000) if r.status == "evaluated"][::-1]  # 0.11: golden included
-        with _Uploads(ctx.max_upload) as up:
+        with Uploads(ctx.max_upload) as up:
             options = trusted(up.config_options({"evaluators": body["evaluators"]} if body.get("evaluators") else None))
             run = await operations.evaluate_against_golden(golden, records, eval_set_id=body["eval_set_id"], **options)
         ids = [r.session_id for r in records]
-        return _ok({**run.model_dump(mode="json"), "goldenSessionId": golden.session_id,
+        return ok({**run.model_dump(mode="json"), "goldenSessionId": golden.session_id,
                     "evalSetId": body["eval_set_id"],
                     "results": compat_011.camel_keys(compat_011.session_results(run, ids))})
 
@@ -305,7 +305,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
                              eval_set_from_record(golden, f"golden_{golden.session_id}"))
         trace_urls = [write(f"agentevals_{sid}.json", session_document(r))
                       for sid in body["session_ids"] if (r := ctx.store.get(sid)) is not None]
-        return _ok({"evalSetUrl": eval_set_url, "traceUrls": trace_urls, "numTraces": len(trace_urls)})
+        return ok({"evalSetUrl": eval_set_url, "traceUrls": trace_urls, "numTraces": len(trace_urls)})
 
     @app.get("/api/streaming/download/{filename}", summary="agentevals 0.11: a file written by prepare-evaluation")
     async def download(filename: str) -> FileResponse:
@@ -325,7 +325,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
     async def get_trace(request: Request) -> dict[str, Any]:
         body = fields(await json_body(request), "get-trace", {"session_id"}, {"session_id"})
         record = record_of(body["session_id"])
-        return _ok({"sessionId": record.session_id, "traceContent": json.dumps(_redacted(session_document(record))),
+        return ok({"sessionId": record.session_id, "traceContent": json.dumps(_redacted(session_document(record))),
                     "numSpans": record.span_count})
 
     @app.get("/api/runs/{run}/results", summary="agentevals 0.11: a stored run's rows as Result records")
@@ -335,7 +335,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
                                      "(restart serve without --no-store)")
         document = await asyncio.to_thread(operations.run_document, ctx.runs, run)
         run_id, created = document.get("run_id") or run, document.get("started_at") or ""
-        return _ok([_legacy_result(run_id, c, m, created) for c in document.get("cases", []) for m in c["metrics"]])
+        return ok([_legacy_result(run_id, c, m, created) for c in document.get("cases", []) for m in c["metrics"]])
 
     @app.get("/stream/ui-updates", summary="agentevals 0.11: live sessions as Server-Sent Events",
              response_class=StreamingResponse)
@@ -345,7 +345,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
 
 
 def _redacted(document: dict[str, Any]) -> dict[str, Any]:
-    from ..redact import redact_obj
+    from ..core.redact import redact_obj
 
     return redact_obj(document)
 

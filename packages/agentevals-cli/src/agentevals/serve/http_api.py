@@ -27,9 +27,9 @@ from fastapi import FastAPI, File, Form, HTTPException, Request, UploadFile
 from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
 from ..__about__ import __version__
-from ..consumers import RunConsumer
+from ..core.redact import redact_obj
+from ..engine.consumers import RunConsumer
 from ..errors import AgentevalsError, RunNotFoundError
-from ..redact import redact_obj
 from ..results import CaseResult, RunResult
 from . import compat_011, operations
 from ._csrf import CsrfCheck, CsrfTokens
@@ -43,7 +43,7 @@ from .store import SessionStore
 if TYPE_CHECKING:
     from ..store import RunStore
 
-__all__ = ["ApiContext", "api_app"]
+__all__ = ["ApiContext", "Uploads", "api_app", "ok", "start_evaluation", "stream_events"]
 
 
 class ApiContext:
@@ -83,9 +83,9 @@ def _public(value: Any) -> Any:
     return value
 
 
-def _ok(data: Any) -> dict[str, Any]:
+def ok(data: Any) -> dict[str, Any]:
     """The API's envelope. Trace text is the agent's: keys and tokens in it (and in stored runs, results,
-    session records) are redacted here, on every route, as in every report (``agentevals.redact``)."""
+    session records) are redacted here, on every route, as in every report (``agentevals.core.redact``)."""
     return {"data": redact_obj(_public(data)), "error": None}
 
 
@@ -140,7 +140,7 @@ def api_app(ctx: ApiContext) -> FastAPI:
             raise HTTPException(409, "this server runs with --no-store: there is no run store to read "
                                      "(restart serve without --no-store)")
         try:
-            return _ok(await asyncio.to_thread(read, ctx.runs, *args))
+            return ok(await asyncio.to_thread(read, ctx.runs, *args))
         except AgentevalsError:
             raise
         except Exception as exc:
@@ -152,14 +152,14 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
     @app.get("/api/health", summary="Liveness, version and receiver counters")
     async def health() -> dict[str, Any]:
-        return _ok({"status": "ok", "version": __version__, "receiver": ctx.assembler.stats()})
+        return ok({"status": "ok", "version": __version__, "receiver": ctx.assembler.stats()})
 
     @app.get("/api/config", summary="Receiver endpoints, loaded eval sets and which judge API keys are set")
     async def config() -> dict[str, Any]:
         settings = ctx.settings
         api_keys = {name: bool(os.environ.get(var)) for name, var in
                     (("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY"), ("google", "GOOGLE_API_KEY"))}
-        return _ok({
+        return ok({
             "otlp": {**ctx.otlp, **compat_011.otlp_ports(ctx.otlp)},
             "eval_sets": sorted(settings.eval_sets) if settings else [],
             "config": settings.config if settings else None,
@@ -170,23 +170,23 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
     @app.get("/api/metrics", summary="Builtin metrics and what each needs")
     async def metrics() -> dict[str, Any]:
-        return _ok([compat_011.http_metric(m) for m in operations.list_metrics()])
+        return ok([compat_011.http_metric(m) for m in operations.list_metrics()])
 
     @app.post("/api/validate/eval-set", summary="Check an ADK eval set file")
     async def validate_eval_set(eval_set_file: UploadFile = File(...)) -> dict[str, Any]:
-        with _Uploads(ctx.max_upload) as up:
+        with Uploads(ctx.max_upload) as up:
             path = await up.save(eval_set_file)
-            return _ok(compat_011.with_camel(operations.validate_eval_set(path), "eval_set_id", "num_cases"))
+            return ok(compat_011.with_camel(operations.validate_eval_set(path), "eval_set_id", "num_cases"))
 
     @app.post("/api/convert", summary="Convert trace files to agent turns, as `run` reads them")
     async def convert(trace_files: list[UploadFile] = File(...), trace_format: Optional[str] = Form(None),
                       group_by: str = Form("trace", description="agentevals 0.11: trace, conversation or auto")) -> dict[str, Any]:
         if group_by not in ("trace", "conversation", "auto"):
             raise HTTPException(400, "group_by must be one of trace, conversation, auto")
-        with _Uploads(ctx.max_upload) as up:
+        with Uploads(ctx.max_upload) as up:
             paths = [await up.save(f) for f in trace_files]
             converted = await asyncio.to_thread(operations.convert_files, paths, trace_format=trace_format)
-            return _ok(compat_011.convert_answer(converted, group_by))
+            return ok(compat_011.convert_answer(converted, group_by))
 
     @app.post("/api/evaluate", summary="Evaluate uploaded trace files; the whole run result")
     async def evaluate(
@@ -195,10 +195,10 @@ def api_app(ctx: ApiContext) -> FastAPI:
         config_file: Optional[UploadFile] = File(None, description="eval_config.yaml"),
         config: Optional[str] = Form(None, description='JSON options: {"metrics": [...], "threshold": 0.8, …}'),
     ) -> dict[str, Any]:
-        with _Uploads(ctx.max_upload) as up:
+        with Uploads(ctx.max_upload) as up:
             kwargs = trusted(await up.run_options(trace_files, eval_set_file, config_file, config))
             run = await operations.evaluate_files_async(**kwargs)
-            return _ok({**run.model_dump(mode="json"), **compat_011.legacy_run(run)})
+            return ok({**run.model_dump(mode="json"), **compat_011.legacy_run(run)})
 
     @app.post("/api/evaluate/stream", summary="Evaluate uploaded trace files; Server-Sent Events as each case finishes",
               response_class=StreamingResponse)
@@ -209,20 +209,20 @@ def api_app(ctx: ApiContext) -> FastAPI:
         config_file: Optional[UploadFile] = File(None, description="eval_config.yaml"),
         config: Optional[str] = Form(None),
     ) -> StreamingResponse:
-        up = _Uploads(ctx.max_upload).__enter__()
+        up = Uploads(ctx.max_upload).__enter__()
         try:
             kwargs = trusted(await up.run_options(trace_files, eval_set_file, config_file, config))
-            events = _start_evaluation(up, kwargs)
+            events = start_evaluation(up, kwargs)
         except BaseException:
             up.__exit__(None, None, None)
             raise
-        return StreamingResponse(_stream(events, request, up), media_type="text/event-stream",
+        return StreamingResponse(stream_events(events, request, up), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
     @app.get("/api/sessions", summary="Live sessions, newest first (open ones first)")
     async def sessions(limit: int = 50) -> dict[str, Any]:
         open_ = ctx.assembler.open_sessions()[:limit]
-        return _ok([*open_, *(r.summary() for r in ctx.store.list(limit=limit))][:max(limit, 0)])
+        return ok([*open_, *(r.summary() for r in ctx.store.list(limit=limit))][:max(limit, 0)])
 
     @app.get("/api/sessions/compare", summary="Two evaluated live sessions' results per metric, with score deltas")
     async def compare_sessions(a: str, b: str) -> dict[str, Any]:
@@ -234,7 +234,7 @@ def api_app(ctx: ApiContext) -> FastAPI:
                                          "or was forgotten)")
             records.append(record)
         rows = operations.compare_sessions(*records)
-        return _ok({"a": a, "b": b, "metrics": [
+        return ok({"a": a, "b": b, "metrics": [
             {**row, "a": row["a"].model_dump(mode="json") if row["a"] else None,
              "b": row["b"].model_dump(mode="json") if row["b"] else None} for row in rows]})
 
@@ -243,7 +243,7 @@ def api_app(ctx: ApiContext) -> FastAPI:
         record = ctx.store.get(session_id)
         if record is None:
             raise HTTPException(404, f"no session '{session_id}' (it may still be collecting, or was forgotten)")
-        return _ok({**operations.summarize(record), "record": record.model_dump(mode="json")})
+        return ok({**operations.summarize(record), "record": record.model_dump(mode="json")})
 
     @app.get("/api/runs", summary="Runs in the run store, newest first (batch runs and serve's live run)")
     async def runs(limit: int = 20) -> dict[str, Any]:
@@ -282,7 +282,7 @@ def api_app(ctx: ApiContext) -> FastAPI:
 _COOKIE = "agentevals_token"
 
 
-def _start_evaluation(up: _Uploads, kwargs: dict[str, Any]) -> asyncio.Queue[tuple[str, Any]]:
+def start_evaluation(up: Uploads, kwargs: dict[str, Any]) -> asyncio.Queue[tuple[str, Any]]:
     """Start evaluating the uploads; its events (``case``…, then ``done`` or ``error``) arrive on the queue.
 
     The uploads are removed when the evaluation ends, whatever happens to the response: a client that
@@ -317,7 +317,7 @@ _RUNNING: set[asyncio.Task[None]] = set()
 _DISCONNECT_POLL = 1.0
 
 
-async def _stream(events: asyncio.Queue[tuple[str, Any]], request: Request, up: _Uploads) -> AsyncIterator[bytes]:
+async def stream_events(events: asyncio.Queue[tuple[str, Any]], request: Request, up: Uploads) -> AsyncIterator[bytes]:
     """SSE: ``event: case`` per finished case, then ``event: done`` with the run (or ``event: error``).
 
     A client that goes away between events is noticed within a second: its uploads are removed then (the
@@ -336,7 +336,7 @@ async def _stream(events: asyncio.Queue[tuple[str, Any]], request: Request, up: 
             break
 
 
-class _Uploads:
+class Uploads:
     """A temporary folder for one request's uploads; files over the limit are refused (HTTP 413)."""
 
     def __init__(self, limit: int) -> None:
@@ -344,7 +344,7 @@ class _Uploads:
         self.dir = Path(tempfile.mkdtemp(prefix="agentevals-upload-"))
         self.count = 0
 
-    def __enter__(self) -> _Uploads:
+    def __enter__(self) -> Uploads:
         return self
 
     def __exit__(self, *exc: object) -> None:

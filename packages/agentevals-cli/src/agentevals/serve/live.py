@@ -2,8 +2,8 @@
 
 The receivers' event loop only decodes and buffers; conversion and evaluation (CPU, evaluator
 processes) run here, so the server keeps answering while sessions are evaluated. Each batch of ready
-sessions is converted (``runner.load_traces``), matched to an eval set, and evaluated by
-``runner.run_evaluation`` with ``group_by="conversation"`` so that one session is one case; results go
+sessions is converted (``trace_sources.load_traces``), matched to an eval set, and evaluated by
+``engine.run_evaluation`` with ``group_by="conversation"`` so that one session is one case; results go
 to the session store and to the extra ``consumers`` (``--emit-otel``, the run store's live run).
 """
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..consumers import RunConsumer
+from ..engine.consumers import RunConsumer
 from ..errors import ConfigError, InputFileError, first_line
 from ..evalsets import EvalSet, load_eval_set, match_case
 from ..results import CaseResult, InputError
@@ -162,7 +162,8 @@ class LiveEvaluator:
 
     async def evaluate(self, batch: Sequence[ReadySession]) -> None:
         """Convert, match and evaluate a batch of sessions; every session ends evaluated or with an error."""
-        from ..runner import load_traces, run_evaluation
+        from ..engine import load_traces
+        from ..engine.run import run_evaluation
 
         groups: dict[Optional[str], list[ConvertedTrace]] = {}
         sets: dict[Optional[str], Optional[EvalSet]] = {}

@@ -19,8 +19,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional, Protocol
 
+from ..core.redact import redact_obj
 from ..errors import AgentevalsError
-from ..redact import redact_obj
 from . import compat_011, operations
 from .sessions import SessionAssembler
 from .store import SessionRecord, SessionStore
@@ -64,16 +64,21 @@ class RemoteSessions:
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
 
     def _get(self, path: str, **params: Any) -> Any:
-        import httpx
+        import json
+        from urllib.parse import urlencode
 
+        from .._http import HttpError, request
+
+        query = f"?{urlencode(params)}" if params else ""
         try:
-            response = httpx.get(f"{self.url}/api{path}", params=params, headers=self.headers, timeout=10)
-        except httpx.HTTPError as exc:
-            raise AgentevalsError(f"cannot reach agentevals serve at {self.url}: {exc} "
+            response = request("GET", f"{self.url}/api{path}{query}", headers=self.headers, timeout=10, deadline=10)
+        except HttpError as exc:
+            raise AgentevalsError(f"cannot reach agentevals serve at {self.url}: {exc.detail} "
                                   "(start it with `agentevals serve`, or pass --server-url)") from None
-        body = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
-        if response.status_code != 200:
-            raise AgentevalsError(body.get("error") or f"{self.url}/api{path}: HTTP {response.status_code}")
+        is_json = response.headers.get("content-type", "").startswith("application/json")
+        body = json.loads(response.body) if is_json else {}
+        if response.status != 200:
+            raise AgentevalsError(body.get("error") or f"{self.url}/api{path}: HTTP {response.status}")
         return body["data"]
 
     def list(self, limit: int) -> list[dict[str, Any]]:

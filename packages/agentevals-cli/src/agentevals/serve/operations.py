@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..consumers import RunConsumer
+from ..engine.consumers import RunConsumer
 from ..errors import AgentevalsError
 from ..results import RunResult
 from .store import SessionRecord
@@ -54,7 +54,7 @@ def validate_eval_set(path: str | Path) -> dict[str, Any]:
 
 def convert_files(paths: Sequence[str | Path], *, trace_format: Optional[str] = None) -> dict[str, Any]:
     """Traces read and converted exactly as ``run`` does: agent turns per trace, and unreadable inputs."""
-    from ..runner import load_traces
+    from ..engine import load_traces
 
     converted, errors = load_traces([str(p) for p in paths], trace_format=trace_format, keep_spans=False)
     return {
@@ -73,7 +73,7 @@ def evaluate_files(paths: Sequence[str | Path], *, consumers: Sequence[RunConsum
     ``threshold``, …); a bad one raises ``ConfigError`` before anything runs.
     """
     from ..api import prepare_run
-    from ..runner import run_evaluation
+    from ..engine.run import run_evaluation
 
     evaluators, options, eval_set = prepare_run(**run_options)
     return asyncio.run(run_evaluation([str(p) for p in paths], evaluators, eval_set=eval_set, options=options,
@@ -90,9 +90,9 @@ async def evaluate_against_golden(golden: SessionRecord, records: Sequence[Sessi
     """Evaluate sessions with the golden session's turns as the expected conversation (one eval case of
     an eval set named ``eval_set_id``, by default ``golden:<session id>``)."""
     from ..api import prepare_run
+    from ..engine.run import run_evaluation
     from ..evalsets import EvalCase, EvalSet
     from ..protocol import InvocationData
-    from ..runner import run_evaluation
     from ..traces.model import ConvertedTrace
 
     if not golden.invocations:
@@ -168,7 +168,7 @@ _ORDER = {"ERROR": 0, "FAILED": 1, "NOT_EVALUATED": 2, "PASSED": 3, "INFORMATION
 def run_summary(store: RunStore, ref: str = "latest", *, rows: int = 50) -> dict[str, Any]:
     """A stored run in brief, for an agent to read: its record, totals, and its result rows with the
     failing ones first (ERROR, FAILED, then NOT_EVALUATED), at most ``rows`` of them."""
-    from ..redact import redact_obj
+    from ..core.redact import redact_obj
     from ..store._store import incomplete_reason
 
     run_id = store.resolve(ref)
@@ -188,7 +188,7 @@ def run_summary(store: RunStore, ref: str = "latest", *, rows: int = 50) -> dict
 
 def compare_stored_runs(store: RunStore, a: str, b: str = "latest") -> dict[str, Any]:
     """What changed from stored run ``a`` (the baseline) to ``b``, as ``agentevals runs compare A B --json``."""
-    from ..compare import compare_stored
+    from ..results.compare import compare_stored
 
     comparison = compare_stored(store, a, b)[0]
     return {**comparison.as_dict(), "headline": comparison.headline()}

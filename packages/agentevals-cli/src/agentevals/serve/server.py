@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..consumers import RunConsumer
+from ..engine.consumers import RunConsumer
 from ..errors import ConfigError
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
     consumers = list(consumers)
     runs, recorder = _open_run_store(options)
     if options.emit_otel:
-        from ..otel_events import EvaluationEventEmitter
+        from ..report.otel_events import EvaluationEventEmitter
 
         consumers.append(EvaluationEventEmitter.from_env())
     assembler = SessionAssembler(max_units=options.max_buffered, idle=options.session_idle)
@@ -241,9 +241,9 @@ def _open_run_store(options: ServeOptions) -> tuple[Optional[RunStore], Optional
 
 
 def _shown(location: str) -> str:
-    from ..store._db import _redact
+    from ..core.redact import redact_url
 
-    return _redact(location)
+    return redact_url(location)
 
 
 def _close_run(recorder: LiveRunRecorder, status: str) -> None:

@@ -21,8 +21,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 
 from ..errors import StoreError
-from ..gates import format_rate
 from ..results import CaseResult, MetricResult, Status, case_status
+from ..results.gates import format_rate
 from ._input import refuse_long_ref
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def _runs(store: RunStore, q: str, status: str, result: str) -> dict[str, Any]:
 
 
 def _compare(store: RunStore, a: str, b: str) -> dict[str, Any]:
-    from ..compare import compare_stored
+    from ..results.compare import compare_stored
 
     refuse_long_ref(a)
     refuse_long_ref(b)
@@ -162,7 +162,7 @@ def _case(store: RunStore, ref: str, index: str) -> dict[str, Any]:
 
 
 def trajectory_rows(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per turn of a transcript (``agentevals._transcript``): the expected tool calls beside the actual
+    """Per turn of a transcript (``agentevals.results._transcript``): the expected tool calls beside the actual
     ones; empty when no turn has an expected one (the case matched no eval case)."""
     if not any("expected_tool_calls" in t for t in turns):
         return []

@@ -24,9 +24,9 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 
 from ..__about__ import __version__
-from .._transcript import transcript
+from ..core.redact import redact
 from ..protocol import InvocationData
-from ..redact import redact
+from ..results._transcript import transcript
 from . import operations
 from ._csrf import CSRF_COOKIE
 from .web_runs import add_run_pages, trajectory_rows

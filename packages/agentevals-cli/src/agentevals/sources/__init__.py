@@ -14,7 +14,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-from .._registry import Registry
+from ..core._registry import Registry
 from .base import EvaluatorInfo as EvaluatorInfo
 from .base import EvaluatorSource as EvaluatorSource
 from .base import SourceError as SourceError
@@ -34,7 +34,7 @@ __all__ = [
     "register_source",
 ]
 
-SOURCES: Registry[EvaluatorSource | type[EvaluatorSource]] = Registry(
+SOURCES: Registry[EvaluatorSource] = Registry(
     "evaluator source",
     "agentevals.sources",
     {
@@ -42,27 +42,25 @@ SOURCES: Registry[EvaluatorSource | type[EvaluatorSource]] = Registry(
         "github": "agentevals.sources.github:GitHubEvaluatorSource",
         "local": "agentevals.sources.local:LocalEvaluatorSource",
     },
+    base=EvaluatorSource,
+    instantiate=True,
 )
 """Source name (the ``source:`` of remote entries) → source (classes are instantiated on first use)."""
 
 
 def register_source(source: EvaluatorSource) -> None:
-    """Add (or replace) a source under its ``source_name``."""
+    """Add (or replace) a source under its ``name``."""
     if not isinstance(source, EvaluatorSource):
         raise TypeError(f"register_source() needs an EvaluatorSource instance, got {type(source).__name__}")
-    name = source.source_name
+    name = getattr(source, "name", None)
     if not isinstance(name, str) or not name:
-        raise ValueError(f"{type(source).__name__}.source_name must be a non-empty string, got {name!r}")
+        raise ValueError(f"{type(source).__name__}.name must be a non-empty string, got {name!r}")
     SOURCES.register(name, source)
 
 
 def get_source(name: str) -> EvaluatorSource:
     """The source registered as ``name`` (``ConfigError`` naming the known ones otherwise)."""
-    plugin = SOURCES.get(name)
-    if isinstance(plugin, type):
-        plugin = plugin()
-        SOURCES.register(name, plugin)
-    return plugin
+    return SOURCES.get(name)
 
 
 def get_sources() -> list[EvaluatorSource]:

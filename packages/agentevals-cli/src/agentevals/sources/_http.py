@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
+from .._http import HttpError, request
 from ..execution.deadline import Deadline
 from .base import SourceError
 
@@ -19,36 +17,19 @@ MAX_BYTES = 20 * 1024 * 1024
 SOCKET_GRACE = 1.0
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None  # the 3xx surfaces as an HTTPError
-
-
-def _host(url: str) -> str:
-    return urlsplit(url).netloc or url
-
-
 def _get(url: str, headers: Mapping[str, str], timeout: float) -> bytes | None:
-    opener = urllib.request.build_opener(_NoRedirect)
-    request = urllib.request.Request(url, headers={"User-Agent": "agentevals", **headers})
     try:
-        with opener.open(request, timeout=max(timeout, 0.05)) as response:
-            body = response.read(MAX_BYTES + 1)
-    except urllib.error.HTTPError as exc:
-        if exc.code == 404:
-            return None
-        if 300 <= exc.code < 400:
-            raise SourceError(f"{url}: unexpected redirect (HTTP {exc.code}) to {exc.headers.get('Location')}") from None
-        raise SourceError(f"{url}: HTTP {exc.code} {exc.reason}") from None
-    except urllib.error.URLError as exc:
-        raise SourceError(f"cannot reach {_host(url)}: {exc.reason}") from None
-    except TimeoutError:
-        raise SourceError(f"no answer from {_host(url)} within {timeout:.3g}s") from None
-    except OSError as exc:
-        raise SourceError(f"cannot read from {_host(url)}: {exc}") from None
-    if len(body) > MAX_BYTES:
-        raise SourceError(f"{url}: larger than {MAX_BYTES // (1024 * 1024)} MiB")
-    return body
+        response = request("GET", url, headers=headers, timeout=max(timeout, 0.05), deadline=max(timeout, 0.05),
+                           max_bytes=MAX_BYTES)
+    except HttpError as exc:
+        raise SourceError(str(exc)) from None
+    if response.status == 404:
+        return None
+    if 300 <= response.status < 400:
+        raise SourceError(f"{url}: unexpected redirect (HTTP {response.status}) to {response.headers.get('Location')}")
+    if not response.ok:
+        raise SourceError(f"{url}: HTTP {response.status} {response.reason}")
+    return response.body
 
 
 async def http_get(url: str, *, deadline: Deadline, headers: Mapping[str, str] | None = None) -> bytes | None:

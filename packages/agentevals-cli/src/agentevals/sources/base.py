@@ -20,7 +20,7 @@ import abc
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import EvaluatorFailure
 
@@ -69,13 +69,22 @@ class EvaluatorInfo:
 class EvaluatorSource(abc.ABC):
     """A registry of evaluators that can be listed and fetched."""
 
+    name: ClassVar[str]
+    """Registry key, entry-point name and the ``source:`` of ``type: remote`` entries."""
+    aliases: ClassVar[tuple[str, ...]] = ()
     refresh: bool = False
     """True when fetched copies must not be reused (the source is a live directory on disk)."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A source written for agentevals-cli 0.11 declares a ``source_name`` property instead of ``name``.
+        if "source_name" in vars(cls) and not any("name" in vars(c) for c in cls.__mro__):
+            setattr(cls, "name", property(lambda self: self.source_name))  # noqa: B010 (not a ClassVar here)
+
     @property
-    @abc.abstractmethod
     def source_name(self) -> str:
-        """Registry key and the ``source:`` of ``type: remote`` entries."""
+        """Deprecated alias of ``name`` (agentevals-cli 0.11's name)."""
+        return self.name
 
     @abc.abstractmethod
     async def list_evaluators(self) -> list[EvaluatorInfo]:
@@ -133,7 +142,7 @@ def parse_index(text: str, *, source: str, where: str) -> list[EvaluatorInfo]:
     """Parse an ``index.yaml`` document; ``SourceError`` naming ``where`` when it is not one."""
     import yaml
 
-    from .._yaml import safe_load
+    from ..core._yaml import safe_load
 
     try:
         data: Any = safe_load(text)

@@ -15,9 +15,7 @@ class BuiltinEvaluatorSource(EvaluatorSource):
 
     refresh = True  # listed from this installation: never cached
 
-    @property
-    def source_name(self) -> str:
-        return "builtin"
+    name = "builtin"
 
     async def list_evaluators(self) -> list[EvaluatorInfo]:
         try:

@@ -44,9 +44,7 @@ class GitHubEvaluatorSource(EvaluatorSource):
         self._token = token
         self._raw_url = raw_url
 
-    @property
-    def source_name(self) -> str:
-        return "github"
+    name = "github"
 
     @property
     def repo(self) -> str:

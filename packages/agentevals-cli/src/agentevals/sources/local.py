@@ -36,9 +36,7 @@ class LocalEvaluatorSource(EvaluatorSource):
         self._path = Path(path) if path is not None else None
         self._revision = revision
 
-    @property
-    def source_name(self) -> str:
-        return "local"
+    name = "local"
 
     @property
     def root(self) -> Path:

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
+from ..core.redact import redact_url
 from ..errors import MissingDependencyError, StoreError
 
 __all__ = ["MIGRATIONS", "Database", "connect", "sqlite_path"]
@@ -155,7 +156,7 @@ class Database:
         know: reading or writing it could misread or corrupt what the newer version stored)."""
         version = self.schema_version() if version is None else version
         if version > SCHEMA_VERSION:
-            raise StoreError(f"run store {_redact(self.location)} is at schema version {version}, written by a "
+            raise StoreError(f"run store {redact_url(self.location)} is at schema version {version}, written by a "
                              f"newer agentevals; this agentevals knows up to version {SCHEMA_VERSION}: upgrade "
                              "agentevals-cli (or use another --store)")
 
@@ -234,14 +235,14 @@ def connect(location: str, *, migrate: Optional[bool] = None, timeout: float = 1
             version = db.schema_version()
             db.check_not_newer(version)
             if version < SCHEMA_VERSION:
-                raise StoreError(f"run store {_redact(location)} is at schema version {version}, "
+                raise StoreError(f"run store {redact_url(location)} is at schema version {version}, "
                                  f"this agentevals needs {SCHEMA_VERSION}: run 'agentevals store migrate --store URL'")
     except StoreError:
         db.close()
         raise
     except Exception as exc:
         db.close()
-        raise StoreError(f"run store {_redact(location)}: {type(exc).__name__}: {str(exc).strip()}") from None
+        raise StoreError(f"run store {redact_url(location)}: {type(exc).__name__}: {str(exc).strip()}") from None
     return db
 
 
@@ -266,15 +267,5 @@ def _connect_postgres(url: str, timeout: float) -> Database:
     try:
         conn = psycopg.connect(url, connect_timeout=max(1, int(timeout)), autocommit=True)
     except psycopg.Error as exc:
-        raise StoreError(f"run store {_redact(url)}: cannot connect: {str(exc).strip().splitlines()[0]}") from None
+        raise StoreError(f"run store {redact_url(url)}: cannot connect: {str(exc).strip().splitlines()[0]}") from None
     return PostgresDatabase(conn, url)
-
-
-def _redact(url: str) -> str:
-    """A URL without its password, for messages."""
-    if "://" not in url or "@" not in url:
-        return url
-    scheme, rest = url.split("://", 1)
-    creds, host = rest.rsplit("@", 1)
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in creds else url

@@ -8,14 +8,14 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..consumers import RunConsumer
+from ..engine.consumers import RunConsumer
 from ..errors import first_line
 from ..results import CaseResult, MetricResult, RunResult, Status, case_status, tally_totals, utc_now
 from .keys import NotCacheable, case_digest, evaluator_identity, file_digest, work_key
 
 if TYPE_CHECKING:
+    from ..engine.grouping import Case
     from ..evaluators.base import BaseEvaluator
-    from ..runner import Case
     from ._store import RunStore
 
 __all__ = ["LiveRunRecorder", "StoreConsumer", "StoreReuse", "run_meta"]
@@ -39,7 +39,7 @@ def run_meta(*, options: dict[str, Any], config_path: Optional[str] = None,
     from pathlib import Path
 
     from ..__about__ import __version__
-    from ..redact import MASK, redact_argv
+    from ..core.redact import MASK, redact_argv
 
     def digest(path: Optional[str]) -> Optional[str]:
         try:

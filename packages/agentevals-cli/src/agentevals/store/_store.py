@@ -10,10 +10,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ..core.redact import redact, redact_obj, redact_url
 from ..errors import RunNotFoundError, StoreError
-from ..redact import redact, redact_obj
 from ..results import CaseResult, MetricResult, RunResult, Status, case_status, utc_now
-from ._db import Database, _redact, connect
+from ._db import Database, connect
 
 __all__ = ["RUN_STATUSES", "RunRecord", "RunStore", "new_run_id", "utc_now"]
 
@@ -90,7 +90,7 @@ class RunStore:
     @property
     def location(self) -> str:
         """Where the store is, as messages show it (a URL's password hidden)."""
-        return _redact(self.db.location)
+        return redact_url(self.db.location)
 
     def close(self) -> None:
         self.db.close()
@@ -322,5 +322,5 @@ def _shell(case: CaseResult) -> dict[str, Any]:
 
 
 def _dumps(value: Any) -> str:
-    """JSON of ``value`` with secrets redacted: nothing the store keeps can leak a key (``agentevals.redact``)."""
+    """JSON of ``value`` with secrets redacted: nothing the store keeps can leak a key (``agentevals.core.redact``)."""
     return json.dumps(redact_obj(value), ensure_ascii=False, separators=(",", ":"), default=str)

@@ -40,8 +40,8 @@ from ..__about__ import __version__
 from ..evaluators.base import NotCacheable
 
 if TYPE_CHECKING:
+    from ..engine.grouping import Case
     from ..evaluators.base import BaseEvaluator
-    from ..runner import Case
 
 __all__ = ["MAX_TREE_BYTES", "MAX_TREE_FILES", "NotCacheable", "case_digest", "code_root", "evaluator_identity",
            "file_digest", "tree_digest", "work_key"]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import ConfigError, InputFileError
+from ..evaluators.agentv import find_assertion_kind
 from ..judges import repo_root
 from ._formats import normalize_assertion, test_fields
 from ._js import UNDEFINED, js_str, js_stringify, nullish
@@ -22,12 +23,16 @@ from ._yaml import where
 
 __all__ = ["PromptSuite", "PromptTest", "grading_brief", "load_prompt_suite"]
 
-# Assertion kinds AgentV knows (after snake_case → kebab-case); anything else is a custom type.
-KNOWN_KINDS: Final = frozenset(
+# Kinds AgentV knows (after snake_case → kebab-case) besides the assertion kinds of the table
+# (``evaluators.agentv._kinds``); anything else is a custom type.
+OTHER_KINDS: Final = frozenset(
     "code-judge llm-judge rubric composite tool-trajectory field-accuracy latency cost token-usage execution-metrics"
-    " skill-trigger contains contains-any contains-all icontains icontains-any icontains-all starts-with ends-with"
-    " regex is-json equals rubrics inline-assert".split()
+    " skill-trigger rubrics inline-assert".split()
 )
+
+
+def _known(kind: str) -> bool:
+    return kind in OTHER_KINDS or find_assertion_kind(kind) is not None
 
 
 @dataclass
@@ -136,23 +141,15 @@ def _reference_answer(expected: list[dict[str, Any]]) -> str:
 
 def _auto_name(kind: str, entry: dict[str, Any]) -> str:
     value = entry.get("value", UNDEFINED)
-    count = len(value) if isinstance(value, list) else 0
-    names = {
-        "skill-trigger": f"skill-trigger-{js_str(entry.get('skill', UNDEFINED))}",
-        "contains": f"contains-{js_str(value)}",
-        "icontains": f"icontains-{js_str(value)}",
-        "starts-with": f"starts-with-{js_str(value)}",
-        "ends-with": f"ends-with-{js_str(value)}",
-        "equals": f"equals-{js_str(value)}",
-        "regex": f"regex-{js_str(value)[:30]}",
-        "is-json": "is-json",
-        "rubrics": "rubrics",
-    }
-    for base in ("contains-any", "contains-all", "icontains-any", "icontains-all"):
-        names[base] = f"{base}-{count}"
+    row = find_assertion_kind(kind)
+    if row is not None:  # contains-<value>, contains-any-<n>, regex-<first 30>, is-json…
+        count = len(value) if isinstance(value, list) else 0
+        return row.auto_name.format(value=js_str(value), value_count=count)
+    if kind == "skill-trigger":
+        return f"skill-trigger-{js_str(entry.get('skill', UNDEFINED))}"
     if kind == "code-judge":
         return judge_name_from_command(entry.get("command")) or kind
-    return names.get(kind, kind)
+    return kind  # "rubrics", and a custom type's name is its type
 
 
 def _parse_assertions(entries: list[Any]) -> list[dict[str, Any]]:
@@ -177,7 +174,7 @@ def _parse_assertions(entries: list[Any]) -> list[dict[str, Any]]:
             "name": name if isinstance(name, str) and name else _auto_name(kind, entry),
             "type": kind,
         }
-        if kind in KNOWN_KINDS:
+        if _known(kind):
             config.update(rest)
         else:
             config.update({k: rest.pop(k) for k in ("weight", "required", "negate") if k in rest})
@@ -350,8 +347,9 @@ def _criterion_lines(assertion: dict[str, Any]) -> list[str]:
                     return bag[key]
         return None
 
-    if kind == "contains":
-        return [f"Output contains '{js_str(assertion.get('value', UNDEFINED))}'"]
+    row = find_assertion_kind(kind)
+    if row is not None and row.brief is not None:  # contains: "Output contains '<value>'"
+        return [row.brief.format(value=js_str(assertion.get("value", UNDEFINED)))]
     if kind in ("rubrics", "rubric"):
         items = pick("criteria", "rubrics")
         if isinstance(items, str):

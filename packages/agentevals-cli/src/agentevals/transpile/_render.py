@@ -1,7 +1,8 @@
 """One EVAL.yaml assertion → the natural-language strings AgentV's transpiler writes into evals.json.
 
-The table follows AgentV v2.19 (``assertionToNaturalLanguage``) case by case, including its quirks:
-only the aliases it lists are recognised, values are interpolated with JavaScript ``String()``
+The rendering follows AgentV v2.19 (``assertionToNaturalLanguage``) case by case, including its quirks:
+only the aliases it lists are recognised (an assertion kind's sentence is its ``instruction`` in the
+table ``evaluators.agentv._kinds``; ``icontains-any``/``-all`` have none, as in AgentV), values are interpolated with JavaScript ``String()``
 semantics, ``negate``/``weight``/``required``/regex ``flags`` are ignored. The one intended difference
 is the code-judge instruction, which names ``agentevals eval assert``.
 """
@@ -12,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ..evaluators.agentv import find_assertion_kind
 from ._js import UNDEFINED, js_str, nullish
 
 __all__ = [
@@ -95,24 +97,9 @@ def _single(entry: Mapping[str, Any]) -> str | None:
     if kind == "rubrics":
         criteria = entry.get("criteria")
         return criteria if isinstance(criteria, str) else None
-    if kind == "contains":
-        return f"Output contains '{js_str(value)}'"
-    if kind in ("contains-any", "contains_any"):
-        return f"Output contains any of: '{_quoted_values(value)}'"
-    if kind in ("contains-all", "contains_all"):
-        return f"Output contains all of: '{_quoted_values(value)}'"
-    if kind == "icontains":
-        return f"Output contains (case-insensitive) '{js_str(value)}'"
-    if kind == "regex":
-        return f"Output matches regex: {js_str(value)}"
-    if kind == "equals":
-        return f"Output exactly equals: {js_str(value)}"
-    if kind in ("is-json", "is_json"):
-        return "Output is valid JSON"
-    if kind in ("starts-with", "starts_with"):
-        return f"Output starts with '{js_str(value)}'"
-    if kind in ("ends-with", "ends_with"):
-        return f"Output ends with '{js_str(value)}'"
+    row = find_assertion_kind(kind)  # contains, regex, is-json…: the row's sentence, in any of its spellings
+    if row is not None and row.instruction is not None:
+        return row.instruction.format(value=js_str(value), values=_quoted_values(value))
     if kind in _LLM_JUDGE:
         prompt = entry.get("prompt")
         return prompt if isinstance(prompt, str) else None
@@ -179,7 +166,8 @@ def lossy_notes(entry: Mapping[str, Any], rendered: list[str]) -> list[str]:
     notes = []
     if entry.get("negate") is True:
         notes.append("'negate: true' is not transpiled, the assertion is rendered un-negated")
-    if kind == "regex" and entry.get("flags"):
+    row = find_assertion_kind(kind)
+    if row is not None and row.value == "regex" and entry.get("flags"):
         notes.append(f"regex flags '{js_str(entry['flags'])}' are not rendered")
     if not rendered and kind != "skill-trigger":
         notes.append(f"assertion of type '{js_str(kind)}' renders no text and is dropped")

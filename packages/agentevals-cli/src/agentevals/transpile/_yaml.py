@@ -20,8 +20,8 @@ import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from .._files import read_input
-from .._yaml import BoundedLoader
+from ..core._files import read_input
+from ..core._yaml import BoundedLoader
 from ..errors import InputFileError
 from ._js import js_str
 

@@ -9,9 +9,10 @@ from typing import Any, TypeVar
 
 from pydantic import AliasChoices, Field
 
+from ...core.limits import JUDGE_REQUEST_TIMEOUT
+from ...engine.options import RunOptions
 from ...errors import first_line
-from ...llm import LLMSettings
-from ...options import RunOptions
+from ..llm import LLMSettings
 from ._base import AgentVConfig, parse_json_from_text
 
 __all__ = [
@@ -27,8 +28,6 @@ __all__ = [
 T = TypeVar("T")
 
 ATTEMPTS = 3
-DEFAULT_TIMEOUT = 60.0
-"""Seconds per judge request when the entry sets no ``timeout``."""
 
 FREEFORM_SCHEMA = "\n".join([
     "You must respond with a single JSON object matching this schema:",
@@ -97,8 +96,8 @@ async def ask_judge(settings: LLMSettings, system: str, user: str, parse: Callab
         EvaluatorFailure: the API failed (after the client's own retries).
     """
     # The deadline lets a 429 whose Retry-After passes it fail at once with the server's cause.
-    client = settings.client(timeout=timeout or DEFAULT_TIMEOUT,
-                             deadline=time.monotonic() + (timeout or DEFAULT_TIMEOUT))
+    client = settings.client(timeout=timeout or JUDGE_REQUEST_TIMEOUT,
+                             deadline=time.monotonic() + (timeout or JUDGE_REQUEST_TIMEOUT))
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     last = ""
     try:

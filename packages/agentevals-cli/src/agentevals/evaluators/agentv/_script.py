@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ...core.limits import SCRIPT_TIMEOUT
 from ...errors import EvaluatorFailure, ProtocolError
 from ...execution.deadline import Deadline
 from ...execution.process import ProcessResult
@@ -22,7 +23,6 @@ from ...execution.runtimes import Runtime, supported_extensions
 from ...execution.sandbox_env import current_env_setting, evaluator_env
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
     "argv_of",
     "encode_payload",
     "run_file",
@@ -31,9 +31,6 @@ __all__ = [
     "script_arg",
     "script_file",
 ]
-
-DEFAULT_TIMEOUT = 30.0
-"""Seconds a script may take when the entry sets no ``timeout`` (the same default as ``type: code``)."""
 
 _LAUNCHERS = (("python",), ("python3",), ("node",), ("bun", "run"), ("bun",), ("npx", "tsx"), ("tsx",),
               ("deno", "run"))
@@ -88,7 +85,7 @@ async def run_file(script: Path, payload: dict[str, Any], *, cwd: Path, deadline
 async def _run(argv: list[str], payload: dict[str, Any], *, cwd: Path, timeout: float | None, what: str,
                base_dir: Path | None = None) -> bytes:
     """Run ``argv`` with ``payload`` as pretty JSON on stdin; return stdout of a successful run."""
-    deadline = Deadline(DEFAULT_TIMEOUT if timeout is None else timeout)
+    deadline = Deadline(SCRIPT_TIMEOUT if timeout is None else timeout)
     script = script_file(argv, cwd, base_dir)
     shown = " ".join(argv)
     try:

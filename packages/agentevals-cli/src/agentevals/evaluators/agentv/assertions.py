@@ -1,53 +1,31 @@
-"""AgentV's deterministic assertions on the answer (score 0 or 1): one small class per ``type:``.
+"""AgentV's deterministic assertions on the answer (score 0 or 1): one evaluator class per row of the table.
 
 ``contains``, ``contains_any``, ``contains_all``, ``icontains``, ``icontains_any``, ``icontains_all``,
-``starts_with``, ``ends_with``, ``regex``, ``is_json``, ``equals``. The checks and their hit/miss
-texts live in ``_checks`` (shared with ``agentevals eval assert``); a class adds the config and
-AgentV's automatic name.
+``starts_with``, ``ends_with``, ``regex``, ``is_json``, ``equals`` — and whatever else ``_kinds`` lists.
+Each row of ``_kinds.ASSERTION_KINDS`` becomes a class here (``ContainsAnyEvaluator`` for
+``contains-any``), made on first use: its ``name`` is the row's snake_case spelling, its config takes the
+row's kind of ``value`` and names an unnamed entry with the row's ``auto_name``; scoring calls the row's
+check (``_checks``, shared with ``agentevals eval assert``).
+
+    >>> from agentevals.evaluators.agentv.assertions import ContainsAnyEvaluator
+    >>> ContainsAnyEvaluator.name, ContainsAnyEvaluator.Config.auto_name
+    ('contains_any', 'contains-any-{value_count}')
 """
 
 from __future__ import annotations
 
 import re
-from abc import abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar, Final
 
 from pydantic import Field, model_validator
 
 from ..base import EvalContext
-from . import _checks as checks
 from ._base import AgentVConfig, AgentVEvaluator, Outcome
 from ._checks import Check, compile_js_regex
+from ._kinds import ASSERTION_KINDS, AssertionKind, ValueKind
 from ._view import CaseView
 
-__all__ = [
-    "ContainsAllEvaluator",
-    "ContainsAnyEvaluator",
-    "ContainsEvaluator",
-    "EndsWithEvaluator",
-    "EqualsEvaluator",
-    "IcontainsAllEvaluator",
-    "IcontainsAnyEvaluator",
-    "IcontainsEvaluator",
-    "IsJsonEvaluator",
-    "RegexEvaluator",
-    "StartsWithEvaluator",
-]
-
-
-class _AssertionEvaluator(AgentVEvaluator):
-    """An assertion: a pure check of the answer text, scored 0 or 1 with AgentV's hit and miss texts."""
-
-    needs_spans: ClassVar[bool] = False  # reads the answer text only
-    default_timeout: ClassVar[float] = 10.0  # a cheap check: seconds, not the 300 s of LLM judges
-
-    async def score(self, view: CaseView, ctx: EvalContext) -> Outcome:
-        result = self.apply(view.answer)
-        return Outcome(result.score, hits=result.hits, misses=result.misses)
-
-    @abstractmethod
-    def apply(self, answer: str) -> Check:
-        """Check ``answer`` (AgentV's candidate: the last turn's final response)."""
+__all__ = ["AssertionEvaluator", "evaluator_class", *(row.class_name for row in ASSERTION_KINDS.values())]
 
 
 class _ValueConfig(AgentVConfig):
@@ -60,163 +38,87 @@ class _ValuesConfig(AgentVConfig):
     """The texts to look for: a non-empty list (numbers are read as their text)."""
 
 
-class ContainsEvaluator(_AssertionEvaluator):
-    """The answer contains ``value`` (case-sensitive, no trimming)."""
+class _PatternConfig(_ValueConfig):
+    flags: str = ""
+    """JavaScript flags: ``i`` ignore case, ``m`` multi-line, ``s`` dot matches newline."""
 
-    name = "contains"
-
-    class Config(_ValueConfig):
-        auto_name: ClassVar[str | None] = "contains-{value}"
-        type: str = "contains"
-
-    def apply(self, answer: str) -> Check:
-        return checks.contains(answer, self.config.value)
-
-
-class ContainsAnyEvaluator(_AssertionEvaluator):
-    """The answer contains at least one of ``value`` (case-sensitive)."""
-
-    name = "contains_any"
-
-    class Config(_ValuesConfig):
-        auto_name: ClassVar[str | None] = "contains-any-{value_count}"
-        type: str = "contains_any"
-
-    def apply(self, answer: str) -> Check:
-        return checks.contains_any(answer, self.config.value)
+    @model_validator(mode="after")
+    def _compiles(self) -> _PatternConfig:
+        try:
+            compile_js_regex(self.value, self.flags)
+        except re.error as exc:
+            raise ValueError(f"invalid regex {self.value!r}: {exc}") from None
+        return self
 
 
-class ContainsAllEvaluator(_AssertionEvaluator):
-    """The answer contains every one of ``value`` (case-sensitive)."""
-
-    name = "contains_all"
-
-    class Config(_ValuesConfig):
-        auto_name: ClassVar[str | None] = "contains-all-{value_count}"
-        type: str = "contains_all"
-
-    def apply(self, answer: str) -> Check:
-        return checks.contains_all(answer, self.config.value)
+_CONFIGS: Final[dict[ValueKind, type[AgentVConfig]]] = {
+    "string": _ValueConfig, "strings": _ValuesConfig, "regex": _PatternConfig, "none": AgentVConfig,
+}
+"""The config base of each kind of ``value``."""
 
 
-class IcontainsEvaluator(_AssertionEvaluator):
-    """The answer contains ``value``, ignoring case."""
+class AssertionEvaluator(AgentVEvaluator):
+    """An assertion: a pure check of the answer text, scored 0 or 1 with AgentV's hit and miss texts."""
 
-    name = "icontains"
-
-    class Config(_ValueConfig):
-        auto_name: ClassVar[str | None] = "icontains-{value}"
-        type: str = "icontains"
-
-    def apply(self, answer: str) -> Check:
-        return checks.contains(answer, self.config.value, ignore_case=True)
-
-
-class IcontainsAnyEvaluator(_AssertionEvaluator):
-    """The answer contains at least one of ``value``, ignoring case."""
-
-    name = "icontains_any"
-
-    class Config(_ValuesConfig):
-        auto_name: ClassVar[str | None] = "icontains-any-{value_count}"
-        type: str = "icontains_any"
-
-    def apply(self, answer: str) -> Check:
-        return checks.contains_any(answer, self.config.value, ignore_case=True)
-
-
-class IcontainsAllEvaluator(_AssertionEvaluator):
-    """The answer contains every one of ``value``, ignoring case."""
-
-    name = "icontains_all"
-
-    class Config(_ValuesConfig):
-        auto_name: ClassVar[str | None] = "icontains-all-{value_count}"
-        type: str = "icontains_all"
-
-    def apply(self, answer: str) -> Check:
-        return checks.contains_all(answer, self.config.value, ignore_case=True)
-
-
-class StartsWithEvaluator(_AssertionEvaluator):
-    """The answer starts with ``value``, both trimmed."""
-
-    name = "starts_with"
-
-    class Config(_ValueConfig):
-        auto_name: ClassVar[str | None] = "starts-with-{value}"
-        type: str = "starts_with"
-
-    def apply(self, answer: str) -> Check:
-        return checks.starts_with(answer, self.config.value)
-
-
-class EndsWithEvaluator(_AssertionEvaluator):
-    """The answer ends with ``value``, both trimmed."""
-
-    name = "ends_with"
-
-    class Config(_ValueConfig):
-        auto_name: ClassVar[str | None] = "ends-with-{value}"
-        type: str = "ends_with"
-
-    def apply(self, answer: str) -> Check:
-        return checks.ends_with(answer, self.config.value)
-
-
-class RegexEvaluator(_AssertionEvaluator):
-    """The answer matches the JavaScript regular expression ``value`` (``flags`` like ``i``, ``m``)."""
-
-    name = "regex"
-
-    class Config(_ValueConfig):
-        auto_name: ClassVar[str | None] = "regex-{value:.30}"
-        type: str = "regex"
-        flags: str = ""
-        """JavaScript flags: ``i`` ignore case, ``m`` multi-line, ``s`` dot matches newline."""
-
-        @model_validator(mode="after")
-        def _compiles(self) -> RegexEvaluator.Config:
-            try:
-                compile_js_regex(self.value, self.flags)
-            except re.error as exc:
-                raise ValueError(f"invalid regex {self.value!r}: {exc}") from None
-            return self
-
-    def apply(self, answer: str) -> Check:
-        return checks.regex(answer, self.config.value, self.config.flags, timeout=self.timeout)
+    kind: ClassVar[AssertionKind]
+    """The table row this class scores."""
+    needs_spans: ClassVar[bool] = False  # reads the answer text only
+    default_timeout: ClassVar[float] = 10.0  # a cheap check: seconds, not the 300 s of LLM judges
 
     async def score(self, view: CaseView, ctx: EvalContext) -> Outcome:
-        from ...execution.inprocess import run_in_thread
+        if self.kind.value == "regex":
+            from ...execution.inprocess import run_in_thread
 
-        # The engine's own timeout can overshoot by seconds on a catastrophic pattern; the watched thread
-        # ends the row at the deadline (the matcher releases the GIL, then stops at its own timeout).
-        result = await run_in_thread(self.apply, view.answer, timeout=self.timeout,
-                                     what=f"regex /{self.config.value}/{self.config.flags}")
+            # The engine's own timeout can overshoot by seconds on a catastrophic pattern; the watched thread
+            # ends the row at the deadline (the matcher releases the GIL, then stops at its own timeout).
+            config: Any = self.config
+            result = await run_in_thread(self.apply, view.answer, timeout=self.timeout,
+                                         what=f"{self.kind.name} /{config.value}/{config.flags}")
+        else:
+            result = self.apply(view.answer)
         return Outcome(result.score, hits=result.hits, misses=result.misses)
 
-
-class IsJsonEvaluator(_AssertionEvaluator):
-    """The answer parses as JSON (``JSON.parse`` rules: no NaN/Infinity)."""
-
-    name = "is_json"
-
-    class Config(AgentVConfig):
-        auto_name: ClassVar[str | None] = "is-json"
-        type: str = "is_json"
-
     def apply(self, answer: str) -> Check:
-        return checks.is_json(answer)
+        """Check ``answer`` (AgentV's candidate: the last turn's final response)."""
+        kind = self.kind
+        if kind.value == "none":  # no getattr probing: a pydantic miss raises, and this runs once per case
+            return kind.run(answer)
+        config: Any = self.config  # the row's config: _ValueConfig, _ValuesConfig or _PatternConfig
+        if kind.value == "regex":
+            return kind.run(answer, config.value, flags=config.flags, timeout=self.timeout)
+        return kind.run(answer, config.value)
 
 
-class EqualsEvaluator(_AssertionEvaluator):
-    """The answer equals ``value``, both trimmed."""
+def _make(row: AssertionKind) -> type[AssertionEvaluator]:
+    base = _CONFIGS[row.value]
 
-    name = "equals"
+    class Config(base):  # type: ignore[misc,valid-type]  # a base chosen at run time, by the row's value kind
+        auto_name: ClassVar[str | None] = row.auto_name
+        type: str = row.type_name
 
-    class Config(_ValueConfig):
-        auto_name: ClassVar[str | None] = "equals-{value}"
-        type: str = "equals"
+    Config.__qualname__ = f"{row.class_name}.Config"
+    Config.__module__ = __name__
+    namespace = {"__doc__": row.summary, "__module__": __name__, "__qualname__": row.class_name,
+                 "name": row.type_name, "aliases": row.spellings[1:], "kind": row, "Config": Config}
+    return type(row.class_name, (AssertionEvaluator,), namespace)
 
-    def apply(self, answer: str) -> Check:
-        return checks.equals(answer, self.config.value)
+
+def evaluator_class(row: AssertionKind) -> type[AssertionEvaluator]:
+    """The evaluator class of ``row`` (made once, then kept in this module as ``row.class_name``)."""
+    cls = globals().get(row.class_name)
+    if not (isinstance(cls, type) and issubclass(cls, AssertionEvaluator) and cls.kind is row):
+        cls = globals()[row.class_name] = _make(row)
+    return cls
+
+
+def forget(row: AssertionKind) -> None:
+    """Drop the class made for an earlier row of this name (``add_assertion_kind(..., replace=True)``)."""
+    globals().pop(row.class_name, None)
+
+
+def __getattr__(name: str) -> type[AssertionEvaluator]:
+    """``ContainsEvaluator`` and the other classes, made from their rows on first use (PEP 562)."""
+    for row in ASSERTION_KINDS.values():
+        if row.class_name == name:
+            return evaluator_class(row)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -43,6 +43,7 @@ class CodeJudgeEvaluator(AgentVEvaluator):
     """Judges written for AgentV run unchanged: same stdin payload (snake_case), same stdout result."""
 
     name = "code_judge"
+    aliases = ("code-judge", "code_grader", "code-grader", "script")  # AgentV 4 and 5 names
 
     class Config(AgentVConfig):
         type: str = "code_judge"

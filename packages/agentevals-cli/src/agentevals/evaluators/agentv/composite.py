@@ -14,11 +14,11 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from ..._validation import format_validation_error
+from ...core._validation import format_validation_error
+from ...engine.options import RunOptions
 from ...errors import AgentevalsError, ConfigError, EvaluatorFailure, first_line
-from ...options import RunOptions
 from ...results import MetricResult, Status, Verdict
-from ...scoring import running_sum
+from ...results.scoring import running_sum
 from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
 from ._base import AgentVConfig, AgentVEvaluator, Outcome
 from ._judge import FREEFORM_SCHEMA, JudgeParseError, ask_judge, judge_settings, parse_freeform
@@ -119,6 +119,7 @@ class CompositeEvaluator(AgentVEvaluator):
     """Members (built through the evaluator registry, run in parallel) combined by an ``aggregator``."""
 
     name = "composite"
+    aliases = ("assert-set",)
 
     class Config(AgentVConfig):
         type: str = "composite"
@@ -290,7 +291,7 @@ class CompositeEvaluator(AgentVEvaluator):
 
     async def _llm(self, results: list[MetricResult], ctx: EvalContext) -> Outcome | MetricResult:
         agg = self.config.aggregator
-        settings = judge_settings(agg.model_dump(), ctx.options if ctx.options.judge_model else self.options)
+        settings = judge_settings(agg.model_dump(), ctx.options)
         reason = settings.unavailable_reason()
         if reason:
             return self.not_evaluated(f"LLM aggregator unavailable: {reason}")

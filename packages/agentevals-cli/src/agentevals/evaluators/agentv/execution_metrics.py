@@ -24,6 +24,7 @@ class ExecutionMetricsEvaluator(AgentVEvaluator):
     """One hit or miss per configured bound; score = hits / (hits + misses); missing data is a miss."""
 
     name = "execution_metrics"
+    aliases = ("execution-metrics",)
     default_timeout: ClassVar[float] = 10.0  # deterministic and cheap
 
     class Config(AgentVConfig):

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...results import MetricResult
-from ...scoring import running_sum
+from ...results.scoring import running_sum
 from ..base import EvalContext
 from ._base import (
     AgentVConfig,
@@ -140,6 +140,7 @@ class FieldAccuracyEvaluator(AgentVEvaluator):
     """Each configured field of the JSON answer against the same field of the golden final response."""
 
     name = "field_accuracy"
+    aliases = ("field-accuracy",)
     default_timeout: ClassVar[float] = 10.0  # deterministic and cheap
     needs_spans: ClassVar[bool] = False  # reads the answer and golden texts only
 

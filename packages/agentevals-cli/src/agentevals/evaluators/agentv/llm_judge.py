@@ -69,6 +69,7 @@ class LlmJudgeEvaluator(AgentVEvaluator):
     """Freeform ``{score, hits, misses, reasoning}`` grading, or rubric grading when ``rubrics`` is given."""
 
     name = "llm_judge"
+    aliases = ("llm-judge", "llm_grader", "llm-grader", "llm-rubric", "agent-rubric")
 
     class Config(JudgeConfig):
         type: str = "llm_judge"
@@ -128,7 +129,7 @@ class LlmJudgeEvaluator(AgentVEvaluator):
         cfg = self.config
         if cfg.rubrics:
             return await grade_rubrics(self, view, ctx, cfg.rubrics)
-        settings = judge_settings(cfg, ctx.options if ctx.options.judge_model else self.options)
+        settings = judge_settings(cfg, ctx.options)
         reason = settings.unavailable_reason()
         if reason:
             return self.not_evaluated(f"LLM judge unavailable: {reason}")

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ...results import MetricResult, Verdict
-from ...scoring import running_sum
+from ...results.scoring import running_sum
 from ..base import EvalContext
 from ._base import AgentVEvaluator, Outcome
 from ._judge import JudgeConfig, JudgeParseError, ask_judge, judge_settings
@@ -238,7 +238,7 @@ async def grade_rubrics(evaluator: AgentVEvaluator, view: CaseView, ctx: EvalCon
     cfg = evaluator.config
     if not isinstance(cfg, JudgeConfig):  # rubric and llm_judge entries, the two callers, are judge configs
         raise TypeError(f"{evaluator.name} grades rubrics only with a judge config, got {type(cfg).__name__}")
-    settings = judge_settings(cfg, ctx.options if ctx.options.judge_model else evaluator.options)
+    settings = judge_settings(cfg, ctx.options)
     reason = settings.unavailable_reason()
     if reason:
         return evaluator.not_evaluated(f"LLM judge unavailable: {reason}")
@@ -261,6 +261,7 @@ class RubricEvaluator(AgentVEvaluator):
     """A checklist (``satisfied`` per item, weighted) or analytic 0-10 scores per criterion."""
 
     name = "rubric"
+    aliases = ("rubrics",)
 
     class Config(JudgeConfig):
         type: str = "rubric"

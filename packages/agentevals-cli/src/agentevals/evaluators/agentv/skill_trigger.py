@@ -18,6 +18,7 @@ class SkillTriggerEvaluator(AgentVEvaluator):
     tool whose ``file_path`` contains it. Score 1 when that matches ``should_trigger``."""
 
     name = "skill_trigger"
+    aliases = ("skill-trigger", "skill-used", "not-skill-used")
     default_timeout: ClassVar[float] = 10.0  # deterministic and cheap
 
     class Config(AgentVConfig):

@@ -63,6 +63,7 @@ class ToolTrajectoryEvaluator(AgentVEvaluator):
     """Modes ``any_order`` (minimums), ``in_order``, ``exact``, ``superset``, ``subset``."""
 
     name = "tool_trajectory"
+    aliases = ("tool-trajectory",)
     default_timeout: ClassVar[float] = 10.0  # deterministic and cheap
 
     class Config(AgentVConfig):

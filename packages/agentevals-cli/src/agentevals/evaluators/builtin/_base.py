@@ -7,9 +7,11 @@ from typing import Any, ClassVar, Literal, Optional
 
 from pydantic import Field, field_validator
 
+from ...engine.options import RunOptions
 from ...errors import ConfigError
 from ...results import MetricResult
 from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
+from ._metrics import METRICS, UNSUPPORTED
 
 __all__ = ["UNIFORM_THRESHOLD", "BuiltinConfig", "BuiltinEvaluator", "BuiltinMetric"]
 
@@ -58,9 +60,11 @@ class BuiltinMetric(ABC):
     default_timeout: ClassVar[float] = 10.0
     """Deadline when the entry sets no ``timeout`` (native metrics are cheap; LLM-judged ones raise it)."""
 
-    def __init__(self, config: BuiltinConfig, evaluator: BuiltinEvaluator) -> None:
+    def __init__(self, config: BuiltinConfig, evaluator: BuiltinEvaluator, options: Optional[RunOptions] = None) -> None:
         self.config = config
         self.evaluator = evaluator
+        self.options = options if options is not None else evaluator.options
+        """The run's options (``EvalContext.options``) when evaluating; the load-time ones for ``check``."""
 
     def check(self) -> None:
         """Load-time checks; raise ConfigError."""
@@ -69,9 +73,9 @@ class BuiltinMetric(ABC):
     def threshold(self) -> float:
         if self.config.threshold is not None:
             return self.config.threshold
-        if self.evaluator.options.threshold is not None:
-            return self.evaluator.options.threshold
-        if self.evaluator.options.builtin_thresholds == "adk" and self.default_threshold is not None:
+        if self.options.threshold is not None:
+            return self.options.threshold
+        if self.options.builtin_thresholds == "adk" and self.default_threshold is not None:
             return self.default_threshold
         return UNIFORM_THRESHOLD
 
@@ -87,8 +91,6 @@ class BuiltinEvaluator(BaseEvaluator):
     config: BuiltinConfig
 
     def check(self) -> None:
-        from . import UNSUPPORTED
-
         metric = self.config.name
         if metric in UNSUPPORTED:
             raise ConfigError(f"builtin metric '{metric}' is not supported: {UNSUPPORTED[metric]}")
@@ -111,8 +113,6 @@ class BuiltinEvaluator(BaseEvaluator):
 
     @property
     def timeout(self) -> float:
-        from . import METRICS
-
         if self.config.timeout:
             return self.config.timeout
         try:
@@ -120,13 +120,12 @@ class BuiltinEvaluator(BaseEvaluator):
         except ConfigError:
             return self.default_timeout
 
-    def metric(self) -> BuiltinMetric:
-        from . import METRICS
-
-        return METRICS.get(self.config.name)(self.config, self)
+    def metric(self, options: Optional[RunOptions] = None) -> BuiltinMetric:
+        """The metric, for one evaluation under ``options`` (the run's; default: the load-time ones)."""
+        return METRICS.get(self.config.name)(self.config, self, options)
 
     async def evaluate(self, ctx: EvalContext) -> MetricResult:
-        metric = self.metric()
+        metric = self.metric(ctx.options)
         if metric.needs_expected and ctx.expected_invocations is None:
             reason = f"needs an eval case: {ctx.match_reason or 'none matched'}"
             return MetricResult.not_evaluated(self.config.name, reason, threshold=metric.threshold)

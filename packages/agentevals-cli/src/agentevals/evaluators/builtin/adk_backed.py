@@ -10,6 +10,7 @@ import inspect
 import os
 from typing import Any, ClassVar, Optional
 
+from ...core.limits import EVALUATOR_TIMEOUT
 from ...protocol import InvocationData
 from ...results import MetricResult, Status
 from ..base import EvalContext
@@ -68,7 +69,7 @@ _STATUS = {1: Status.PASSED, 2: Status.FAILED, 3: Status.NOT_EVALUATED}
 class AdkBackedMetric(BuiltinMetric):
     """A metric scored by google-adk's registry evaluator of the same name."""
 
-    default_timeout: ClassVar[float] = 300.0  # an LLM judge behind ADK
+    default_timeout: ClassVar[float] = EVALUATOR_TIMEOUT  # an LLM judge behind ADK
 
     default_threshold = 0.5
     needs_expected = False
@@ -84,7 +85,7 @@ class AdkBackedMetric(BuiltinMetric):
         from google.adk.evaluation.metric_evaluator_registry import DEFAULT_METRIC_EVALUATOR_REGISTRY
 
         criterion: dict[str, Any] = {"threshold": self.threshold}
-        judge = self.config.judge_model or self.evaluator.options.judge_model
+        judge = self.config.judge_model or self.options.judge_model
         if judge or self.config.num_samples:
             criterion["judge_model_options"] = {
                 **({"judge_model": judge} if judge else {}),

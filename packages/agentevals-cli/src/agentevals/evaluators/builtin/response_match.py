@@ -1,10 +1,10 @@
 """``response_match_score``: ROUGE-1 F-measure of the final response vs the expected one, as google-adk.
 
-Uses the maintained ``rouge-score`` library with Porter stemming and ADK's Unicode-aware tokenizer
+Scores as google-adk does with ``rouge-score`` (Porter stemming) and ADK's Unicode-aware tokenizer
 (NFKC, lowercase; CJK characters as single tokens; Thai/Lao/Khmer/Myanmar split per character;
-ASCII words through rouge's own tokenizer and stemmer; other words kept whole). Target = expected,
-prediction = actual. Two empty texts score 0. rouge-score's pieces are taken without the nltk package
-import its scorer costs (see ``agentevals.evaluators._rouge``).
+ASCII words through rouge-score's tokenizer and stemmer; other words kept whole). Target = expected,
+prediction = actual. Two empty texts score 0. rouge-score's rule and nltk's stemmer are our own copies
+(``agentevals.evaluators._rouge``), checked against both libraries by the tests.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from functools import cache, lru_cache
 from typing import Optional
 
 from ...results import MetricResult
-from .._rouge import ngram_fmeasure, porter_stemmer, tokenize
+from .._rouge import ngram_fmeasure, tokenize
 from ..base import EvalContext
 from ._base import BuiltinMetric
 from ._pairs import pair_turns
@@ -79,7 +79,6 @@ class ResponseMatchMetric(BuiltinMetric):
         def compute() -> list[Optional[float]]:
             return [rouge1_fmeasure(actual.final_response, expected.final_response) for actual, expected in pairs]
 
-        porter_stemmer()  # loaded in this thread: two threads must not import nltk's modules at once
         # CPU-bound on long answers: a watched thread, so the deadline fires and the loop keeps running.
         scores = await run_in_thread(compute, timeout=self.evaluator.timeout, what=self.config.name)
         total = sum(s for s in scores if s is not None)

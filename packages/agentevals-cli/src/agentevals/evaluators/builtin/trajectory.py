@@ -63,7 +63,7 @@ class ToolTrajectoryMetric(BuiltinMetric):
 
     @property
     def match_type(self) -> str:
-        return self.config.trajectory_match_type or self.evaluator.options.trajectory_match_type or "exact"
+        return self.config.trajectory_match_type or self.options.trajectory_match_type or "exact"
 
     async def evaluate(self, ctx: EvalContext) -> MetricResult:
         pairs, problem = pair_turns(ctx)

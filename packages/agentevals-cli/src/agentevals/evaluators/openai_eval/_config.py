@@ -19,8 +19,8 @@ from pydantic import (
     model_validator,
 )
 
-from ..._registry import did_you_mean
-from ..._validation import format_validation_error
+from ...core._registry import did_you_mean
+from ...core._validation import format_validation_error
 from ..base import EvaluatorConfig
 from ._templates import check_template, item_fields
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...errors import EvaluatorFailure
 from ...execution.deadline import Deadline
-from ...llm import ChatClient, redact
+from ..llm import ChatClient, redact
 from ._config import (
     LabelModelGrader,
     OpenAIEvalConfig,

@@ -7,9 +7,9 @@ import importlib.util
 from typing import Any, ClassVar
 
 from ...execution.deadline import Deadline
-from ...llm import LLMSettings
 from ...results import MetricResult
 from ..base import BaseEvaluator, EvalContext
+from ..llm import LLMSettings
 from ._config import LabelModelGrader, OpenAIEvalConfig, ScoreModelGrader, TextSimilarityGrader
 from ._evals_api import DELETE_TIMEOUT, criterion, grade_with_evals_api
 from ._items import Turn, build_turns

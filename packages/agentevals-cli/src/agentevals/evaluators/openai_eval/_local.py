@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from ...errors import EvaluatorFailure
 from ...execution.inprocess import run_in_thread
-from ...llm import ChatClient
+from ..llm import ChatClient
 from ._config import (
     LabelModelGrader,
     OpenAIEvalConfig,

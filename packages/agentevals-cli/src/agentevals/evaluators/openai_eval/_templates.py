@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..._registry import did_you_mean
+from ...core._registry import did_you_mean
 
 __all__ = [
     "ITEM_FIELDS",

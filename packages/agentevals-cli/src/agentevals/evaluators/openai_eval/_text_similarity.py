@@ -10,7 +10,7 @@ library's standard form (the choices Microsoft's azure-ai-evaluation made for th
     meteor        nltk ``meteor_score`` (alpha 0.9, beta 3, gamma 0.5; WordNet synonyms)
     rouge_N/L     rouge-score ``RougeScorer`` F-measure, no stemming, its tokenizer for ASCII words
                   (non-ASCII words are kept whole, lower-cased, where rouge-score would drop them);
-                  computed as rouge-score does without importing its scorer (``evaluators._rouge``)
+                  computed as rouge-score does, without it (``evaluators._rouge``)
     cosine        cosine of the two embedding vectors, clipped to [0, 1] (see ``cosine``)
 
 bleu/gleu/meteor tokenize with nltk's Treebank-style word tokenizer (no data download). Both texts
@@ -52,7 +52,6 @@ _MODULES = {
     "bleu": ("nltk.translate.bleu_score", "nltk.tokenize"),
     "gleu": ("nltk.translate.gleu_score", "nltk.tokenize"),
     "meteor": ("nltk.translate.meteor_score", "nltk.tokenize", "nltk.corpus"),
-    **{name: ("rouge_score.tokenize",) for name in _ROUGE},
 }
 
 

@@ -11,7 +11,7 @@ import gc
 import logging
 from dataclasses import replace
 
-from ...limits import current_limits, variable
+from ...core.limits import current_limits, variable
 from ..model import ConvertedTrace, Span, Trace
 from .adk import AdkConverter
 from .genai import GenAIConverter

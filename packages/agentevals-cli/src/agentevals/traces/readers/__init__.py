@@ -8,18 +8,17 @@ Large Jaeger and OTLP/Tempo files are streamed, one trace at a time (see ``_stre
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from ..._files import regular_path
-from ...errors import InputFileError
+from ...core._files import regular_path
+from ...errors import ConfigError, InputFileError
+from ..formats import TRACE_FORMATS
 from ..model import Trace
 from . import _stream
 from ._json import load_json_documents
 from ._position import ReadPosition
-from .jaeger import read_jaeger
-from .otlp import read_otlp
 from .otlp_logs import (
     LogEvents,
     add_log_events,
@@ -34,10 +33,8 @@ __all__ = ["FORMATS", "LogEvents", "ReadPosition", "TraceFormat", "attach_log_ev
 
 TraceFormat = Literal["jaeger-json", "otlp-json"]
 
-FORMATS: dict[str, Callable[[Any, str], Iterator[Trace]]] = {
-    "jaeger-json": read_jaeger,
-    "otlp-json": read_otlp,
-}
+FORMATS = TRACE_FORMATS
+"""Deprecated alias of ``agentevals.traces.formats.TRACE_FORMATS`` (the registry of trace formats)."""
 
 
 def detect_format(document: Any) -> Optional[str]:
@@ -109,10 +106,12 @@ def _read_whole(path: str | Path, source: str, format: Optional[str], log_events
                 f"({{\"resourceSpans\": [...]}} or a Tempo {{\"batches\": [...]}}), found {keys or 'an empty object'}"
                 " (use -f/--format to force one)"
             )
-        if fmt not in FORMATS:
-            raise InputFileError(f"{source}: unknown trace format '{fmt}'; known: {', '.join(FORMATS)}")
         try:
-            traces = FORMATS[fmt](document, source)
+            reader = TRACE_FORMATS.get(fmt)
+        except ConfigError as exc:  # unknown, or a plugin that cannot be loaded
+            raise InputFileError(f"{source}: {exc}") from None
+        try:
+            traces = reader.read(document, source)
             for trace in traces if position is None else _counted(traces, _count(document, fmt), d,
                                                                    len(documents), position):
                 found = True

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Optional
 
-from ..._files import JsonDepthGuard, read_input
+from ...core._files import JsonDepthGuard, read_input
 from ...errors import InputFileError
 
 _loads: Callable[[bytes | str], Any]
@@ -18,7 +18,7 @@ try:  # orjson is much faster on large exports; the stdlib gives the same result
 except ImportError:  # pragma: no cover
     _loads = json.loads
 
-__all__ = ["load_json_documents", "load_json_file"]
+__all__ = ["load_json_documents", "load_json_file", "raise_syntax_error"]
 
 
 def _position(text: bytes, pos: int) -> tuple[int, int]:
@@ -35,7 +35,7 @@ def load_json_documents(path: Path, *, allow_lines: bool = True, source: Optiona
     """Yield the document in a JSON file, or each line of a JSON-lines file (OTLP file exporter).
 
     ``source`` is the name messages use (default: ``path``). The input size and nesting limits apply
-    (``agentevals.limits``).
+    (``agentevals.core.limits``).
     """
     where = source if source is not None else str(path)
     data = read_input(path, where, expected="a JSON file", json=True)
@@ -55,7 +55,7 @@ def load_json_documents(path: Path, *, allow_lines: bool = True, source: Optiona
         if docs is not None:
             yield from docs
             return
-    _raise_syntax_error(where, data, data)
+    raise_syntax_error(where, data, data)
     raise InputFileError(f"{where}: invalid JSON: {first_error}")
 
 
@@ -73,13 +73,13 @@ def _json_lines(where: str, data: bytes) -> list[Any] | None:
             except ValueError:
                 if not docs:
                     return None
-                _raise_syntax_error(where, data, raw, offset=offset)
+                raise_syntax_error(where, data, raw, offset=offset)
                 raise
         offset += len(raw)
     return docs if len(docs) > 1 else None
 
 
-def _raise_syntax_error(where: str | Path, data: bytes, chunk: bytes, *, offset: int = 0) -> None:
+def raise_syntax_error(where: str | Path, data: bytes, chunk: bytes, *, offset: int = 0) -> None:
     """Raise ``InputFileError`` with the file's line and column of the first syntax error in ``chunk``."""
     try:
         json.loads(chunk)

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..._files import JsonDepthGuard
+from ...core._files import JsonDepthGuard
 from ...errors import InputFileError, first_line
 from ..model import Span, Trace
-from ._json import _raise_syntax_error
+from ._json import raise_syntax_error
 from ._position import ReadPosition
 from .jaeger import read_jaeger_trace
 from .otlp import batch_spans, batch_trace_ids
@@ -132,7 +132,7 @@ def _items(path: Path, prefix: str, source: str, position: Optional[ReadPosition
 def _syntax_error(path: Path, source: str, exc: Exception) -> None:
     """Raise the whole-file path's message for the first syntax error in ``path``."""
     data = path.read_bytes().removeprefix(_BOM)
-    _raise_syntax_error(source, data, data)
+    raise_syntax_error(source, data, data)
     del data
     raise InputFileError(f"{source}: invalid JSON: {first_line(exc)}")
 

@@ -6,9 +6,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import InputFileError
+from ..formats import TraceFileFormat
 from ..model import Span, SpanEvent, Trace
 
-__all__ = ["read_jaeger", "read_jaeger_trace"]
+__all__ = ["JaegerJsonFormat", "read_jaeger", "read_jaeger_trace"]
 
 _NUMERIC = {"int64": int, "float64": float}
 _TYPED = frozenset(("int64", "float64", "bool"))
@@ -108,3 +109,12 @@ def _span(raw: Any, processes: dict[str, dict[str, Any]], source: str, t: int, s
         status_code=str(status).upper() if status else None,
         status_message=attributes.get("otel.status_description"),
     )
+
+
+class JaegerJsonFormat(TraceFileFormat):
+    """Jaeger JSON (``{"data": [...]}``, the Jaeger UI/API export)."""
+
+    name = "jaeger-json"
+
+    def read(self, document: Any, source: str) -> Iterator[Trace]:
+        return read_jaeger(document, source)

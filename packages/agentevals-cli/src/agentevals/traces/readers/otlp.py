@@ -9,9 +9,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import InputFileError
+from ..formats import TraceFileFormat
 from ..model import Span, SpanEvent, Trace
 
-__all__ = ["attribute_value", "batch_spans", "batch_trace_ids", "batches_key", "read_otlp"]
+__all__ = ["OtlpJsonFormat", "attribute_value", "batch_spans", "batch_trace_ids", "batches_key", "hex_id", "key_values",
+           "read_otlp"]
 
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _KINDS: dict[Any, str | None] = {0: None, 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
@@ -31,11 +33,11 @@ def attribute_value(value: Any) -> Any:
     if kind == "arrayValue":
         return [attribute_value(v) for v in (inner or {}).get("values", [])]
     if kind == "kvlistValue":
-        return _attributes((inner or {}).get("values"))
+        return key_values((inner or {}).get("values"))
     return inner
 
 
-def _attributes(items: Any, where: str = "") -> dict[str, Any]:
+def key_values(items: Any, where: str = "") -> dict[str, Any]:
     """OTLP key/value list → dict; with ``where``, a bad value raises ``InputFileError`` naming the key."""
     out = {}
     for a in items if isinstance(items, list) else ():
@@ -63,7 +65,7 @@ def _object(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
-def _id(value: Any) -> str:
+def hex_id(value: Any) -> str:
     """OTLP JSON ids are hex; some exporters (Tempo) write base64. Return lowercase hex."""
     if not isinstance(value, str) or not value:
         return ""
@@ -104,7 +106,7 @@ def batch_spans(batch: Any, at: str) -> Iterator[Span]:
     """The spans of one resource batch, in order; ``at`` (``"file: resourceSpans[3]"``) prefixes errors."""
     batch = _object(batch, at)
     resource_obj = batch.get("resource") or {}
-    resource = _attributes(resource_obj.get("attributes") if isinstance(resource_obj, dict) else None,
+    resource = key_values(resource_obj.get("attributes") if isinstance(resource_obj, dict) else None,
                            f"{at}.resource")
     scopes_key = _scopes_key(batch)
     for s, scope_spans in enumerate(_list(batch.get(scopes_key), f"{at}.{scopes_key}")):
@@ -130,13 +132,13 @@ def batch_trace_ids(batch: Any) -> set[str]:
 
 
 def _span_trace_id(raw: dict[str, Any]) -> str:
-    return _id(raw.get("traceId") or raw.get("trace_id"))
+    return hex_id(raw.get("traceId") or raw.get("trace_id"))
 
 
 def _span(raw: Any, resource: dict[str, Any], scope: Any, where: str) -> Span:
     if not isinstance(raw, dict):
         raise InputFileError(f"{where} is not an object")
-    trace_id, span_id = _span_trace_id(raw), _id(raw.get("spanId") or raw.get("span_id"))
+    trace_id, span_id = _span_trace_id(raw), hex_id(raw.get("spanId") or raw.get("span_id"))
     name = raw.get("name")
     for key, value in (("traceId", trace_id), ("spanId", span_id), ("name", name)):
         if not value:
@@ -162,15 +164,15 @@ def _span(raw: Any, resource: dict[str, Any], scope: Any, where: str) -> Span:
         except (TypeError, ValueError):
             raise InputFileError(f"{where} ({name}) has an event with a non-numeric time") from None
         events.append(SpanEvent(name=str(e.get("name", "")), time_ns=time_ns,
-                                attributes=_attributes(e.get("attributes"), f"{where} ({name}) event {e.get('name')!r}")))
+                                attributes=key_values(e.get("attributes"), f"{where} ({name}) event {e.get('name')!r}")))
     return Span(
         trace_id=trace_id,
         span_id=span_id,
         name=str(name),
-        parent_span_id=_id(raw.get("parentSpanId") or raw.get("parent_span_id")) or None,
+        parent_span_id=hex_id(raw.get("parentSpanId") or raw.get("parent_span_id")) or None,
         start_ns=start,
         end_ns=end,
-        attributes=_attributes(raw.get("attributes"), f"{where} ({name})"),
+        attributes=key_values(raw.get("attributes"), f"{where} ({name})"),
         events=events,
         resource=resource,
         scope=scope,
@@ -178,3 +180,12 @@ def _span(raw: Any, resource: dict[str, Any], scope: Any, where: str) -> Span:
         status_code=_STATUS.get(status.get("code"), None) if isinstance(status, dict) else None,
         status_message=(status.get("message") or None) if isinstance(status, dict) else None,
     )
+
+
+class OtlpJsonFormat(TraceFileFormat):
+    """OTLP JSON (``{"resourceSpans": [...]}``), a Tempo export, OTLP JSON lines."""
+
+    name = "otlp-json"
+
+    def read(self, document: Any, source: str) -> Iterator[Trace]:
+        return read_otlp(document, source)

@@ -20,11 +20,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..._files import regular_path
+from ...core._files import regular_path
 from ...errors import InputFileError
 from ..model import SpanEvent, Trace
 from ._json import load_json_documents
-from .otlp import _attributes, _id, attribute_value
+from .otlp import attribute_value, hex_id, key_values
 
 __all__ = ["LogEvents", "add_log_events", "attach_log_events", "is_logs_document", "is_logs_file", "read_log_events"]
 
@@ -68,8 +68,8 @@ def add_log_events(document: Any, source: str, out: LogEvents) -> None:
     for batch in batches:
         for scope_logs in batch.get("scopeLogs") or batch.get("scope_logs") or ():
             for record in scope_logs.get("logRecords") or scope_logs.get("log_records") or ():
-                key = (_id(record.get("traceId") or record.get("trace_id")),
-                       _id(record.get("spanId") or record.get("span_id")))
+                key = (hex_id(record.get("traceId") or record.get("trace_id")),
+                       hex_id(record.get("spanId") or record.get("span_id")))
                 if all(key):
                     events = out.setdefault(key, [])
                     events.append(_event(record))
@@ -77,7 +77,7 @@ def add_log_events(document: Any, source: str, out: LogEvents) -> None:
 
 
 def _event(record: dict[str, Any]) -> SpanEvent:
-    attributes = _attributes(record.get("attributes"))
+    attributes = key_values(record.get("attributes"))
     body = attribute_value(record.get("body"))
     name = record.get("eventName") or record.get("event_name") or attributes.pop("event.name", None) or "log"
     if isinstance(body, dict):

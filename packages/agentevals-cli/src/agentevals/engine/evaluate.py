@@ -1,0 +1,134 @@
+"""One (case × evaluator) evaluation: pair the case with its eval case, build its header, run the evaluator
+under its deadline. Shared by every pool (the local one, and the Ray workers through ``evaluate_cases``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+from ..core.limits import EVALUATOR_TIMEOUT
+from ..errors import AgentevalsError
+from ..evalsets import EvalSet, match_case
+from ..evalsets.matching import normalize_text
+from ..evaluators.base import BaseEvaluator, EvalContext
+from ..results import CaseResult, MetricResult, SpanRef, Status, verdict_for
+from ..results._transcript import transcript
+from ..traces._collect import one_line
+from ..traces.convert._common import aggregate_metrics
+from ..traces.model import ConvertedTrace
+from .grouping import Case
+
+__all__ = ["DEFAULT_TIMEOUT", "Job", "case_header", "case_metrics", "pair_with_eval_case", "repeat_group", "run_one"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = EVALUATOR_TIMEOUT
+"""Deadline for evaluators that declare none (builtin metrics, in-process evaluators): ``limits``' one value."""
+
+
+def pair_with_eval_case(case: Case, eval_set: Optional[EvalSet], *, only_trace: bool) -> None:
+    """Set ``case.eval_case`` and ``case.match_reason`` (``only_trace``: the case is the run's only one)."""
+    if eval_set is None:
+        case.match_reason = "no eval set given (-e/--eval-set)"
+        return
+    case.eval_case, case.match_reason = match_case(eval_set, case.invocations, eval_id=case.eval_id_hint,
+                                                   only_trace=only_trace)
+
+
+def case_header(case: Case) -> CaseResult:
+    """A case's result before any evaluator ran: what it is, where it came from, its figures."""
+    invocations = case.invocations
+    result = CaseResult(
+        case_id=case.case_id,
+        trace_ids=[t.trace_id for t in case.traces],
+        sources=sorted({t.source for t in case.traces}),
+        eval_id=case.eval_case.eval_id if case.eval_case else None,
+        match_reason=case.match_reason,
+        invocation_count=len(invocations),
+        user_contents=[inv.user_content for inv in invocations],
+        invocation_spans=[SpanRef(trace_id=inv.trace_id, span_id=inv.span_id) if inv.trace_id and inv.span_id
+                          else None for inv in invocations],
+        performance_metrics=case_metrics(case.traces),
+        warnings=[w for t in case.traces for w in t.warnings],
+    )
+    result._transcript = transcript(invocations, case.eval_case.conversation if case.eval_case else None)
+    return result
+
+
+@dataclass
+class Job:
+    """One case in flight: its evaluators' outcomes fill ``metrics`` in config order."""
+
+    seq: int
+    result: CaseResult
+    ctx: Optional[EvalContext]
+    metrics: list[list[MetricResult]]
+    remaining: int
+    case: Optional[Case] = None
+    """Kept until the case finishes, for the reuse hook (``ResultReuse.produced``)."""
+
+
+async def run_one(ev: BaseEvaluator, ctx: EvalContext) -> tuple[list[MetricResult], Optional[BaseException]]:
+    """Run one evaluator on one case under its deadline; never raises (except cancellation)."""
+    timeout = ev.timeout or DEFAULT_TIMEOUT
+    start = time.monotonic()
+    error: Optional[BaseException] = None
+    try:
+        # A small grace period lets an evaluator that enforces its own deadline report it first.
+        outcome = await asyncio.wait_for(ev.evaluate(ctx), timeout + 2.0)
+        metrics = outcome if isinstance(outcome, list) else [outcome]
+    except asyncio.TimeoutError as exc:
+        error = exc
+        metrics = [MetricResult.errored(ev.display_name, f"timed out after {timeout:g}s", type=ev.name)]
+    except AgentevalsError as exc:
+        error = exc
+        metrics = [MetricResult.errored(ev.display_name, one_line(exc), type=ev.name)]
+    except Exception as exc:
+        error = exc
+        # The traceback is for developers (-vv); reports carry one line (they are shared, and a traceback
+        # shows the machine's paths).
+        log.debug("evaluator %s raised", ev.display_name, exc_info=True)
+        metrics = [MetricResult.errored(ev.display_name, f"{type(exc).__name__}: {one_line(exc)}", type=ev.name)]
+    elapsed = (time.monotonic() - start) * 1000
+    config = ev.config
+    for metric in metrics:
+        metric.type = metric.type if metric.type != "builtin" or ev.name == "builtin" else ev.name
+        metric.weight = config.weight
+        metric.required = config.gate
+        metric.duration_ms = round(elapsed, 3)
+        if metric.verdict is None and metric.score is not None and metric.status in (Status.PASSED, Status.FAILED):
+            metric.verdict = verdict_for(metric.score)
+    return metrics, error
+
+
+def repeat_group(case: Case, repeat_key: Optional[str]) -> str:
+    """Which task this case is a repetition of.
+
+    Default: the matched eval case, else the first user message. ``repeat_key`` may be ``eval_id``,
+    ``user_content``, ``session`` or the name of a trace attribute (root/resource attributes).
+    """
+    first_user = normalize_text(case.invocations[0].user_content if case.invocations else "")
+    if repeat_key in (None, "eval_id"):
+        return f"eval:{case.eval_case.eval_id}" if case.eval_case else f"input:{first_user}"
+    if repeat_key == "user_content":
+        return f"input:{first_user}"
+    if repeat_key == "session":
+        return f"session:{case.traces[0].session_id or case.case_id}"
+    for t in case.traces:
+        for attrs in (t.attributes, t.resource):
+            if repeat_key in attrs:
+                return f"{repeat_key}:{attrs[repeat_key]}"
+    return f"input:{first_user}"
+
+
+def case_metrics(traces: list[ConvertedTrace]) -> Optional[dict]:
+    """A case's figures: its trace's own, or for a conversation, recomputed from every trace's raw
+    measurements (a trace given without them, e.g. built in memory, contributes its figures only alone)."""
+    with_figures = [t for t in traces if t.performance_metrics]
+    if len(with_figures) <= 1:
+        return with_figures[0].performance_metrics if with_figures else None
+    measures = [t.measure for t in with_figures if t.measure is not None]
+    return aggregate_metrics(measures) if measures else None

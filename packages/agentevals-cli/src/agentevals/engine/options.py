@@ -1,0 +1,71 @@
+"""Run-wide options shared by the CLI, the Python API and the evaluators (which read them from their
+``EvalContext``, never from their own attributes: one evaluator object may serve several runs)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Optional
+
+__all__ = ["BuiltinThresholds", "GroupBy", "RunOptions", "TrajectoryMatchType", "default_concurrency"]
+
+GroupBy = Literal["auto", "trace", "conversation"]
+TrajectoryMatchType = Literal["exact", "in_order", "any_order"]
+BuiltinThresholds = Literal["uniform", "adk"]
+"""Default pass threshold of builtin metrics given none: ``uniform`` = 0.5 for every metric (as
+agentevals-cli 0.11 had it), ``adk`` = each metric's ADK default (1.0 trajectory, 0.8 response match)."""
+
+
+@dataclass
+class RunOptions:
+    """Knobs of one run. CLI flags and eval_config.yaml fill the same object."""
+
+    judge_model: Optional[str] = None
+    """Judge model for LLM-based metrics (``-j/--judge-model``)."""
+    threshold: Optional[float] = None
+    """Overrides every builtin metric's default threshold (``-t/--threshold``)."""
+    trajectory_match_type: Optional[TrajectoryMatchType] = None
+    builtin_thresholds: BuiltinThresholds = "uniform"
+    """Where a builtin metric's threshold comes from when neither its entry nor ``-t`` sets one."""
+    group_by: GroupBy = "auto"
+    strict: bool = False
+    """NOT_EVALUATED fails the run too."""
+    fail_on_evaluation_error: bool = False
+    repeat_key: Optional[str] = None
+    """What identifies a case when traces carry no eval id (see the repetitions docs)."""
+    pass_at_k: list[int] = field(default_factory=list)
+    """k values for pass@k / pass^k; empty = k = n."""
+    concurrency: int = field(default_factory=lambda: default_concurrency())
+    """How many (case × evaluator) evaluations run at once, across all cases (``--concurrency``,
+    ``concurrency:`` in eval_config.yaml); also the most worker processes one evaluator gets.
+    Default: the number of cores. Under ``executor: ray``: evaluations at once in each Ray actor (default 1,
+    one actor per CPU of the cluster)."""
+    executor: str = "local"
+    """Where the run's work goes (``--executor``): ``local`` (this process) or ``ray`` (batches of cases
+    across a Ray cluster; the ``ray`` extra)."""
+    ray_address: Optional[str] = None
+    """The Ray cluster to use (``--ray-address``; default ``$RAY_ADDRESS``, else a local Ray instance)."""
+    dump_inputs: Optional[Path] = None
+    """Directory to write each EvalInput sent to an evaluator program into (``--dump-inputs``), as
+    ``<evaluator>/<case id>.json``: replay one with ``agentevals evaluator run PATH --input FILE``."""
+    trace_format: Optional[str] = None
+    """Trace file format from the config (``-f`` overrides it)."""
+    output: Optional[str] = None
+    """Report format from the config (``-o`` overrides it)."""
+    independent_cases: bool = False
+    """Each case is its own evaluation (live sessions batched into one run): a single-case eval set pairs
+    with every case, as it pairs with the only trace of a run (agentevals-cli 0.11's rule)."""
+    notes: list[str] = field(default_factory=list)
+    """Load-time notes for the run's report (e.g. a config path found relative to the working directory)."""
+    persistent_workers: bool = True
+    """Offer persistent worker processes (protocol 1.2) to local ``type: code`` evaluators; ``False``
+    (``--no-persistent-workers``, and with ``dump_inputs``) starts one process per evaluation, as in 1.0."""
+
+
+def default_concurrency() -> int:
+    """The number of cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)

@@ -1,0 +1,65 @@
+"""The run's output order: each finished case goes to the consumers as soon as it and every case before it
+are complete (input order, then config order), whatever the concurrency or the pool.
+
+Example:
+    ```python
+    output = Output(consumers, stop_on_error=False)
+    output.expect(0); output.expect(1)
+    output.finished(1, second)   # held: case 0 is not finished
+    output.finished(0, first)    # emits first, then second
+    ```
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from typing import Optional
+
+from ..results import CaseResult, MetricResult, Status
+from .consumers import RunConsumer, emit
+
+__all__ = ["Output"]
+
+
+class Output:
+    """Emits finished cases to the consumers in output order (by the sequence number of a case's first
+    trace), each as soon as it and every case before it are complete."""
+
+    def __init__(self, consumers: Sequence[RunConsumer], *, stop_on_error: bool) -> None:
+        self.consumers = consumers
+        self.stop_on_error = stop_on_error
+        self.emitted: list[CaseResult] = []
+        self.stopped_by: Optional[tuple[CaseResult, MetricResult]] = None
+        """The case (and its failed metric) that stopped the run under ``fail_on_evaluation_error``."""
+        self._open: list[int] = []  # heap: sequence numbers that are, or may still become, cases
+        self._done: dict[int, CaseResult] = {}
+        self._dropped: set[int] = set()
+
+    def expect(self, seq: int) -> None:
+        heapq.heappush(self._open, seq)
+
+    def drop(self, seq: int) -> None:
+        """``seq`` turned out to be no case of its own (it joined a conversation)."""
+        self._dropped.add(seq)
+        self._flush()
+
+    def finished(self, seq: int, result: CaseResult) -> None:
+        self._done[seq] = result
+        self._flush()
+
+    def _flush(self) -> None:
+        while self._open and self.stopped_by is None:
+            seq = self._open[0]
+            if seq in self._dropped:
+                heapq.heappop(self._open)
+                self._dropped.discard(seq)
+                continue
+            result = self._done.pop(seq, None)
+            if result is None:
+                return
+            heapq.heappop(self._open)
+            self.emitted.append(result)
+            emit(self.consumers, "case_finished", len(self.emitted) - 1, result)
+            if self.stop_on_error and result.evaluation_status == "evaluation_failed":
+                self.stopped_by = (result, next(m for m in result.metrics if m.status == Status.ERROR))

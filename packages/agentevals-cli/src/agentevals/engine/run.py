@@ -1,0 +1,142 @@
+"""The pipeline, one stream: read → convert → group → evaluate → emit. ``agentevals run``, ``serve``, MCP and
+the Python API all call ``run_evaluation``, so they cannot disagree.
+
+Read from top to bottom: the run's pool (``pool_for(options.executor)``: ``LocalPool``, or the Ray pool)
+reads and converts the inputs trace by trace through ``agentevals.trace_sources.resolve``; ``Grouper`` turns
+traces into cases (``LoneCase`` holds the first one back under a single-case eval set); the pool runs every
+(case × evaluator) pair under one bound; ``Output`` hands each finished case to the consumers in the
+deterministic output order (input order, then config order), whatever the concurrency; ``Planner`` tells
+them how many cases to expect.
+
+Every (case, evaluator) pair runs under its own deadline; a failure becomes that pair's ERROR row with a
+one-line cause and never affects the other rows. Unreadable files become ``input_errors`` and the other
+files are still evaluated. The run's options reach evaluators through their ``EvalContext`` only: one
+evaluator object may serve several runs at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Iterable, Sequence
+from pathlib import Path
+from typing import Optional, Union
+
+from ..__about__ import __version__
+from ..config import LoadedEvaluator
+from ..evalsets import EvalSet, load_eval_set
+from ..evaluators.base import BaseEvaluator
+from ..results import InputError, RunResult, Status, utc_now
+from ..trace_sources import TraceInput, TraceSource, is_conversion_error
+from ..traces.model import ConvertedTrace, Trace
+from .consumers import ResultReuse, RunConsumer, emit
+from .executors import pool_for
+from .grouping import Grouper, LoneCase
+from .options import RunOptions
+from .output import Output
+from .planning import Planner
+
+__all__ = ["run_evaluation", "run_sync"]
+
+log = logging.getLogger("agentevals.runner")  # the engine's logger keeps its name (-vv filters on it)
+
+
+async def run_evaluation(
+    traces: Union[TraceInput, Iterable[TraceInput]],
+    evaluators: Sequence[Union[LoadedEvaluator, BaseEvaluator]],
+    *,
+    eval_set: Union[EvalSet, str, Path, None] = None,
+    options: Optional[RunOptions] = None,
+    trace_format: Optional[str] = None,
+    consumers: Sequence[RunConsumer] = (),
+    reuse: Optional[ResultReuse] = None,
+) -> RunResult:
+    """Evaluate traces with evaluators (in the given order) against an optional eval set.
+
+    The run is one stream: inputs are read and converted trace by trace (in a background thread), grouped
+    into cases, and every (case × evaluator) pair is one work item under one pool of
+    ``options.concurrency`` slots, across all cases. Each case's result goes to ``consumers`` as soon as it
+    and every case before it are complete (input order, then config order; see ``agentevals.engine.consumers``).
+    ``reuse`` may supply stored results for a (case, evaluator) pair, which then does not run (under
+    ``--executor ray`` too: the Ray pool looks them up before it sends a case).
+    """
+    options = options or RunOptions()
+    if isinstance(traces, (str, Path, Trace, ConvertedTrace, TraceSource)):  # one input, not an iterable of characters
+        traces = [traces]
+    run = RunResult(agentevals_version=__version__, started_at=utc_now())
+    run.notes.extend(options.notes)  # load-time notes (e.g. a config path found relative to the working directory)
+    evs = [e.evaluator if isinstance(e, LoadedEvaluator) else e for e in evaluators]  # options reach them by EvalContext
+    if isinstance(eval_set, (str, Path)):
+        eval_set = load_eval_set(eval_set)
+    if not evs:
+        run.notes.append("no evaluators configured (use -m METRIC or -c eval_config.yaml)")
+
+    emit(consumers, "run_started", run)
+    output = Output(consumers, stop_on_error=options.fail_on_evaluation_error)
+    pool = pool_for(options.executor)(evs, options, output, eval_set)
+    pool.reuse = reuse
+    grouper = Grouper(options.group_by)
+    planner = Planner(run, consumers)
+    lone = LoneCase(hold=eval_set is not None and len(eval_set.eval_cases) == 1 and not options.independent_cases,
+                     independent=options.independent_cases)
+    seen_traces = False
+    try:
+        async for item, fraction in pool.read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs)):
+            if isinstance(item, InputError):
+                run.input_errors.append(item)
+                continue
+            seen_traces = True
+            seq, ready = grouper.add(item)
+            output.expect(seq)
+            planner.read(fraction, grouper.count + grouper.pending())
+            for case_seq, case, only_trace in lone.take(ready):
+                await pool.room()
+                pool.submit(case_seq, case, only_trace=only_trace)
+        for seq in grouper.dropped():
+            output.drop(seq)
+        for case_seq, case, only_trace in [*lone.take(grouper.finish()), *lone.finish()]:
+            await pool.room()
+            pool.submit(case_seq, case, only_trace=only_trace)
+        planner.exact(grouper.count)  # every case is known now
+        await pool.join()
+    finally:
+        await pool.cancel()
+        for ev in evs:
+            try:
+                await ev.aclose()
+            except Exception:
+                log.debug("closing %s failed", ev.display_name, exc_info=True)
+    run.cases = output.emitted
+    if output.stopped_by is not None:
+        stopped, failed = output.stopped_by
+        run.aborted = (f"fail_on_evaluation_error: evaluator '{failed.name}' failed on {stopped.case_id}: "
+                       f"{failed.error}; {grouper.count - len(run.cases)} case(s) not evaluated")
+    run.input_errors = sorted(run.input_errors, key=is_conversion_error)
+    if not seen_traces and not run.input_errors:
+        run.notes.append("no traces were given")
+    if eval_set is None and any(r.status == Status.NOT_EVALUATED and "eval case" in (r.reason or "")
+                                for c in run.cases for r in c.metrics):
+        run.notes.append("no eval set given (-e/--eval-set): metrics that compare against golden cases were not evaluated")
+    elif eval_set is not None and run.cases and all(c.eval_id is None for c in run.cases):
+        run.notes.append(f"no trace matched any eval case in {eval_set.source or eval_set.eval_set_id}")
+    if run.cases and not any(r.status in (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
+                             for c in run.cases for r in c.metrics):
+        run.notes.append("nothing was evaluated: every result is NOT_EVALUATED or ERROR")
+    from ..results.repetitions import summarize_repetitions
+
+    run.repetitions = summarize_repetitions(run.cases, k_values=options.pass_at_k, repeat_key=options.repeat_key)
+    run.finished_at = utc_now()
+    emit(consumers, "run_finished", run)
+    return run
+
+
+def run_sync(run: Awaitable[RunResult]) -> RunResult:
+    """``asyncio.run(run)``, without the main task holding the result: Python 3.11's ``asyncio.run``
+    formats the main task (and so its result, every case) once at exit."""
+    holder: list[RunResult] = []
+
+    async def main() -> None:
+        holder.append(await run)
+
+    asyncio.run(main())
+    return holder[0]

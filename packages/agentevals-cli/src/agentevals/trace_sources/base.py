@@ -1,0 +1,84 @@
+"""The ``TraceSource`` interface: one kind of input (files, http(s) URLs, in-memory traces, and next the
+query APIs of trace backends) as a stream of converted traces.
+
+A source is one class with a ``name`` (its registry key, and the scheme of its URIs:
+``jaeger+http://host/…`` is read by the source named ``jaeger``), made from one input and read in two
+steps by ``agentevals.trace_sources.resolve``: ``prepare`` for every input first (a source that holds OTLP
+log records adds them to ``ReadContext.log_events`` there, so that they reach every trace, whatever the
+order of the inputs), then ``read`` input after input.
+
+Example (a third-party source, registered under the entry-point group ``agentevals.trace_sources``)::
+
+    class DemoSource(TraceSource):
+        name: ClassVar[str] = "demo"
+
+        def read(self, ctx: ReadContext, position: ReadPosition) -> Iterator[ConvertedTrace | InputError]:
+            yield ConvertedTrace(trace_id="t1", source=self.label, invocations=[...])
+
+    # pyproject.toml: [project.entry-points."agentevals.trace_sources"] demo = "my_pkg:DemoSource"
+    agentevals.evaluate(["demo://anything"], metrics=[...])
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Optional, Union
+
+from ..results import InputError
+from ..traces.model import ConvertedTrace, Trace
+from ..traces.readers import LogEvents, ReadPosition
+
+__all__ = ["ReadContext", "TraceInput", "TraceSource"]
+
+TraceInput = Union[str, Path, Trace, ConvertedTrace, "TraceSource"]
+"""What ``resolve`` takes: a path or glob, a URI, an in-memory trace, or a ``TraceSource`` itself."""
+
+
+@dataclass
+class ReadContext:
+    """What every source of one read shares."""
+
+    trace_format: Optional[str] = None
+    """A forced trace file format (``-f``), else detected from content."""
+    keep_spans: bool = True
+    """Keep each converted trace's raw spans (``ConvertedTrace.trace``); only some evaluators read them."""
+    workers: int = 1
+    """Processes a large file may be converted by (see ``traces.readers._parallel``)."""
+    log_events: LogEvents = field(default_factory=dict)
+    """OTLP log records by (trace id, span id), filled by ``prepare`` before any trace is converted."""
+
+
+class TraceSource(ABC):
+    """One input as a stream of ``ConvertedTrace`` (or ``InputError``) items. Never raises for bad input:
+    an unreadable input is one ``InputError`` (``InputFileError`` raised by ``read`` becomes one too)."""
+
+    name: ClassVar[str]
+    """Registry key and URI scheme (``<name>://…`` or ``<name>+<transport>://…``)."""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    """Other names (and URI schemes) this source answers to."""
+
+    def __init__(self, item: Any) -> None:
+        self.item = item
+
+    @property
+    def label(self) -> str:
+        """The input as results name it (``ConvertedTrace.source``, ``InputError.source``)."""
+        return str(self.item)
+
+    def prepare(self, ctx: ReadContext) -> None:
+        """Called for every input before any is read: add the input's OTLP log records to
+        ``ctx.log_events`` (and remember what else had to be read for that). Default: nothing."""
+
+    def weight(self) -> int:
+        """The input's share of the reading (a file: its size in bytes), for the run's progress estimate."""
+        return 1
+
+    @abstractmethod
+    def read(self, ctx: ReadContext, position: ReadPosition) -> Iterator[Union[ConvertedTrace, InputError]]:
+        """The input's converted traces (and conversion errors), updating ``position.fraction`` (0 to 1)."""
+
+    def close(self) -> None:
+        """Release what the source holds (temporary files); called once the read is over."""
