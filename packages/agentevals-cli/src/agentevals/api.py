@@ -70,6 +70,7 @@ def prepare_run(
     options = RunOptions(
         judge_model=judge_model or (settings.judge_model if settings else None),
         threshold=threshold,
+        # both checked against their choices by _check_arguments above
         trajectory_match_type=trajectory_match_type or (settings.trajectory_match_type if settings else None),  # type: ignore[arg-type]
         group_by=group_by,  # type: ignore[arg-type]
         strict=strict,
@@ -82,15 +83,16 @@ def prepare_run(
         output=(settings.output or settings.output_format) if settings else None,
         notes=list(loaded.notes) if loaded else [],
     )
-    if eval_set is None and settings is not None and settings.eval_set:
-        eval_set, note = resolve_config_path(settings.eval_set, loaded.base_dir or Path.cwd())
+    if eval_set is None and loaded is not None and loaded.settings.eval_set:
+        eval_set, note = resolve_config_path(loaded.settings.eval_set, loaded.base_dir or Path.cwd())
         if note:
             options.notes.append(f"{loaded.source or 'config'}: eval_set {note}")
     if ray_address and executor == "local":
         raise ConfigError("--ray-address goes with --executor ray (an evaluator's 'executor: ray' uses $RAY_ADDRESS)")
     options.executor, options.ray_address = check_executor(executor), ray_address
-    if concurrency or (settings and settings.concurrency):
-        options.concurrency = int(concurrency or settings.concurrency)  # type: ignore[union-attr]
+    workers = concurrency or (settings.concurrency if settings else None)
+    if workers:
+        options.concurrency = int(workers)
     elif executor != "local":  # one evaluation at a time per remote worker, one worker per CPU
         options.concurrency = 1
     chosen: list[LoadedEvaluator] = list(loaded.evaluators) if loaded else []

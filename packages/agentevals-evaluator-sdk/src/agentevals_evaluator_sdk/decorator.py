@@ -35,7 +35,9 @@ from .types import _WORKER_FIELDS, EvalInput, EvalResult
 
 __all__ = ["Evaluator", "EvaluatorFunction", "check_result", "evaluator", "format_validation_error", "parse_input"]
 
-EvaluatorFunction = Callable[[EvalInput], Union[EvalResult, dict, Awaitable[Union[EvalResult, dict]]]]
+EvaluatorFunction = Callable[
+    [EvalInput], Union[EvalResult, dict[str, Any], Awaitable[Union[EvalResult, dict[str, Any]]]]
+]
 
 
 def format_validation_error(error: ValidationError) -> str:

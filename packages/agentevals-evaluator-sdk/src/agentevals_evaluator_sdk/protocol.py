@@ -66,8 +66,9 @@ def negotiate(theirs: object, ours: str = PROTOCOL_VERSION, *, peer: str = "agen
 
 def load_schema(name: str, version: str) -> dict[str, Any]:
     """Load a shipped JSON Schema, e.g. ``load_schema("eval_input", "1.1")``."""
-    text = resources.files(__package__).joinpath("schema", f"{name}.v{version}.json").read_text("utf-8")
-    return json.loads(text)
+    text = resources.files(__package__).joinpath("schema").joinpath(f"{name}.v{version}.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 def schema_for_version(schema: dict[str, Any], version: str) -> dict[str, Any]:
@@ -90,11 +91,11 @@ def schema_for_version(schema: dict[str, Any], version: str) -> dict[str, Any]:
             return [prune(v) for v in node]
         return node
 
-    pruned = prune(schema)
+    pruned: dict[str, Any] = prune(schema)
     defs = pruned.get("$defs")
     if isinstance(defs, dict):  # drop definitions only newer fields referred to
         used: set[str] = set()
-        todo = [{k: v for k, v in pruned.items() if k != "$defs"}]
+        todo: list[Any] = [{k: v for k, v in pruned.items() if k != "$defs"}]
         while todo:
             node = todo.pop()
             if isinstance(node, dict):

@@ -10,6 +10,7 @@ import difflib
 import sys
 import warnings
 from enum import Enum
+from types import FrameType
 from typing import Annotated, Any, Optional
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
@@ -268,7 +269,8 @@ def _unknown_fields_message(unknown: list[str], known: list[str]) -> str:
 
 def _caller_level() -> int:
     """``stacklevel`` of the first frame outside pydantic and this SDK: the line that built the result."""
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in (
         "pydantic", "pydantic_core", __name__.partition(".")[0]
     ):

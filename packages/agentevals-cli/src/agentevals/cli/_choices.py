@@ -28,9 +28,9 @@ class RegistryChoice(click.Choice):  # unparameterized: click < 8.4 has no Choic
 
     def registry(self) -> Registry[Any]:
         module, _, attr = self._registry_path.partition(":")
-        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+        return getattr(importlib.import_module(module), attr)
 
-    @property  # type: ignore[override]  # click stores a tuple; ours is read from the registry each time
+    @property  # click stores a tuple; ours is read from the registry each time
     def choices(self) -> tuple[str, ...]:
         return tuple(self.registry().names())
 

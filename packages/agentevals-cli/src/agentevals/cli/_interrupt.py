@@ -55,7 +55,7 @@ def run_interruptible(coro: Coroutine[Any, Any, T], *, on_abandon: Optional[Call
     asyncio.set_event_loop(loop)
     main = loop.create_task(coro)
     over = loop.create_future()
-    main.add_done_callback(lambda _task: over.done() or over.set_result(None))
+    main.add_done_callback(lambda _task: None if over.done() else over.set_result(None))
     received: list[int] = []
 
     def give_up() -> None:

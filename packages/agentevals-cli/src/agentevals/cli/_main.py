@@ -35,7 +35,8 @@ class AgentevalsClickError(click.ClickException):
 
     def __init__(self, error: AgentevalsError) -> None:
         super().__init__(redact(str(error)))
-        self.exit_code = error.exit_code
+        # click declares exit_code a class attribute; each error here carries its own (1 or 2)
+        self.exit_code = error.exit_code  # type: ignore[misc]
 
 
 class LazyGroup(click.Group):

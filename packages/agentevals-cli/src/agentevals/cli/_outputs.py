@@ -89,8 +89,9 @@ def write_outputs(run: RunResult, outputs: list[Output], context: ReportContext,
 
 
 def _write_one(run: RunResult, out: Output, context: ReportContext, *, color: bool) -> None:
-    if out.path is None and out.fmt == "markdown" and _step_summary():
-        with open(_step_summary(), "a", encoding="utf-8") as fh:  # type: ignore[arg-type]
+    summary = _step_summary() if out.path is None and out.fmt == "markdown" else None
+    if summary:
+        with open(summary, "a", encoding="utf-8") as fh:
             fh.write(render(run, "markdown", context=context))
         return
     if out.path is None:

@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
@@ -23,6 +23,9 @@ from ..results import CaseResult, RunResult
 from ..results.compare import Comparison, compare_runs, load_baseline
 from ..results.gates import GateOutcome, Gates, check_gates, parse_min_pass_rates
 from ._outputs import parse_outputs, stdout_format, write_outputs
+
+if TYPE_CHECKING:
+    from ..store import RunStore
 
 __all__ = ["RunRequest", "execute"]
 
@@ -200,7 +203,7 @@ def _store_failure(store: Any, recorder: Any, reuse: Any, cases: int) -> Optiona
     return None
 
 
-def _open_store(location: Optional[str]):  # type: ignore[no-untyped-def]
+def _open_store(location: Optional[str]) -> RunStore:
     from ..store import RunStore, store_location
 
     return RunStore.open(store_location(location))

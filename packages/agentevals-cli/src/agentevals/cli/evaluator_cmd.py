@@ -219,9 +219,10 @@ def config_command(name: str, path: str | None, threshold: float | None, timeout
 def runtimes_command() -> None:
     """Show which evaluator files can run here (with versions) and the executors."""
     from ..execution.backends import EXECUTORS
-    from ..execution.runtimes import get_runtimes
+    from ..execution.runtimes import RuntimeSupport, get_runtimes
 
-    available, missing = [], []
+    available: list[tuple[str, RuntimeSupport]] = []
+    missing: list[tuple[str, RuntimeSupport]] = []
     for runtime in get_runtimes():
         for support in runtime.support(Path.cwd()):
             (available if support.available else missing).append((runtime.name, support))

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import click
 
 from ._choices import RegistryChoice
+
+if TYPE_CHECKING:
+    from ..store import RunStore
 
 __all__ = ["runs_command", "store_command"]
 
@@ -16,7 +19,7 @@ _STORE_HELP = ("Run store: a SQLite file or postgresql:// URL (default: $AGENTEV
                "the user data folder).")
 
 
-def _open(location: Optional[str], *, migrate: Optional[bool] = None):  # type: ignore[no-untyped-def]
+def _open(location: Optional[str], *, migrate: Optional[bool] = None) -> RunStore:
     from ..store import RunStore, store_location
 
     return RunStore.open(store_location(location), migrate=migrate)

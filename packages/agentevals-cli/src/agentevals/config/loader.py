@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from ..core._registry import did_you_mean
+from ..core._registry import Registry, did_you_mean
 from ..core._validation import loc_path
 from ..engine.options import BuiltinThresholds, RunOptions, TrajectoryMatchType
 from ..errors import ConfigError
@@ -51,12 +51,12 @@ def marked_loader() -> type:
     from ..core._yaml import BoundedLoader
 
     class _MarkedLoader(BoundedLoader, yaml.SafeLoader):
-        def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> _Sequence:  # type: ignore[override]
+        def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> _Sequence:
             items = _Sequence(self.construct_object(child, deep=True) for child in node.value)
             items.item_marks = [(child.start_mark.line + 1, child.start_mark.column + 1) for child in node.value]
             return items
 
-        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> _Mapping:  # type: ignore[override]
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> _Mapping:
             mapping = _Mapping()
             mapping.line, mapping.col = node.start_mark.line + 1, node.start_mark.column + 1
             mapping.key_marks = {}
@@ -124,6 +124,7 @@ class RunSettings(BaseModel):
         """A name of the trace-format / report-format registry (plugins included); its canonical name."""
         if value is None:
             return None
+        registry: Registry[Any]
         if info.field_name == "trace_format":
             from ..traces.formats import TRACE_FORMATS as registry
         else:
@@ -192,7 +193,7 @@ def parse_config(text: str, *, source: str = "<config>", base_dir: Path | None =
     if data is None:
         data = _Mapping()
         data.key_marks = {}
-    if not isinstance(data, dict):
+    if not isinstance(data, _Mapping):  # every mapping _MarkedLoader builds is one
         got = "a list" if isinstance(data, list) else f"{type(data).__name__} {data!r}"
         raise ConfigError(f"{source}: the config must be a mapping with an 'evaluators' list, got {got}")
     errors: list[str] = []
@@ -349,7 +350,7 @@ def _describe(exc: ValidationError, entry: Any, source: str, label: str, model: 
 def build_evaluators(metric_names: list[str], *, options: RunOptions, existing: list[str]) -> list[LoadedEvaluator]:
     """Builtin metric entries for ``-m NAME`` flags not already in the config (checked like config entries)."""
     cls = EVALUATOR_TYPES.get("builtin")
-    out = []
+    out: list[LoadedEvaluator] = []
     errors = []
     for name in metric_names:
         if name in existing or any(e.evaluator.config.name == name for e in out):

@@ -28,7 +28,7 @@ import stat
 import tempfile
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from ..errors import InputFileError
 from .limits import current_limits, variable
@@ -231,7 +231,7 @@ class JsonDepthGuard:
 
     _DELETE = bytes(b for b in range(256) if b not in b"[]{}")
 
-    def __init__(self, raw: object, where: str, limit: Optional[int] = None) -> None:
+    def __init__(self, raw: Any, where: str, limit: Optional[int] = None) -> None:
         self._raw = raw
         self._where = where
         self._limit = limit or current_limits().max_json_depth
@@ -239,7 +239,7 @@ class JsonDepthGuard:
 
     def read(self, size: int = -1) -> bytes:
         """Read from the wrapped file (only ``read``: a ``readinto`` would bypass the check)."""
-        chunk = self._raw.read(size)  # type: ignore[attr-defined]
+        chunk: bytes = self._raw.read(size)
         if chunk:
             self._check(chunk)
         return chunk

@@ -246,7 +246,7 @@ class Registry(Generic[T]):
         self._lazy.pop(key, None)
         self._loaded[key] = obj
         self._add_aliases(key, obj)
-        return obj  # type: ignore[no-any-return]
+        return obj
 
     def _base_problem(self, obj: object) -> str | None:
         if self.base is None:

@@ -72,14 +72,14 @@ class BoundedLoader:
 
     def get_single_node(self) -> Any:
         try:
-            return super().get_single_node()  # type: ignore[misc]
+            return super().get_single_node()  # type: ignore[misc]  # defined by the loader this mixes into
         except RecursionError:
             raise yaml.YAMLError("the document is nested too deeply to read") from None
 
     def construct_document(self, node: Node) -> Any:
         check_expansion(node, current_limits().max_yaml_nodes)
         try:
-            return super().construct_document(node)  # type: ignore[misc]
+            return super().construct_document(node)  # type: ignore[misc]  # defined by the loader this mixes into
         except RecursionError:
             raise yaml.YAMLError("the document is nested too deeply to read") from None
 

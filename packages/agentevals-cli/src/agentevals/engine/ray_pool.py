@@ -173,7 +173,8 @@ class RayPool:
                 if len(entry) == 2:  # an input error and the fraction read
                     yield entry
                 else:
-                    yield TraceRef(*entry[:4], chunks[0], entry[4]), entry[5]
+                    trace_id, session_id, start_ns, source, position, fraction = entry
+                    yield TraceRef(trace_id, session_id, start_ns, source, chunks[0], position), fraction
             if done:
                 return
 
@@ -429,7 +430,7 @@ class EvalWorker:
         self.folder = unpack_bundle(bundle)
         for index, folder in staged.items():
             ev = self.evaluators[index]
-            ev.base_dir = self.folder / folder  # type: ignore[operator]
+            ev.base_dir = self.folder / folder  # type: ignore[operator]  # staged files come with their bundle
             try:
                 ev.check()  # loads a ``type: python`` class again, from the staged file
             except AgentevalsError as exc:

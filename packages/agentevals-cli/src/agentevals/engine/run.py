@@ -108,8 +108,8 @@ async def run_evaluation(
                 log.debug("closing %s failed", ev.display_name, exc_info=True)
     run.cases = output.emitted
     if output.stopped_by is not None:
-        case, failed = output.stopped_by
-        run.aborted = (f"fail_on_evaluation_error: evaluator '{failed.name}' failed on {case.case_id}: "
+        stopped, failed = output.stopped_by
+        run.aborted = (f"fail_on_evaluation_error: evaluator '{failed.name}' failed on {stopped.case_id}: "
                        f"{failed.error}; {grouper.count - len(run.cases)} case(s) not evaluated")
     run.input_errors = sorted(run.input_errors, key=is_conversion_error)
     if not seen_traces and not run.input_errors:

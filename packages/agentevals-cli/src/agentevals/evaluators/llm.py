@@ -235,8 +235,8 @@ class ChatClient:
         message = str(getattr(exc, "message", "") or exc).splitlines()[0] if str(exc) else kind
         message = re.sub(r"^Error code: \d+ - ", "", message)  # the status is said once, below
         root, seen = exc, 0  # e.g. "Connection error." → the innermost cause: "[Errno 111] Connect call failed"
-        while (root.__cause__ or root.__context__) is not None and seen < 10:
-            root, seen = root.__cause__ or root.__context__, seen + 1
+        while (cause := root.__cause__ or root.__context__) is not None and seen < 10:
+            root, seen = cause, seen + 1
         if status is None and root is not exc and str(root).strip():
             message = f"{message.rstrip('.')}: {str(root).strip().splitlines()[0]}"
         where = f"HTTP {status}" if status else kind

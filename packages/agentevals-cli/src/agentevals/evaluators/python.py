@@ -266,6 +266,7 @@ class PythonEvaluator(BaseEvaluator):
 
     name = "python"
     Config = PythonEvaluatorConfig
+    config: PythonEvaluatorConfig
     needs_spans: ClassVar[bool] = True  # user code receives the converted traces, raw spans included
 
     @classmethod
@@ -293,6 +294,12 @@ class PythonEvaluator(BaseEvaluator):
             raise ConfigError(f"{self.config.path}: {self._cls.__name__} must define filter_traces() and __call__()")
         self._with_user = self._constructor_takes_user()
 
+    def _loaded(self) -> type:
+        """The evaluator class, loaded on first use."""
+        if self._cls is None:
+            self._cls = self._load()
+        return self._cls
+
     def code_paths(self) -> list[Path]:
         """The class's file: ``file.py`` of ``file.py:Class``, the module's file or package folder of
         ``package.module:Class``, the defining file of a class passed in memory."""
@@ -319,7 +326,7 @@ class PythonEvaluator(BaseEvaluator):
         """Whether the class is built as ``cls(task, environment, user, **config)`` or without ``user``
         (MASEval never builds evaluators itself, so both forms exist). ``ConfigError`` when neither fits."""
         try:
-            signature = inspect.signature(self._cls)  # type: ignore[arg-type]
+            signature = inspect.signature(self._loaded())
         except (TypeError, ValueError):
             return True
         config = self.config.config
@@ -333,7 +340,7 @@ class PythonEvaluator(BaseEvaluator):
             return False
         except TypeError:
             keys = f" with config keys {sorted(config)}" if config else ""
-            raise ConfigError(f"{self._cls.__name__}(task, environment, user, **config) cannot be called{keys}: "
+            raise ConfigError(f"{self._loaded().__name__}(task, environment, user, **config) cannot be called{keys}: "
                               f"{error}") from None
 
     def _load(self) -> type:
@@ -348,10 +355,12 @@ class PythonEvaluator(BaseEvaluator):
                 raise ConfigError(f"evaluator file not found: {file}")
             name = f"agentevals_user_{abs(hash(str(file)))}"
             spec = importlib.util.spec_from_file_location(name, file)
-            module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+            if spec is None or spec.loader is None:
+                raise ConfigError(f"{file} cannot be imported as a Python module")
+            module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module
             try:
-                spec.loader.exec_module(module)  # type: ignore[union-attr]
+                spec.loader.exec_module(module)
             except Exception as exc:
                 raise ConfigError(f"importing {file} failed: {type(exc).__name__}: {exc}") from None
         else:
@@ -380,12 +389,13 @@ class PythonEvaluator(BaseEvaluator):
         if self._with_user is None:
             self._with_user = self._constructor_takes_user()
         args = (task, environment, user) if self._with_user else (task, environment)
-        instance = self._cls(*args, **self.config.config)  # type: ignore[misc]
+        evaluator_class = self._loaded()
+        instance = evaluator_class(*args, **self.config.config)
         traces = build_traces(ctx)
         final_answer = ctx.invocations[-1].final_response if ctx.invocations else None
         metrics = instance(instance.filter_traces(traces), final_answer)
         if not isinstance(metrics, dict):
-            raise EvaluatorFailure(f"{self._cls.__name__}.__call__ returned {type(metrics).__name__}, expected a dict of metrics")
+            raise EvaluatorFailure(f"{evaluator_class.__name__}.__call__ returned {type(metrics).__name__}, expected a dict of metrics")
         try:
             details = json.loads(json.dumps(metrics, default=str))
         except (TypeError, ValueError) as exc:
@@ -394,7 +404,7 @@ class PythonEvaluator(BaseEvaluator):
         if score_key is None:
             numeric = [k for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
             score_key = numeric[0] if len(numeric) == 1 else None
-        result_fields = {"type": self.name, "details": {"metrics": details}}
+        result_fields: dict[str, Any] = {"type": self.name, "details": {"metrics": details}}
         if score_key is None:
             return MetricResult(name=self.config.name, status=Status.INFORMATIONAL, value=details, **result_fields)
         score = metrics[score_key]

@@ -25,6 +25,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..core.limits import current_limits
 from . import containment
@@ -108,7 +109,8 @@ async def run_process(
     # program wrote before it was killed (its stderr above all) is still reported.
     cap = current_limits().max_output_bytes
     out, err = Capped(cap), Capped(cap)
-    pumps = [asyncio.ensure_future(_pump(proc.stdout, out)), asyncio.ensure_future(_pump(proc.stderr, err))]
+    pumps: list[asyncio.Future[None]] = [asyncio.ensure_future(_pump(proc.stdout, out)),
+                                         asyncio.ensure_future(_pump(proc.stderr, err))]
 
     async def finish() -> None:
         await _feed(proc, stdin)
@@ -254,8 +256,9 @@ async def _settle(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future[N
     """
     kill_pipe_holders(proc)
     waiter = asyncio.ensure_future(proc.wait())
+    pending: list[asyncio.Future[Any]] = [waiter, *pumps]
     try:
-        await asyncio.wait([waiter, *pumps], timeout=2 * LINGER)
+        await asyncio.wait(pending, timeout=2 * LINGER)
     except ProcessLookupError:  # pragma: no cover - already reaped
         pass
     finally:
@@ -268,6 +271,7 @@ def _pipe_inodes(proc: asyncio.subprocess.Process) -> set[str]:
     found = set()
     for fd in (1, 2):
         try:
+            # no transport: the AttributeError below
             pipe = transport.get_pipe_transport(fd).get_extra_info("pipe")  # type: ignore[union-attr]
             found.add(f"pipe:[{os.fstat(pipe.fileno()).st_ino}]")
         except (AttributeError, OSError, ValueError):

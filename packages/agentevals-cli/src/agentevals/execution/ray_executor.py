@@ -253,6 +253,7 @@ class ProgramWorker:
 
         self.folder = unpack_bundle(bundle)
         runtime = PythonRuntime(sys.executable) if own_python else None  # runtime_env pip installed its needs
+        # a bundle is given, so there is a folder
         self.backend = SubprocessBackend(self.folder / relative, timeout, runtime=runtime)  # type: ignore[operator]
         self.backend.use_workers(1)  # a persistent worker (protocol 1.2) per actor, when the program accepts
 
@@ -270,7 +271,7 @@ class ProgramWorker:
 
     async def close(self) -> None:
         await self.backend.aclose()
-        shutil.rmtree(self.folder, ignore_errors=True)  # type: ignore[arg-type]
+        shutil.rmtree(self.folder, ignore_errors=True)  # type: ignore[arg-type]  # a bundle is given: a folder
 
 
 class RayExecutor(EvaluatorBackend):

@@ -131,8 +131,8 @@ class _Worker:
 
     def kill(self) -> None:
         """Kill the whole process tree now."""
-        kill_group(self.proc)  # type: ignore[arg-type]
-        kill_pipe_holders(self.proc)  # type: ignore[arg-type]
+        kill_group(self.proc)
+        kill_pipe_holders(self.proc)
         self.close()
 
     def abandon(self) -> None:
@@ -170,7 +170,7 @@ class _Worker:
         if await self.wait(LINGER) is None:
             self.kill()
             await self.wait(2 * LINGER)
-        kill_group(self.proc)  # type: ignore[arg-type]
+        kill_group(self.proc)
         self._release()
         self._pump.cancel()
         self._close_transport()
@@ -238,7 +238,7 @@ class WorkerPool:
             return await self._fresh(eval_input, request_id, deadline)
         line = encode_input(eval_input.model_copy(update={"request_id": request_id}), version).encode() + b"\n"
         return await self._exchange(worker, eval_input, deadline,
-                                    lambda: worker.request(line, request_id))  # type: ignore[union-attr]
+                                    lambda: worker.request(line, request_id))
 
     async def _exchange(self, worker: _Worker, eval_input: EvalInput, deadline: Deadline,
                         call: Callable[[], Awaitable[dict[str, Any]]]) -> EvalResult:
@@ -367,8 +367,8 @@ class WorkerPool:
                 if not read.done():  # it exited: give the pipe a moment, then kill whatever it left holding it
                     done, _ = await asyncio.wait({read}, timeout=LINGER)
                     if not done:
-                        kill_group(proc)  # type: ignore[arg-type]
-                        kill_pipe_holders(proc)  # type: ignore[arg-type]
+                        kill_group(proc)
+                        kill_pipe_holders(proc)
                 chunk = await read
                 if not chunk:
                     if capped is None:

@@ -41,7 +41,7 @@ def judge_dirs(start: Path) -> list[Path]:
     """Every judges directory that exists between ``start`` and the repository root, nearest first."""
     start = start.resolve()
     root = repo_root(start)
-    found = []
+    found: list[Path] = []
     for directory in (start, *start.parents):
         found.extend(directory / sub for sub in JUDGE_DIRS if (directory / sub).is_dir())
         if directory == root:

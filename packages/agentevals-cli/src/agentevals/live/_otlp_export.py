@@ -20,7 +20,9 @@ try:
     from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
 except ImportError:  # SDKs before 1.39 name them LogExporter / LogExportResult
     from opentelemetry.sdk._logs.export import LogExporter as LogRecordExporter
-    from opentelemetry.sdk._logs.export import LogExportResult as LogRecordExportResult
+    from opentelemetry.sdk._logs.export import (  # type: ignore[assignment]  # the same enum, older name
+        LogExportResult as LogRecordExportResult,
+    )
 
 from .._http import HttpError, request
 
@@ -78,7 +80,7 @@ class OtlpHttpSpanExporter(_Exporter, SpanExporter):
     def __init__(self, url: str, *, timeout: float = 10.0) -> None:
         super().__init__(url, encode_spans, timeout=timeout)
 
-    def export(self, spans):  # type: ignore[override]
+    def export(self, spans: Sequence[Any]) -> SpanExportResult:
         return SpanExportResult.SUCCESS if self.send(spans) else SpanExportResult.FAILURE
 
 
@@ -88,5 +90,5 @@ class OtlpHttpLogExporter(_Exporter, LogRecordExporter):
     def __init__(self, url: str, *, timeout: float = 10.0) -> None:
         super().__init__(url, encode_logs, timeout=timeout)
 
-    def export(self, batch):  # type: ignore[override]
+    def export(self, batch: Sequence[Any]) -> LogRecordExportResult:
         return LogRecordExportResult.SUCCESS if self.send(batch) else LogRecordExportResult.FAILURE

@@ -247,13 +247,15 @@ def _content_capture_default() -> str:
 def _auto_instrument() -> None:
     """Turn on the instrumentations 0.11 turned on when they are installed (OpenAI v2; Strands' semconv mode)."""
     try:
-        from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor  # type: ignore[import-not-found]
+        from opentelemetry.instrumentation.openai_v2 import (  # type: ignore[import-not-found]  # optional, not a dependency
+            OpenAIInstrumentor,
+        )
 
         OpenAIInstrumentor().instrument()
     except (ImportError, RuntimeError):
         pass
     try:
-        import strands  # type: ignore[import-not-found]  # noqa: F401
+        import strands  # type: ignore[import-not-found]  # noqa: F401  # optional, not a dependency
 
         os.environ.setdefault("OTEL_SEMCONV_STABILITY_OPT_IN", "gen_ai_latest_experimental")
     except ImportError:

@@ -29,5 +29,6 @@ def parse_version(text: object) -> tuple[int, int]:
 @cache
 def load_schema(name: str, version: str) -> dict[str, Any]:
     """Load a shipped wire schema, e.g. ``load_schema("eval_result", "1.0")``."""
-    text = resources.files(__package__).joinpath("schema", f"{name}.v{version}.json").read_text("utf-8")
-    return json.loads(text)
+    text = resources.files(__package__).joinpath("schema").joinpath(f"{name}.v{version}.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema

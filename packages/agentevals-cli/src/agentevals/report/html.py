@@ -39,15 +39,15 @@ def _histograms(run: RunResult) -> list[dict[str, Any]]:
 
 
 def _cases(run: RunResult, context: Optional[ReportContext]) -> list[dict[str, Any]]:
-    changes = {}
+    changes: dict[tuple[str, str], tuple[str | None, Any]] = {}
     if context and context.comparison is not None:
         comp = context.comparison
-        for kind, rows in (("regression", comp.regressions), ("fix", comp.fixes), ("delta", comp.deltas)):
+        for label, rows in (("regression", comp.regressions), ("fix", comp.fixes), ("delta", comp.deltas)):
             for r in rows:
-                changes.setdefault((r.case_id, r.metric), (kind, r))
+                changes.setdefault((r.case_id, r.metric), (label, r))
     out = []
     for case in run.cases:
-        metrics = []
+        metrics: list[dict[str, Any]] = []
         for m in case.metrics:
             kind, change = changes.get((case.case_id, m.name), (None, None))
             metrics.append({

@@ -30,7 +30,9 @@ def result_json_schema() -> dict[str, Any]:
 
 def load_result_schema() -> dict[str, Any]:
     """The shipped schema file."""
-    return json.loads(resources.files(__package__).joinpath("schema", "run_result.v1.json").read_text("utf-8"))
+    schema: dict[str, Any] = json.loads(
+        resources.files(__package__).joinpath("schema").joinpath("run_result.v1.json").read_text("utf-8"))
+    return schema
 
 
 def render_json(run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:

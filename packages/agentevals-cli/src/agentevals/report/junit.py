@@ -65,18 +65,19 @@ def render_junit(run: RunResult, *, color: bool = False, context: Optional[Repor
             suites.setdefault(m.name, []).append((case, m))
     incomplete = context.incomplete if context else None
     root = ET.Element("testsuites", name="agentevals")
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0, "time": 0.0}
+    totals: dict[str, float] = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0, "time": 0.0}
     host = socket.gethostname() or "localhost"
     for number, (name, rows) in enumerate(suites.items()):
-        counts = {"tests": len(rows), "failures": sum(m.status == Status.FAILED for _, m in rows),
+        counts: dict[str, float] = {"tests": len(rows), "failures": sum(m.status == Status.FAILED for _, m in rows),
                   "errors": sum(m.status == Status.ERROR for _, m in rows),
                   "skipped": sum(m.status == Status.NOT_EVALUATED for _, m in rows),
                   "time": sum((m.duration_ms or 0.0) for _, m in rows) / 1000}
         for key in totals:
             totals[key] += counts[key]
-        suite = ET.SubElement(root, "testsuite", name=_clean(name), package="agentevals", id=str(number),
-                              hostname=host, timestamp=_timestamp(run.started_at),
-                              **{k: (f"{v:.3f}" if k == "time" else str(v)) for k, v in counts.items()})
+        suite = ET.SubElement(root, "testsuite", {
+            "name": _clean(name), "package": "agentevals", "id": str(number), "hostname": host,
+            "timestamp": _timestamp(run.started_at),
+            **{k: (f"{v:.3f}" if k == "time" else str(v)) for k, v in counts.items()}})
         props = ET.SubElement(suite, "properties")
         for key, value in (("run_id", run.run_id), ("agentevals_version", run.agentevals_version),
                            ("incomplete", incomplete)):
@@ -95,8 +96,8 @@ def render_junit(run: RunResult, *, color: bool = False, context: Optional[Repor
         ET.SubElement(suite, "system-out").text = _clean("\n".join(
             f"{case.case_id} {m.name} {m.status.value} score={fmt_num(m.score)}" for case, m in rows))
         ET.SubElement(suite, "system-err").text = _clean(f"INCOMPLETE: {incomplete}" if incomplete else "")
-    for key, value in totals.items():
-        root.set(key, f"{value:.3f}" if key == "time" else str(value))
+    for key, total in totals.items():
+        root.set(key, f"{total:.3f}" if key == "time" else str(total))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

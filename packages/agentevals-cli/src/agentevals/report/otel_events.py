@@ -131,10 +131,12 @@ def _exporter() -> Any:
     protocol = (os.environ.get("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL") or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
                 or "http/protobuf").strip().lower()
     if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
-    elif protocol == "http/protobuf":
-        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
-    else:
-        raise ConfigError(f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r} is not supported by --emit-otel: "
-                          "use http/protobuf or grpc")
-    return OTLPLogExporter()
+        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogExporter
+
+        return GrpcLogExporter()
+    if protocol == "http/protobuf":
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogExporter
+
+        return HttpLogExporter()
+    raise ConfigError(f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r} is not supported by --emit-otel: "
+                      "use http/protobuf or grpc")

@@ -42,8 +42,8 @@ def _notes(m: MetricResult) -> list[str]:
         lines.append(f"miss: {miss}")
     if m.reasoning and m.status in (Status.FAILED,):
         lines.append(f"reasoning: {m.reasoning[:300]}")
-    if _contradicts(m):
-        lines.append(f"verdict {m.verdict.value} is the score's grade (pass ≥ 0.8, borderline ≥ 0.6); STATUS compares "  # type: ignore[union-attr]
+    if _contradicts(m) and m.verdict is not None:
+        lines.append(f"verdict {m.verdict.value} is the score's grade (pass ≥ 0.8, borderline ≥ 0.6); STATUS compares "
                      f"the score with the threshold {fmt_num(m.threshold)} and decides the exit code")
     return lines
 

@@ -117,7 +117,8 @@ async def _form_token(scope: Scope, body: bytes) -> Optional[str]:
     """The ``csrf_token`` field of an urlencoded or multipart body (None when absent or unreadable)."""
     kind = Headers(scope=scope).get("content-type", "").split(";")[0].strip().lower()
     if kind == "application/x-www-form-urlencoded":
-        return (parse_qs(body.decode("latin-1")).get(CSRF_FIELD) or [None])[0]
+        values = parse_qs(body.decode("latin-1")).get(CSRF_FIELD)
+        return values[0] if values else None
     if kind == "multipart/form-data":
         sent = False
 

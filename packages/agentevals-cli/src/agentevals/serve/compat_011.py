@@ -165,7 +165,7 @@ def with_run_fields(run: dict[str, Any]) -> dict[str, Any]:
     ``status`` keeps our values (``completed``, ``live``, ``interrupted``, …) where we have one."""
     complete = run.get("complete", run.get("status") in (None, "completed", "live"))
     sources = sorted({s for c in run.get("cases", []) for s in c.get("sources", [])})
-    legacy = {
+    legacy: dict[str, Any] = {
         "status": "succeeded" if complete else "failed",
         "spec": {"approach": "trace_replay",
                  "target": {"kind": "uploaded", "inline": None, "base_url": None, "trace_id": None,
@@ -266,7 +266,7 @@ def session_results(run: RunResult, session_ids: list[str]) -> list[dict[str, An
     for trace, case in zip(keys["traces"], run.cases, strict=True):
         for tid in (case.case_id, *case.trace_ids):
             by_id.setdefault(tid, (trace, case))
-    out = []
+    out: list[dict[str, Any]] = []
     for sid in session_ids:
         if sid not in by_id:
             out.append({"session_id": sid, "trace_id": None, "num_invocations": None, "metric_results": None,

@@ -27,6 +27,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -194,7 +195,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
             raise HTTPException(400, "request body: expected a JSON object")
         return body
 
-    def fields(body: dict[str, Any], route: str, known: set[str], required: set[str] = frozenset()) -> dict[str, Any]:
+    def fields(body: dict[str, Any], route: str, known: set[str], required: AbstractSet[str] = frozenset()) -> dict[str, Any]:
         """0.11's request fields (either spelling), unknown ones refused in one line."""
         out = {compat_011.snake(k): v for k, v in body.items()}
         unknown = sorted(set(out) - known)

@@ -17,14 +17,14 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 from urllib.parse import quote
 
 import orjson
 from fastapi import FastAPI, File, Form, HTTPException, Request, UploadFile
-from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
+from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
 from ..__about__ import __version__
 from ..core.redact import redact_obj
@@ -95,7 +95,7 @@ def api_app(ctx: ApiContext) -> FastAPI:
                   description="Evaluate agent traces; live sessions received over OTLP.")
 
     @app.middleware("http")
-    async def guard(request: Request, call_next):
+    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         path = request.url.path
         if ctx.token and path != "/api/health":
             cookie = request.cookies.get(_COOKIE)
@@ -126,11 +126,11 @@ def api_app(ctx: ApiContext) -> FastAPI:
         return kwargs
 
     @app.exception_handler(AgentevalsError)
-    async def agentevals_error(request: Request, exc: AgentevalsError):
+    async def agentevals_error(request: Request, exc: AgentevalsError) -> JSONResponse:
         return JSONResponse({"data": None, "error": _public(str(exc))}, status_code=400)
 
     @app.exception_handler(RunNotFoundError)
-    async def run_not_found(request: Request, exc: RunNotFoundError):
+    async def run_not_found(request: Request, exc: RunNotFoundError) -> JSONResponse:
         return JSONResponse({"data": None, "error": str(exc)}, status_code=404)
 
     async def from_runs(read: Callable[..., Any], *args: Any) -> dict[str, Any]:

@@ -118,7 +118,9 @@ def _server_class() -> Any:
     try:  # mcp 2.x
         from mcp.server.mcpserver import MCPServer
     except ImportError:  # mcp 1.x
-        from mcp.server.fastmcp import FastMCP as MCPServer
+        from mcp.server.fastmcp import (  # type: ignore[attr-defined, no-redef]  # mcp 1.x's name, absent in 2.x
+            FastMCP as MCPServer,
+        )
     return MCPServer
 
 
@@ -267,7 +269,8 @@ def _refuse_unknown_arguments(server: Any) -> None:
         meta.arg_model = type(base.__name__, (base,), {
             "__module__": base.__module__,
             "model_config": ConfigDict(**{**base.model_config, "extra": "forbid"}),
-            "_check_unknown": model_validator(mode="before")(classmethod(check)),
+            # pydantic's stubs do not list a classmethod object, which it accepts (and unwraps) at run time
+            "_check_unknown": model_validator(mode="before")(classmethod(check)),  # type: ignore[arg-type]
         })
         tool.parameters = {**tool.parameters, "additionalProperties": False}
 

@@ -173,7 +173,7 @@ def run_summary(store: RunStore, ref: str = "latest", *, rows: int = 50) -> dict
 
     run_id = store.resolve(ref)
     record, result = store.get_run(run_id), store.load_run(run_id)
-    found = [{"case_id": c.case_id, "eval_id": c.eval_id, "metric": m.name, "status": m.status.value,
+    found: list[dict[str, Any]] = [{"case_id": c.case_id, "eval_id": c.eval_id, "metric": m.name, "status": m.status.value,
               "score": m.score, "threshold": m.threshold, "reason": m.error or m.reason or m.reasoning}
              for c in result.cases for m in c.metrics]
     found.sort(key=lambda r: _ORDER.get(r["status"], 5))  # stable: config order within a status

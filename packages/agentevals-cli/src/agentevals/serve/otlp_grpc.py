@@ -26,7 +26,8 @@ __all__ = ["start_otlp_grpc"]
 async def _export(request: Any, context: grpc.aio.ServicerContext, token: Optional[str],
                   assembler: SessionAssembler, accept: Callable[[dict], bool]) -> None:
     metadata = dict(context.invocation_metadata() or ())
-    if not check_token(token, metadata.get("authorization")):
+    authorization = metadata.get("authorization")  # str: only "-bin" keys carry bytes
+    if not check_token(token, authorization if isinstance(authorization, str) else None):
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong API token (authorization: Bearer …)")
     if not assembler.has_room(1):
         await context.abort(grpc.StatusCode.UNAVAILABLE, "agentevals is busy evaluating: retry later")
@@ -41,7 +42,7 @@ async def _export(request: Any, context: grpc.aio.ServicerContext, token: Option
 def _service(base: type, response_type: type, accept: Callable[[SessionAssembler, dict], bool]) -> Callable:
     """A servicer of one OTLP collector service (same shape for traces and logs)."""
 
-    class Service(base):  # type: ignore[misc,valid-type]
+    class Service(base):
         def __init__(self, assembler: SessionAssembler, token: Optional[str]) -> None:
             self.assembler, self.token = assembler, token
 

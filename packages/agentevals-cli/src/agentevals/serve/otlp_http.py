@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
@@ -51,10 +52,10 @@ def otlp_http_app(assembler: SessionAssembler, *, token: str | None = None, max_
             return Response(response_type().SerializeToString(), media_type="application/x-protobuf")
         return endpoint
 
-    def accept_spans(document) -> bool:
+    def accept_spans(document: dict[str, Any]) -> bool:
         return assembler.add_spans(decode_spans(document))
 
-    def accept_logs(document) -> bool:
+    def accept_logs(document: dict[str, Any]) -> bool:
         return assembler.add_logs(decode_logs(document))
 
     return Starlette(routes=[

@@ -92,8 +92,8 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
     async def compare(request: Request, a: str = "", b: str = "") -> HTMLResponse:
         choices = [r.session_id for r in ctx.store.list(limit=500) if r.result is not None]
         left, right = (ctx.store.get(a) if a else None), (ctx.store.get(b) if b else None)
-        evaluated = left and right and left.result and right.result
-        rows = operations.compare_sessions(left, right) if evaluated else []
+        rows = (operations.compare_sessions(left, right)
+                if left and right and left.result and right.result else [])
         return page("compare.html", request, choices=choices, a=a, b=b, rows=rows, refresh=0)
 
 

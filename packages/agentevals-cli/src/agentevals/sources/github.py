@@ -99,10 +99,12 @@ class GitHubEvaluatorSource(EvaluatorSource):
             *(self._get(sibling, default_timeout=FETCH_TIMEOUT) for sibling, _ in sibling_refs(ref)),
             return_exceptions=True,
         )
+        bodies: list[bytes | None] = []
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 raise outcome
-        main, *siblings = outcomes
+            bodies.append(outcome)
+        main, *siblings = bodies
         if main is None:
             raise SourceError(f"{ref} not found in {self.repo}@{self.branch} (HTTP 404)")
         dest.parent.mkdir(parents=True, exist_ok=True)

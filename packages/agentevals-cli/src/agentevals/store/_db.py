@@ -263,8 +263,7 @@ def _connect_postgres(url: str, timeout: float) -> Database:
     try:
         import psycopg
     except ImportError:
-        raise MissingDependencyError(
-            "a postgresql:// run store needs psycopg: pip install 'agentevals-cli[postgres]'") from None
+        raise MissingDependencyError("a postgresql:// run store", "postgres") from None
     try:
         conn = psycopg.connect(url, connect_timeout=max(1, int(timeout)), autocommit=True)
     except psycopg.Error as exc:

@@ -103,7 +103,7 @@ class StoreReuse:
         digest = getattr(case, "_work_digest", None)
         if digest is None:
             digest = case_digest(case)
-            case._work_digest = digest  # type: ignore[attr-defined]
+            case._work_digest = digest  # type: ignore[attr-defined]  # a cache the model does not declare
         return work_key(digest, identity)
 
     def lookup(self, case: Case, evaluator: BaseEvaluator) -> Optional[list[MetricResult]]:
@@ -317,8 +317,8 @@ class LiveRunRecorder(RunConsumer):
             old_status, old_rows = self.store.case_statuses(self.run_id, index)
             if old_status is not None:
                 cases[old_status.value] -= 1
-            for name, status in old_rows:
-                metrics[name][status.value] -= 1
+            for name, old in old_rows:
+                metrics[name][old.value] -= 1
                 if not any(metrics[name].values()):  # a metric only that case had: gone, as in totals()
                     del metrics[name]
         status = case_status(case).value

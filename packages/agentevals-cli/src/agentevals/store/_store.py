@@ -6,6 +6,7 @@ import json
 import threading
 import time
 import uuid
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -230,7 +231,8 @@ class RunStore:
     def load_cases(self, run_id: str, *, index: Optional[int] = None) -> list[tuple[int, CaseResult]]:
         """The stored cases of a run as ``(index, case)`` in run order (an interrupted run may have gaps);
         only the case at ``index`` when given (an empty list when there is none)."""
-        where, params = "run_id = ?", [run_id]
+        where = "run_id = ?"
+        params: list[Any] = [run_id]
         if index is not None:
             where, params = where + " AND idx = ?", [run_id, index]
         metrics: dict[int, list[MetricResult]] = {}
@@ -289,7 +291,7 @@ class RunStore:
             "SELECT status FROM metric_results WHERE work_key = ? AND run_id = ?", (key, run_id))]
 
     # ------------------------------------------------------------------------------------------------
-    def _writing(self):  # type: ignore[no-untyped-def]
+    def _writing(self) -> AbstractContextManager[None]:
         return self.db.transaction()
 
 

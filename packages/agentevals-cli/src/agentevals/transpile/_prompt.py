@@ -186,7 +186,7 @@ def _parse_assertions(entries: list[Any]) -> list[dict[str, Any]]:
 
 def _entries(owner: dict[str, Any], keys: tuple[str, ...]) -> list[Any]:
     for key in keys:
-        container = owner
+        container: Any = owner
         for part in key.split("."):
             container = container.get(part) if isinstance(container, dict) else None
         if isinstance(container, list):
@@ -338,7 +338,7 @@ def _first_user_text(messages: list[dict[str, Any]]) -> str:
 
 def _criterion_lines(assertion: dict[str, Any]) -> list[str]:
     kind = assertion["type"]
-    config = assertion.get("config") if isinstance(assertion.get("config"), dict) else {}
+    config: dict[str, Any] = assertion["config"] if isinstance(assertion.get("config"), dict) else {}
 
     def pick(*keys: str) -> Any:
         for key in keys:

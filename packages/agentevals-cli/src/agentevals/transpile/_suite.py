@@ -62,7 +62,7 @@ def _load_case_folder(folder: Path, source: str, warnings: list[str] | None) -> 
         if case.get("id") is None:
             case["id"] = sub.name
         tests.append(case)
-        tests.item_origins.append(case.origin)  # type: ignore[arg-type]
+        tests.item_origins.append(case.origin)
     return tests
 
 
@@ -90,7 +90,7 @@ def load_suite(path: Path, *, source: str | None = None, warnings: list[str] | N
                 )
             suite = sidecar
         suite["tests"] = tests = load_jsonl(path, source)
-        suite.key_origins["tests"] = tests.origin  # type: ignore[assignment]
+        suite.key_origins["tests"] = tests.origin
         return suite
     suite = load_yaml(path, source)
     if isinstance(suite, YamlMap) and isinstance(suite.get("tests"), str):

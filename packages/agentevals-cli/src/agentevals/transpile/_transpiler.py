@@ -247,7 +247,7 @@ def transpile_suite(suite: Any, *, source: str = "EVAL.yaml") -> TranspileResult
         prompt, input_files = _extract_input(test)
         expected = _extract_expected(test.get("expected_output"))
 
-        placements = [
+        placements: list[tuple[str, bool | None]] = [
             (
                 t["skill"] if isinstance(t.get("skill"), str) else NO_SKILL,
                 t.get("should_trigger") is not False,

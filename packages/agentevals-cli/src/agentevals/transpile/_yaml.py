@@ -40,22 +40,22 @@ class Origin:
         return f"{self.source}:{self.line}:{self.column}"
 
 
-class YamlMap(dict):  # type: ignore[type-arg]
+class YamlMap(dict[str, Any]):
     """A mapping from a YAML/JSONL file; ``origin`` is the mapping, ``key_origins[k]`` the value of ``k``."""
 
     origin: Origin | None = None
-    key_origins: dict[str, Origin]
+    key_origins: dict[str, Origin | None]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.key_origins = {}
 
 
-class YamlSeq(list):  # type: ignore[type-arg]
+class YamlSeq(list[Any]):
     """A sequence from a YAML/JSONL file; ``item_origins[i]`` is where item ``i`` starts."""
 
     origin: Origin | None = None
-    item_origins: list[Origin]
+    item_origins: list[Origin | None]
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

@@ -96,7 +96,7 @@ class CaseView:
         if view is None:
             view = _build(ctx)
             try:
-                ctx._agentv_view = view  # type: ignore[attr-defined]
+                ctx._agentv_view = view  # type: ignore[attr-defined]  # a cache EvalContext does not declare
             except AttributeError:  # a context that cannot carry it is rebuilt per evaluator
                 pass
         return view

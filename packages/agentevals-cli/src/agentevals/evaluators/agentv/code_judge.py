@@ -63,6 +63,8 @@ class CodeJudgeEvaluator(AgentVEvaluator):
         criteria: str | None = None
         """Criteria text sent to the judge (default: the eval case's criteria)."""
 
+    config: Config
+
     @classmethod
     def runs_code(cls, entry: Mapping[str, Any]) -> Optional[str]:
         return f"runs a command (type {entry.get('type') or cls.name})"

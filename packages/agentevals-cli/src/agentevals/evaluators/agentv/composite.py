@@ -7,6 +7,7 @@ Verdicts follow the config's AgentV rules (``_rules``): under v2.19's a ``thresh
 from __future__ import annotations
 
 import asyncio
+import builtins
 import json
 from pathlib import Path
 from typing import Any, Literal
@@ -128,7 +129,8 @@ class CompositeEvaluator(AgentVEvaluator):
         """How members combine (an AgentV 5 ``assert-set`` written without one gets ``assert_set``)."""
         timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
         """Seconds for the whole composite (default: the members' longest plus the aggregator's)."""
-        _members: list[tuple[type[BaseEvaluator], EvaluatorConfig]] = PrivateAttr(default_factory=list)
+        # builtins.type: the field ``type`` above shadows the builtin in this class body
+        _members: list[tuple[builtins.type[BaseEvaluator], EvaluatorConfig]] = PrivateAttr(default_factory=list)
 
         @model_validator(mode="after")
         def _build_members(self) -> CompositeEvaluator.Config:
@@ -151,6 +153,8 @@ class CompositeEvaluator(AgentVEvaluator):
             self._members = members
             return self
 
+    config: Config
+
     def __init__(self, config: EvaluatorConfig, *, base_dir: Path, options: RunOptions | None = None) -> None:
         super().__init__(config, base_dir=base_dir, options=options)
         self.members = [cls(cfg, base_dir=base_dir, options=options) for cls, cfg in self.config._members]
@@ -162,11 +166,11 @@ class CompositeEvaluator(AgentVEvaluator):
                 member.use_rules(rules)
 
     @property
-    def timeout(self) -> float | None:
+    def timeout(self) -> float:
         if self.config.timeout is not None:
             return self.config.timeout
-        known = [m.timeout for m in self.members if m.timeout is not None]
-        return max(known) + (self.config.aggregator.timeout or 0) if known else None
+        known = [m.timeout for m in self.members]
+        return max(known) + (self.config.aggregator.timeout or 0) if known else self.default_timeout
 
     @property
     def _cwd(self) -> Path:
@@ -209,6 +213,7 @@ class CompositeEvaluator(AgentVEvaluator):
         if kind in ("weighted_average", "threshold", "assert_set") and all(r.status in _SKIPPED for r in results):
             reasons = "; ".join(f"{r.name}: {r.reason}" for r in results if r.reason)
             return self.not_evaluated(f"no member was evaluated ({reasons})" if reasons else "no member was evaluated")
+        outcome: Outcome | MetricResult
         if kind == "weighted_average":
             outcome = self._weighted(results)
         elif kind == "threshold":

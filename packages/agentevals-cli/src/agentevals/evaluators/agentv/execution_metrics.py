@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from pydantic import Field, model_validator
@@ -51,6 +52,8 @@ class ExecutionMetricsEvaluator(AgentVEvaluator):
                 raise ValueError(f"set at least one of {', '.join(_LIMITS)}")
             return self
 
+    config: Config
+
     async def score(self, view: CaseView, ctx: EvalContext) -> Outcome:
         cfg = self.config
         thresholds = {k: getattr(cfg, k) for k in _LIMITS if getattr(cfg, k) is not None}
@@ -65,7 +68,7 @@ class ExecutionMetricsEvaluator(AgentVEvaluator):
         actual: dict[str, float] = {}
 
         def bound(key: str, limit: float | None, value: float | None, label: str, unit: str = "",
-                  missing: str = "", fmt=js_num) -> None:
+                  missing: str = "", fmt: Callable[[float], str] = js_num) -> None:
             if limit is None:
                 return
             if value is None:

@@ -151,6 +151,8 @@ class FieldAccuracyEvaluator(AgentVEvaluator):
         aggregation: Literal["weighted_average", "all_or_nothing"] = "weighted_average"
         """weighted_average: Σ score·weight / Σ weight; all_or_nothing: 1 only when every field matches."""
 
+    config: Config
+
     async def score(self, view: CaseView, ctx: EvalContext) -> Outcome | MetricResult:
         if not view.has_golden:
             return self.not_evaluated("no eval case matched: field_accuracy compares against the golden answer")

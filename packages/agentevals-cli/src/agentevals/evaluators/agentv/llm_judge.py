@@ -88,6 +88,8 @@ class LlmJudgeEvaluator(AgentVEvaluator):
         def _items(cls, value: Any) -> Any:
             return rubric_items(value)
 
+    config: Config
+
     _template: str | None = None
 
     @classmethod

@@ -213,7 +213,8 @@ def score_checklist(data: Any, items: list[RubricItem]) -> Outcome:
 
 def score_ranges(data: Any, items: list[RubricItem]) -> Outcome:
     """Σ (score / 10 · weight) / Σ weight; an item below its minimum fails the verdict; hit when ≥ 7."""
-    hits, misses = [], []
+    hits: list[str] = []
+    misses: list[str] = []
     raw: dict[str, int] = {}
     failed_required = False
     pairs = _judged(data, "score", items)
@@ -235,11 +236,15 @@ async def grade_rubrics(evaluator: AgentVEvaluator, view: CaseView, ctx: EvalCon
                         items: list[RubricItem]) -> Outcome | MetricResult:
     """Ask the judge about ``items`` and score its reply (checklist, or score ranges when any item has them)."""
     cfg = evaluator.config
+    if not isinstance(cfg, JudgeConfig):  # rubric and llm_judge entries, the two callers, are judge configs
+        raise TypeError(f"{evaluator.name} grades rubrics only with a judge config, got {type(cfg).__name__}")
     settings = judge_settings(cfg, ctx.options)
     reason = settings.unavailable_reason()
     if reason:
         return evaluator.not_evaluated(f"LLM judge unavailable: {reason}")
-    criteria = cfg.criteria if getattr(cfg, "criteria", None) is not None else view.criteria
+    criteria = getattr(cfg, "criteria", None)
+    if criteria is None:
+        criteria = view.criteria
     ranged = any(item.score_ranges for item in items)
     prompt = (ranges_prompt if ranged else checklist_prompt)(view, criteria, items)
     system, scorer = (RANGES_SCHEMA, score_ranges) if ranged else (CHECKLIST_SCHEMA, score_checklist)
@@ -276,6 +281,8 @@ class RubricEvaluator(AgentVEvaluator):
             if duplicates:
                 raise ValueError(f"duplicate rubric id(s): {', '.join(duplicates)}")
             return self
+
+    config: Config
 
     async def score(self, view: CaseView, ctx: EvalContext) -> Outcome | MetricResult:
         return await grade_rubrics(self, view, ctx, self.config.rubrics)

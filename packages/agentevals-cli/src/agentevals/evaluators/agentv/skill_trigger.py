@@ -35,6 +35,8 @@ class SkillTriggerEvaluator(AgentVEvaluator):
         """Tools that read a skill file (default ``Read``)."""
         read_input_field: str = "file_path"
 
+    config: Config
+
     async def score(self, view: CaseView, ctx: EvalContext) -> Outcome:
         cfg = self.config
         skill, should = cfg.skill, cfg.should_trigger

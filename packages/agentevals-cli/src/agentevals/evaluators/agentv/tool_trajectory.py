@@ -87,6 +87,8 @@ class ToolTrajectoryEvaluator(AgentVEvaluator):
                 raise ValueError(f"mode {self.mode} needs 'expected' (a list of {{tool, args}})")
             return self
 
+    config: Config
+
     async def score(self, view: CaseView, ctx: EvalContext) -> Outcome:
         if not view.has_output:
             return Outcome(0.0, misses=["No trace available for evaluation"])
@@ -112,7 +114,8 @@ class ToolTrajectoryEvaluator(AgentVEvaluator):
         minimums = self.config.minimums or {}
         if not minimums:
             return Outcome(1.0, hits=["No tool requirements specified"])
-        hits, misses = [], []
+        hits: list[str] = []
+        misses: list[str] = []
         for tool, minimum in minimums.items():
             count = sum(1 for c in calls if c.tool == tool)
             (hits if count >= minimum else misses).append(f"{tool}: called {count} times (required >={minimum})")
@@ -197,7 +200,8 @@ class ToolTrajectoryEvaluator(AgentVEvaluator):
 
     def _superset(self, calls: list[ToolCall]) -> Outcome:
         expected = self.config.expected or []
-        hits, misses = [], []
+        hits: list[str] = []
+        misses: list[str] = []
         consumed: set[int] = set()
         for item in expected:
             index = next((j for j, c in enumerate(calls) if j not in consumed and self._matches(item, c)), None)
@@ -211,7 +215,8 @@ class ToolTrajectoryEvaluator(AgentVEvaluator):
     def _subset(self, calls: list[ToolCall]) -> Outcome:
         if not calls:
             return Outcome(1.0, hits=["No actual tool calls (trivially a subset)"])
-        hits, misses = [], []
+        hits: list[str] = []
+        misses: list[str] = []
         for position, call in enumerate(calls):
             allowed = any(self._matches(item, call) for item in self.config.expected or [])
             (hits if allowed else misses).append(

@@ -88,6 +88,7 @@ class BuiltinEvaluator(BaseEvaluator):
 
     name = "builtin"
     Config = BuiltinConfig
+    config: BuiltinConfig
 
     def check(self) -> None:
         metric = self.config.name

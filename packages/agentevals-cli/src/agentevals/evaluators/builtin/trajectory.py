@@ -36,9 +36,9 @@ def trajectory_matches(actual: Sequence[ToolCallData], expected: Sequence[ToolCa
         return False
     if match_type == "in_order":
         remaining = iter(expected)
-        current = next(remaining)
+        current: ToolCallData | None = next(remaining)
         for call in actual:
-            if _same(call, current):
+            if current is not None and _same(call, current):
                 current = next(remaining, None)
                 if current is None:
                     return True

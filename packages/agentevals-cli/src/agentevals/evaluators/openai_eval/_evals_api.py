@@ -161,7 +161,7 @@ def _grades(config: OpenAIEvalConfig, turns: list[Turn], items: list[Any], name:
     return grades
 
 
-def _get(obj: Any, key: str) -> Any | None:
+def _get(obj: Any, key: str) -> Any:
     """A field of an API object or of a plain dict (older ``openai`` releases return dicts)."""
     if obj is None:
         return None

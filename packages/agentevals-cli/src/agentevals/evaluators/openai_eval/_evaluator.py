@@ -24,7 +24,7 @@ class OpenAIEvalEvaluator(BaseEvaluator):
     """OpenAI grader configs graded locally (default) or on the Evals API, per turn, averaged."""
 
     name: ClassVar[str] = "openai_eval"
-    Config: ClassVar[type[OpenAIEvalConfig]] = OpenAIEvalConfig  # type: ignore[assignment]
+    Config: ClassVar[type[OpenAIEvalConfig]] = OpenAIEvalConfig
     config: OpenAIEvalConfig
 
     @property

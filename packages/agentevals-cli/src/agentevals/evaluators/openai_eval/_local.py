@@ -63,6 +63,7 @@ async def grade_locally(
     if isinstance(grader, TextSimilarityGrader):
         pairs = [(render(grader.input, t.item), render(grader.reference, t.item)) for t in turns]
         if grader.evaluation_metric == "cosine":
+            # the caller gives a client to every grader that calls an API, cosine included
             scores = await _cosines(pairs, client, config.embedding_model)  # type: ignore[arg-type]
         else:
             metric = grader.evaluation_metric
@@ -164,7 +165,7 @@ async def _ask(
     if not isinstance(reply, dict) or "result" not in reply:
         snippet = json.dumps(reply)[:200]
         raise EvaluatorFailure(f"{turn.invocation_id}: the grader model's reply has no 'result': {snippet}")
-    steps = reply.get("steps") if isinstance(reply.get("steps"), list) else []
+    steps: list[Any] = reply["steps"] if isinstance(reply.get("steps"), list) else []
     conclusions = [str(s.get("conclusion")) for s in steps if isinstance(s, dict) and s.get("conclusion")]
     return reply["result"], steps, " ".join(conclusions) or None
 

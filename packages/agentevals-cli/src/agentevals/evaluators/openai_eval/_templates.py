@@ -83,5 +83,6 @@ def for_evals_api(template: str) -> str:
 
 
 def _field_of(match: re.Match[str]) -> str:
+    # _PLACEHOLDER only matches paths that _PATH matches
     namespace, name = _PATH.match(match.group(1).strip()).groups()[:2]  # type: ignore[union-attr]
     return name if namespace == "item" else SAMPLE_ALIASES[name]

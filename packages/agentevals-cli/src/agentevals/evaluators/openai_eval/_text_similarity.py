@@ -132,7 +132,9 @@ def _meteor(text: str, reference: str, wordnet: Any) -> float:
     from nltk.translate.meteor_score import meteor_score
 
     if wordnet is None:
-        from nltk.corpus import wordnet
+        from nltk.corpus import wordnet as corpus
+
+        wordnet = corpus
     return float(meteor_score([_tokens(reference)], _tokens(text), wordnet=wordnet))
 
 

@@ -83,11 +83,11 @@ def _cycle_members(spans: list[Span]) -> set[str]:
     cut: set[str] = set()
     for start in parent:
         chain = []
-        node = start
+        node: str | None = start
         while node in parent and node not in state:
             state[node] = 1
             chain.append(node)
-            node = parent[node]  # type: ignore[assignment]
+            node = parent[node]
         if node in parent and state.get(node) == 1:  # the chain came back to itself
             cut.add(node)
         for member in chain:

@@ -182,10 +182,10 @@ def _message(item: Any, role: str) -> list[Message]:
     if item.get("lc") and isinstance(item.get("kwargs"), dict):
         path = item.get("id")
         kind = _str(path[-1]) if isinstance(path, list) and path else None
-        return _message({**item["kwargs"], "role": _LC_CLASSES.get(kind, role)}, role)
+        return _message({**item["kwargs"], "role": _LC_CLASSES.get(kind or "", role)}, role)
     if isinstance(item.get("data"), dict) and "role" not in item:
         kind = _str(item.get("type"))
-        return _message({**item["data"], "role": _ROLES.get(kind, kind or role)}, role)
+        return _message({**item["data"], "role": _ROLES.get(kind or "", kind or role)}, role)
     kind = _str(item.get("type"))
     if kind == "function_call":
         return [_with_call(Message("assistant"), item)]

@@ -358,7 +358,7 @@ class _TraceView:
                    problems: list[str]) -> list[ToolResponseData]:
         names = {c.id: c.name for c in calls if c.id}
         if not tools:
-            return _pair(calls, [r.model_copy(update={"name": r.name or names.get(r.id, "")}) for r in history])
+            return _pair(calls, [r.model_copy(update={"name": r.name or names.get(r.id or "", "")}) for r in history])
         responses, unused = [], list(history)
         for span in tools:
             raw = self._lookup(span, "tool_result")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Optional
 
 from ...core._files import JsonDepthGuard, read_input
 from ...errors import InputFileError
 
+_loads: Callable[[bytes | str], Any]
 try:  # orjson is much faster on large exports; the stdlib gives the same results.
     import orjson
 

@@ -128,7 +128,7 @@ def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, w
     finally:
         for proc in procs:
             try:
-                proc.stdin.close()  # type: ignore[union-attr]
+                proc.stdin.close()  # type: ignore[union-attr]  # started with stdin=PIPE
             except OSError:
                 pass
             try:
@@ -140,11 +140,12 @@ def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, w
 
 def _send(proc: subprocess.Popen, task: tuple) -> None:
     data = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
-    _write_all(proc.stdin.fileno(), len(data).to_bytes(8, "little") + data)  # type: ignore[union-attr]
+    _write_all(proc.stdin.fileno(),  # type: ignore[union-attr]  # started with stdin=PIPE
+               len(data).to_bytes(8, "little") + data)
 
 
 def _receive(proc: subprocess.Popen) -> tuple[str, Any]:
-    fd = proc.stdout.fileno()  # type: ignore[union-attr]
+    fd = proc.stdout.fileno()  # type: ignore[union-attr]  # started with stdout=PIPE
     header = _read_exact(fd, 8)
     if header is None:
         raise Fallback  # the worker died (e.g. it cannot import agentevals): the serial reader takes over
@@ -154,7 +155,7 @@ def _receive(proc: subprocess.Popen) -> tuple[str, Any]:
     data = _read_exact(fd, size)
     if data is None:
         raise Fallback
-    return pickle.loads(data)  # type: ignore[no-any-return]
+    return pickle.loads(data)
 
 
 def _read_exact(fd: int, size: int) -> Optional[bytes]:

@@ -16,7 +16,7 @@ __all__ = ["OtlpJsonFormat", "attribute_value", "batch_spans", "batch_trace_ids"
            "read_otlp"]
 
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
-_KINDS = {0: None, 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
+_KINDS: dict[Any, str | None] = {0: None, 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
 _STATUS = {0: None, 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": None, "STATUS_CODE_OK": "OK", "STATUS_CODE_ERROR": "ERROR"}
 
 
@@ -155,7 +155,8 @@ def _span(raw: Any, resource: dict[str, Any], scope: Any, where: str) -> Span:
         kind = _KINDS.get(kind)
     status = raw.get("status") or {}
     events = []
-    for e in raw.get("events") if isinstance(raw.get("events"), list) else ():
+    raw_events = raw.get("events")
+    for e in raw_events if isinstance(raw_events, list) else ():
         if not isinstance(e, dict):
             continue
         try:
@@ -167,7 +168,7 @@ def _span(raw: Any, resource: dict[str, Any], scope: Any, where: str) -> Span:
     return Span(
         trace_id=trace_id,
         span_id=span_id,
-        name=name,
+        name=str(name),
         parent_span_id=hex_id(raw.get("parentSpanId") or raw.get("parent_span_id")) or None,
         start_ns=start,
         end_ns=end,
