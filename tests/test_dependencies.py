@@ -34,12 +34,11 @@ EXTRA_OF = {
     "agentevals/cli/mcp_cmd.py": "serve",  # `agentevals mcp` runs serve's MCP tools on stdio (anyio)
     "agentevals/execution/ray_executor.py": "ray",
     "agentevals/engine/ray_pool.py": "ray",  # the run-level Ray pool (run --executor ray)
-    "agentevals/llm.py": "openai",  # the OpenAI-compatible client of llm judges and openai_eval
+    "agentevals/evaluators/llm.py": "openai",  # the OpenAI-compatible client of llm judges and openai_eval
     "agentevals/evaluators/builtin/adk_backed.py": "adk",
     "agentevals/store/_db.py": "postgres",  # psycopg, for a postgresql:// store (SQLite is stdlib)
-    "agentevals/_otlp_export.py": "otel",
-    "agentevals/otel_events.py": "otel",
-    "agentevals/live_session.py": "otel",  # AgentEvals session helper
+    "agentevals/live/": "otel",  # AgentEvals session helper and its OTLP exporters
+    "agentevals/report/otel_events.py": "otel",
 }
 """Module (or folder) of agentevals-cli → the extra whose dependencies it may import besides the core's."""
 

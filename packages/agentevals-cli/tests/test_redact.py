@@ -98,7 +98,7 @@ _FRAGMENTS = [
 def test_the_literal_prefilters_never_skip_a_secret(text: str):
     # The redactor runs the token and URL patterns only on strings holding one of their literals (speed):
     # the result must be what the patterns alone give.
-    from agentevals import redact as module
+    from agentevals.core import redact as module
 
     full = module._TOKEN_SHAPES.sub(module.MASK, text)
     full = module._URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{module.MASK}@", full)

@@ -38,7 +38,7 @@ from .planning import Planner
 
 __all__ = ["run_evaluation", "run_sync"]
 
-log = logging.getLogger("agentevals.runner")  # the engine's logger keeps its name (-vv filters on it)
+log = logging.getLogger("agentevals.engine")  # one logger for the whole engine
 
 
 async def run_evaluation(

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["convert_for_worker", "convert_into", "one_line"]
 
-log = logging.getLogger("agentevals.runner")  # the engine's logger, as before this module split off
+log = logging.getLogger("agentevals.engine")  # the engine's logger: reading is the engine's first step
 
 
 def convert_into(trace: Trace, log_events: LogEvents, keep_spans: bool, out: list[ConvertedTrace],
