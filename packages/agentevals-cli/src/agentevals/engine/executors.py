@@ -63,7 +63,7 @@ class LocalExecutor:
 RUN_EXECUTORS: Registry[type[RunExecutor]] = Registry("run executor", "agentevals.run_executors", {
     "local": "agentevals.engine.executors:LocalExecutor",
     "ray": "agentevals.engine.ray_pool:RayExecutor",  # the `ray` extra
-})
+})  # no ``base=``: ``RunExecutor`` is a Protocol (any class with these members); names are still checked
 
 
 def check_executor(name: str) -> str:

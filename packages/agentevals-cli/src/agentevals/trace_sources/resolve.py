@@ -25,12 +25,10 @@ from .base import ReadContext, TraceInput, TraceSource
 __all__ = ["TRACE_SOURCES", "expand_globs", "iter_traces", "load_traces", "resolve", "source_for"]
 
 TRACE_SOURCES: Registry[type[TraceSource]] = Registry("trace source", "agentevals.trace_sources", {
-    "files": "agentevals.trace_sources.files:FileSource",
-    "file": "agentevals.trace_sources.files:FileSource",
-    "http": "agentevals.trace_sources.http:HttpSource",
-    "https": "agentevals.trace_sources.http:HttpSource",
+    "files": "agentevals.trace_sources.files:FileSource",  # also `file` (its class's aliases)
+    "http": "agentevals.trace_sources.http:HttpSource",  # also `https`
     "memory": "agentevals.trace_sources.memory:MemorySource",
-})
+}, base=TraceSource)
 """Source name (the scheme of its URIs) → ``TraceSource`` class; entry-point group ``agentevals.trace_sources``."""
 
 
