@@ -178,6 +178,8 @@ class LocalPool:
                 self._ready.clear()
                 await self._ready.wait()
             job, index = self._queue.popleft()
+            if job.ctx is None:  # cleared when the job finishes, which needs this item: cannot happen
+                raise RuntimeError(f"case {job.result.case_id}: evaluation queued after it finished")
             metrics, _ = await run_one(self.evaluators[index], job.ctx)
             job.metrics[index] = metrics
             job.remaining -= 1

@@ -20,7 +20,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Iterable, Sequence
 from pathlib import Path
-from typing import Optional, Union
+from typing import Optional, Union, cast
 
 from ..__about__ import __version__
 from ..config import LoadedEvaluator
@@ -86,7 +86,9 @@ async def run_evaluation(
                 run.input_errors.append(item)
                 continue
             seen_traces = True
-            seq, ready = grouper.add(item)
+            # A pool may hand a stand-in for the trace (RayPool's TraceRef, see TraceHandle): grouping reads
+            # only the fields both have, and the pool resolves stand-ins before evaluation.
+            seq, ready = grouper.add(cast(ConvertedTrace, item))
             output.expect(seq)
             planner.read(fraction, grouper.count + grouper.pending())
             for case_seq, case, only_trace in lone.take(ready):
