@@ -24,7 +24,7 @@ except ImportError:  # SDKs before 1.39 name them LogExporter / LogExportResult
         LogExportResult as LogRecordExportResult,
     )
 
-from .._http import HttpError, request
+from ..core._http import HttpError, request
 
 __all__ = ["OtlpHttpLogExporter", "OtlpHttpSpanExporter"]
 

@@ -67,7 +67,7 @@ class RemoteSessions:
         import json
         from urllib.parse import urlencode
 
-        from .._http import HttpError, request
+        from ..core._http import HttpError, request
 
         query = f"?{urlencode(params)}" if params else ""
         try:

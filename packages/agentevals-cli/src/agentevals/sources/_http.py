@@ -7,7 +7,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from .._http import HttpError, request
+from ..core._http import HttpError, request
 from ..execution.deadline import Deadline
 from .base import SourceError
 

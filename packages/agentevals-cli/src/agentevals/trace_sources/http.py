@@ -38,7 +38,7 @@ class HttpSource(TraceSource):
         """Download first: a logs file among the URLs is known before any trace is converted."""
         self._folder = Path(tempfile.mkdtemp(prefix="agentevals-read-"))
         path = self._folder / (Path(self.item.split("?")[0]).name or "input")
-        from .._http import request
+        from ..core._http import request
 
         try:
             with path.open("wb") as out:  # no overall deadline: a large input keeps arriving; each read has one

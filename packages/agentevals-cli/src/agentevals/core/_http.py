@@ -1,6 +1,6 @@
 """The package's one HTTP client: requests, a deadline on every call, one-line errors.
 
-    from agentevals._http import HttpError, request
+    from agentevals.core._http import HttpError, request
 
     response = request("GET", url, timeout=10, deadline=10)         # Response(status, reason, headers, body)
     if response.status == 404: ...

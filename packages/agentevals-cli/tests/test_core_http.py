@@ -1,4 +1,4 @@
-"""agentevals._http: statuses come back, failures are one line naming the host, every call ends by its deadline."""
+"""agentevals.core._http: statuses come back, failures are one line naming the host, every call ends by its deadline."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from agentevals._http import HttpError, request
+from agentevals.core._http import HttpError, request
 
 
 class _Handler(BaseHTTPRequestHandler):
