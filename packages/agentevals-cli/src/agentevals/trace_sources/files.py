@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import stat
 from collections.abc import Iterator
 from functools import partial
@@ -30,6 +31,8 @@ log = logging.getLogger(__name__)
 
 _LOGS_KEYS = (b'"resourceLogs"', b'"resource_logs"')
 _SCAN_BLOCK = 1 << 20
+_NO_LOGS = re.compile(rb'\A\s*\{\s*"(data|batches)"\s*:')
+"""A Jaeger (``{"data": …}``) or Tempo (``{"batches": …}``) export: spans only, never OTLP log records."""
 
 
 def mentions_logs(path: Union[str, Path]) -> bool:
@@ -44,6 +47,9 @@ def mentions_logs(path: Union[str, Path]) -> bool:
             return False  # a pipe or device is read once, by its reader (opening a FIFO again could block)
         overlap = max(map(len, _LOGS_KEYS)) - 1
         with open(path, "rb") as f:
+            if _NO_LOGS.match(f.read(256)):  # the common large input: no need to read it twice
+                return False
+            f.seek(0)
             tail = b""
             while block := f.read(_SCAN_BLOCK):
                 window = tail + block
