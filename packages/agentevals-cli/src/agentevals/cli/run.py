@@ -6,8 +6,6 @@ Exit codes: 0 passed, 1 failed (see ``agentevals.results.gates`` for the rule), 
 
 from __future__ import annotations
 
-import glob
-import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -18,18 +16,6 @@ from ._choices import ChoicesInHelp, RegistryChoice
 from ._main import quiet_enabled, verbosity
 
 __all__ = ["run_command"]
-
-
-def _expand(patterns: tuple[str, ...]) -> list[str]:
-    """Expand quoted globs (``'traces/*.json'``); plain names pass through so missing files are reported."""
-    out: list[str] = []
-    for pattern in patterns:
-        if any(ch in pattern for ch in "*?[") and not os.path.exists(pattern):
-            matches = sorted(glob.glob(pattern, recursive=True))
-            out.extend(matches or [pattern])
-        else:
-            out.append(pattern)
-    return out
 
 
 def _prepare_dump_dir(path: Path) -> None:
@@ -140,6 +126,7 @@ def run_command(
     Put --resume/--rerun-failed without a RUN after the trace files (or write --resume=RUN).
     """
     from ..api import prepare_run
+    from ..trace_sources import expand_globs
     from ._pipeline import RunRequest, execute
 
     evaluators, options, eval_set_obj = prepare_run(
@@ -153,7 +140,7 @@ def run_command(
     options.dump_inputs = dump_inputs
     options.persistent_workers = not no_workers
     request = RunRequest(
-        inputs=_expand(trace_files), evaluators=evaluators, options=options, eval_set=eval_set_obj,
+        inputs=expand_globs(trace_files), evaluators=evaluators, options=options, eval_set=eval_set_obj,
         eval_set_path=eval_set, config_path=config_path, trace_format=trace_format or options.trace_format,
         outputs=outputs or ((options.output,) if options.output else ()),
         output_file=output_file, min_pass_rates=min_pass_rates, baseline=baseline, resume=resume,
