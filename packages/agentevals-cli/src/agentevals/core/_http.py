@@ -62,6 +62,10 @@ def _host(url: str) -> str:
     return urlsplit(url).netloc or url
 
 
+def _no_answer(url: str, seconds: float) -> HttpError:
+    return HttpError(f"no answer from {_host(url)} within {seconds:.3g}s", f"no answer within {seconds:.3g}s")
+
+
 def _cause(exc: BaseException) -> str:
     """The innermost cause of a requests/urllib3 error (``[Errno 111] Connection refused``), one line:
     their own messages nest the pool, the URL and every wrapper."""
@@ -110,17 +114,12 @@ def request(method: str, url: str, *, timeout: float, deadline: Optional[float],
             with answer:
                 return Response(answer.status_code, str(answer.reason or ""), answer.headers,
                                 _read(_chunks(answer), url, end, max_bytes, into))
-        except requests.Timeout:
-            raise HttpError(f"no answer from {_host(url)} within {seconds:.3g}s",
-                            f"no answer within {seconds:.3g}s") from None
-        except TimeoutError:
-            raise HttpError(f"no answer from {_host(url)} within {seconds:.3g}s",
-                            f"no answer within {seconds:.3g}s") from None
+        except (requests.Timeout, TimeoutError):  # a socket operation, or the whole call, ran out of time
+            raise _no_answer(url, seconds) from None
         except requests.ConnectionError as exc:
             cause = _cause(exc)
             if "timed out" in cause.lower():
-                raise HttpError(f"no answer from {_host(url)} within {seconds:.3g}s",
-                                f"no answer within {seconds:.3g}s") from None
+                raise _no_answer(url, seconds) from None
             raise HttpError(f"cannot reach {_host(url)}: {cause}", cause) from None
         except HttpError:
             raise
