@@ -24,12 +24,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Optional, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Optional, Union
 
 from ..results import InputError
 from ..traces.model import ConvertedTrace, Trace
 from ..traces.readers import LogEvents, ReadPosition
+
+if TYPE_CHECKING:
+    from .pull import SourceWindow
 
 __all__ = ["ReadContext", "TraceInput", "TraceSource"]
 
@@ -49,6 +53,13 @@ class ReadContext:
     """Processes a large file may be converted by (see ``traces.readers._parallel``)."""
     log_events: LogEvents = field(default_factory=dict)
     """OTLP log records by (trace id, span id), filled by ``prepare`` before any trace is converted."""
+    since: Optional[str] = None
+    """``--since``: a duration (``7d``) or RFC 3339 time for pull sources whose URI names no window, or
+    ``"last"``: each pull source from its ``watermarks`` entry on."""
+    watermarks: dict[str, datetime] = field(default_factory=dict)
+    """``--since last``: pull source key (``PullQuery.key``) → the end of the window its last run read."""
+    windows: dict[str, SourceWindow] = field(default_factory=dict)
+    """Filled by pull sources as they read: source URI → the window read (for the run store)."""
 
 
 class TraceSource(ABC):

@@ -60,15 +60,18 @@ def source_for(item: TraceInput) -> TraceSource:
 
 
 def resolve(inputs: Sequence[TraceInput], *, trace_format: Optional[str] = None, keep_spans: bool = True,
-            workers: int = 1) -> Iterator[tuple[Union[ConvertedTrace, InputError], float]]:
+            workers: int = 1, context: Optional[ReadContext] = None
+            ) -> Iterator[tuple[Union[ConvertedTrace, InputError], float]]:
     """Read and convert every input, yielding each converted trace (or an input's error) in input order,
     with how far the reading has got through all the inputs (0 to 1; a file weighs its size in bytes).
 
     Every input is prepared before any is read: OTLP log records, in a logs file anywhere among the inputs
     (or an http(s) URL serving one), reach every trace they belong to. Large files stay streamed. With
-    ``workers`` > 1, large Jaeger files are converted by that many processes.
+    ``workers`` > 1, large Jaeger files are converted by that many processes. ``context``, when given, is
+    used instead of one made from those arguments: the caller sets ``since``/``watermarks`` and reads
+    ``windows`` (what each pull source read) afterwards.
     """
-    ctx = ReadContext(trace_format=trace_format, keep_spans=keep_spans, workers=workers)
+    ctx = context or ReadContext(trace_format=trace_format, keep_spans=keep_spans, workers=workers)
     sources: list[Union[TraceSource, InputError]] = []
     for item in [x for given in inputs for x in (expand_globs([given]) if isinstance(given, str) else [given])]:
         try:
