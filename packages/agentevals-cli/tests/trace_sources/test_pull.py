@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-
 from agentevals.errors import ConfigError
 from agentevals.results import InputError
 from agentevals.trace_sources import TRACE_SOURCES, ReadContext, resolve
@@ -42,7 +41,7 @@ class Server:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_GET(self) -> None:
                 path = self.path.split("?")[0]
                 server.requests.append(("GET", self.path, dict(self.headers)))
                 queue = server.answers.get(path) or [(404, {}, b'{"error": "no such path"}', 0.0)]
