@@ -207,6 +207,14 @@ def test_write_back_without_a_score_sends_the_label(langfuse):
                                                                            "the judge did not answer")
 
 
+def test_write_back_puts_the_score_in_the_environment_read(langfuse):
+    """A stand-in (Langfuse v4.16.0 score ``environment``)."""
+    verdict = Verdict(trace_id=HELM_ID, evaluator="e", score=0.25, passed=False, status="FAILED", run_id="r")
+    source_for(uri(langfuse, f"{WIDE}&environment=staging")).write_back([verdict])
+    (score,) = read_scores(langfuse, HELM_ID)
+    assert (score["environment"], score["value"], score["metadata"]["label"]) == ("staging", 0.25, "fail")
+
+
 def test_write_back_errors_are_one_line(langfuse, monkeypatch):
     monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-other-project")
     verdict = Verdict(trace_id=HELM_ID, evaluator="e", score=1.0, passed=True, status="PASSED", run_id="r")
@@ -225,3 +233,36 @@ def test_langfuse_trace_ids_map_back_from_converted_ids(langfuse_id):
 
 def test_the_standin_says_which_api_it_follows():
     assert "v4.16.0" in API_VERSION
+
+
+def test_observations_made_by_a_langfuse_sdk_become_genai_spans():
+    """Observations without OpenTelemetry attributes (a Langfuse SDK's AGENT/GENERATION/TOOL, in the v2 API's
+    shape: input/output as raw strings) convert into one agent turn with its tool call."""
+    from agentevals.trace_sources.langfuse import observations_to_otlp
+    from agentevals.traces.convert import convert_trace
+    from agentevals.traces.formats import TRACE_FORMATS
+
+    call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+    asked = json.dumps([{"role": "user", "content": "Weather in Paris?"}])
+
+    def observation(oid: str, kind: str, name: str, at: str, given: str, answered: str, **more) -> dict:
+        return {"id": oid, "traceId": "sdk-trace-1", "parentObservationId": None if oid == "a1" else "a1",
+                "type": kind, "name": name, "startTime": f"2026-11-26T10:00:0{at}Z", "level": "DEFAULT",
+                "endTime": f"2026-11-26T10:00:0{at[0]}.900Z", "input": given, "output": answered,
+                "metadata": {}, **more}
+
+    document = observations_to_otlp([
+        observation("a1", "AGENT", "weather_agent", "0.000", "Weather in Paris?", "Sunny."),
+        observation("g1", "GENERATION", "chat", "1.000", asked, json.dumps({"role": "assistant", "tool_calls": [call]}),
+                    providedModelName="gpt-4o", usageDetails={"input": 10, "output": 5}),
+        observation("t1", "TOOL", "get_weather", "2.000", '{"city": "Paris"}', "sunny"),
+        observation("g2", "GENERATION", "chat", "3.000", asked, json.dumps({"role": "assistant", "content": "Sunny."}),
+                    providedModelName="gpt-4o"),
+    ], "sdk-trace-1")
+    (trace,) = TRACE_FORMATS.get("otlp-json").read(document, "langfuse")
+    converted = convert_trace(trace)
+    assert converted.trace_id == "sdk-trace-1" and converted.format == "genai"
+    (turn,) = converted.invocations
+    assert (turn.user_content, turn.final_response) == ("Weather in Paris?", "Sunny.")
+    assert [(c.name, c.args) for c in turn.intermediate_steps.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert [r.output for r in turn.intermediate_steps.tool_responses] == ["sunny"]

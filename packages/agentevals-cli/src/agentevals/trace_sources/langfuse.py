@@ -157,17 +157,22 @@ class LangfuseSource(PullSource):
         if not verdicts:
             return 0
         self._authorize()
+        environments = {e.strip() for v in self.query.params.get("environment", ()) for e in v.split(",") if e.strip()}
+        environment = environments.pop() if len(environments) == 1 else None
         written = 0
         for verdict in verdicts:
-            self.client.post_json(SCORES, score_body(verdict))
+            self.client.post_json(SCORES, score_body(verdict, environment))
             written += 1
         return written
 
 
-def score_body(verdict: Verdict) -> dict[str, Any]:
-    """The ``POST /api/public/scores`` body of one verdict."""
+def score_body(verdict: Verdict, environment: Optional[str] = None) -> dict[str, Any]:
+    """The ``POST /api/public/scores`` body of one verdict (``environment``: the one the URI read, so the
+    score shows beside its trace when Langfuse's UI filters by environment; else Langfuse's ``default``)."""
     body: dict[str, Any] = {"id": score_id(verdict), "traceId": langfuse_trace_id(verdict.trace_id),
                             "name": verdict.evaluator}
+    if environment:
+        body["environment"] = environment
     if verdict.score is not None:
         body.update(dataType="NUMERIC", value=float(verdict.score))
     else:
