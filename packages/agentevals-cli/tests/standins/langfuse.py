@@ -8,6 +8,8 @@ langfuse/langfuse sources as of v4.16.0 (August 2026):
   ``environment``, ``isRootObservation``, ``fromStartTime``/``toStartTime``; ``input``/``output`` as raw
   strings; metadata values truncated unless named in ``expandMetadata``; a 404 when the server is not in
   Langfuse v4 mode.
+- ``GET /api/public/traces`` and ``GET /api/public/observations`` (v1, page-based: ``page``, ``limit``
+  1..100, ``meta.totalPages``), which a Langfuse v3 server (no v2 observations API) answers.
 - ``POST /api/public/scores`` (upsert by ``id``) and ``GET /api/public/v2/scores`` (page-based).
 - Errors as ``withMiddlewares`` writes them: ``{"message": …, "error": …}``; 401 ``{"message": …}``.
 
@@ -430,6 +432,75 @@ class LangfuseStandIn:
                                                           "lastId": last["id"]}).encode()).decode()
         return {"data": data, "meta": meta}
 
+    def _page_query(self, one: dict[str, str]) -> tuple[int, int]:
+        """``publicApiPaginationZod``: ``page`` > 0 (default 1), ``limit`` 1..100 (default 50)."""
+        try:
+            page, limit = int(one.get("page") or 1), int(one.get("limit") or 50)
+        except ValueError:
+            raise _Invalid([{"code": "invalid_type", "expected": "number", "received": "nan", "path": ["limit"],
+                             "message": "Expected number, received nan"}]) from None
+        if page < 1:
+            raise _Invalid([{"code": "too_small", "minimum": 0, "path": ["page"],
+                             "message": "Number must be greater than 0"}])
+        if not 1 <= limit <= 100:
+            raise _Invalid([{"code": "too_big" if limit > 100 else "too_small", "path": ["limit"],
+                             "message": "Number must be less than or equal to 100" if limit > 100
+                             else "Number must be greater than or equal to 1"}])
+        return page, limit
+
+    @staticmethod
+    def _paged(rows: list[dict[str, Any]], page: int, limit: int) -> dict[str, Any]:
+        return {"data": rows[(page - 1) * limit:page * limit],
+                "meta": {"page": page, "limit": limit, "totalItems": len(rows), "totalPages": -(-len(rows) // limit)}}
+
+    def list_traces_v1(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        """``GET /api/public/traces`` (page-based; a trace is its root observation's start, name, session)."""
+        one = {k: v[-1] for k, v in query.items() if v}
+        page, limit = self._page_query(one)
+        start = _parse_time(one["fromTimestamp"], "fromTimestamp") if "fromTimestamp" in one else None
+        end = _parse_time(one["toTimestamp"], "toTimestamp") if "toTimestamp" in one else None
+        environments = set(query.get("environment", []))
+        rows = []
+        for o in self.observations:
+            if not o["isRootObservation"]:
+                continue
+            moment = _parse_time(o["startTime"], "timestamp")
+            if (("sessionId" in one and o["sessionId"] != one["sessionId"]) or ("name" in one and o["name"] != one["name"])
+                    or (environments and o["environment"] not in environments)
+                    or (start and moment < start) or (end and moment >= end)):
+                continue
+            rows.append({"id": o["traceId"], "externalId": None, "timestamp": o["startTime"], "name": o["name"],
+                         "userId": None, "metadata": {}, "release": None, "version": o["version"],
+                         "projectId": o["projectId"], "environment": o["environment"], "public": False,
+                         "bookmarked": False, "tags": [], "input": o["input"], "output": o["output"],
+                         "sessionId": o["sessionId"], "createdAt": o["createdAt"], "updatedAt": o["updatedAt"],
+                         "htmlPath": f"/project/{o['projectId']}/traces/{o['traceId']}"})
+        rows.sort(key=lambda t: t["timestamp"], reverse=one.get("orderBy", "timestamp.desc") != "timestamp.asc")
+        return self._paged(rows, page, limit)
+
+    def list_observations_v1(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        """``GET /api/public/observations`` (page-based; input/output parsed as JSON where they are JSON)."""
+        one = {k: v[-1] for k, v in query.items() if v}
+        page, limit = self._page_query(one)
+        rows = [o for o in self.observations if all(o[k] == one[k] for k in ("traceId", "name", "type") if k in one)]
+        rows.sort(key=_order_key, reverse=True)
+        out = []
+        for o in rows:
+            item = {k: v for k, v in o.items() if k not in ("isRootObservation", "sessionId", "userId", "bookmarked",
+                                                              "public", "traceName", "tags", "providedModelName",
+                                                              "internalModelId", "totalCost", "usagePricingTierName")}
+            for key in ("input", "output"):
+                try:
+                    item[key] = json.loads(o[key]) if isinstance(o[key], str) else o[key]
+                except ValueError:
+                    pass
+            usage = o["usageDetails"]
+            item.update(model=o["providedModelName"], usage={"unit": "TOKENS", "input": usage.get("input", 0),
+                                                             "output": usage.get("output", 0),
+                                                             "total": usage.get("total", 0)})
+            out.append(item)
+        return self._paged(out, page, limit)
+
     def upsert_score(self, body: Any) -> dict[str, Any]:
         if not isinstance(body, dict) or not body.get("name"):
             raise _Invalid([{"code": "invalid_type", "expected": "string", "received": "undefined",
@@ -522,6 +593,10 @@ class LangfuseStandIn:
                                                     "Langfuse v4 write mode. Learn more at: https://langfuse.com/docs/v4",
                                                     "error": "LangfuseNotFoundError"})
                         return self._send(200, standin.list_observations(query))
+                    if method == "GET" and parts.path == "/api/public/traces":
+                        return self._send(200, standin.list_traces_v1(query))
+                    if method == "GET" and parts.path == "/api/public/observations":
+                        return self._send(200, standin.list_observations_v1(query))
                     if method == "POST" and parts.path == "/api/public/scores":
                         length = int(self.headers.get("Content-Length") or 0)
                         try:

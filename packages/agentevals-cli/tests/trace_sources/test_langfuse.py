@@ -140,11 +140,41 @@ def test_credentials_in_the_uri_are_refused(langfuse):
         source_for(f"langfuse+http://pk:sk@127.0.0.1:{langfuse.url.rsplit(':', 1)[1]}?{WIDE}")
 
 
-def test_a_server_without_the_v2_api_says_so(langfuse):
-    """A stand-in (Langfuse v4.16.0: the v2 observations API answers 404 outside v4 mode)."""
+def test_a_server_without_the_v2_api_is_read_through_v1(langfuse):
+    """A stand-in (Langfuse v4.16.0: the v2 observations API answers 404 outside v4 mode, as a Langfuse v3
+    server does; the v1 traces and observations APIs are page-based)."""
     langfuse.v4_mode = False
-    _, (error,) = load_traces([uri(langfuse)])
+    traces, errors = load_traces([uri(langfuse, f"{WIDE}&page_size=5")])
+    assert not errors and ids(traces) == sorted([HELM_ID, K8S_ID])
+    paths = [path.split("?")[0] for _, path in langfuse.requests]
+    assert paths[0] == "/api/public/v2/observations" and set(paths[1:]) == {"/api/public/traces",
+                                                                            "/api/public/observations"}
+    assert any("page=2" in path for _, path in langfuse.requests if path.startswith("/api/public/observations"))
+    (expected,), _ = load_traces([HELM])
+    helm = next(t for t in traces if t.trace_id == HELM_ID)
+    assert [i.model_dump(exclude={"performance_metrics"}) for i in helm.invocations] == \
+           [i.model_dump(exclude={"performance_metrics"}) for i in expected.invocations]
+
+
+def test_api_v1_is_asked_for_and_filters(langfuse):
+    """A stand-in (Langfuse v4.16.0 v1 ``GET /api/public/traces`` filters sessionId, time; v1 observations)."""
+    traces, errors = load_traces([uri(langfuse, f"{WIDE}&api=v1&session_id=ctx-7ed9780f-3688-4fc0-b10b-2e4df2f83cf0")])
+    assert not errors and ids(traces) == [HELM_ID]
+    assert not any(path.startswith("/api/public/v2/") for _, path in langfuse.requests)
+    traces, errors = load_traces([uri(langfuse, f"api=v1&trace_id={K8S_ID}")])
+    assert not errors and ids(traces) == [K8S_ID]
+
+
+def test_api_v2_asked_for_on_a_server_without_it_says_so(langfuse):
+    """A stand-in (Langfuse v4.16.0: 404 "only available in a Langfuse v4 write mode")."""
+    langfuse.v4_mode = False
+    _, (error,) = load_traces([uri(langfuse, f"{WIDE}&api=v2")])
     assert "404" in error.error and "only available in a Langfuse v4" in error.error
+
+
+def test_an_unknown_api_is_a_config_error(langfuse):
+    with pytest.raises(Exception, match="api=v3"):
+        source_for(uri(langfuse, "api=v3"))
 
 
 def test_500s_and_429s_are_retried(langfuse):

@@ -27,18 +27,24 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import re
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, ClassVar, Optional
 
+from ..errors import ConfigError
 from ..traces.readers.otlp import hex_id
 from .pull import PulledTrace, PullSource, SourceError, Verdict, env_credentials
+
+log = logging.getLogger("agentevals.engine")
 
 __all__ = ["LangfuseSource", "langfuse_trace_id", "observations_to_otlp", "otel_trace_id", "score_id"]
 
 OBSERVATIONS = "/api/public/v2/observations"
+OBSERVATIONS_V1 = "/api/public/observations"
+TRACES_V1 = "/api/public/traces"
 SCORES = "/api/public/scores"
 FIELDS = "core,basic,time,io,metadata,model,usage"
 """The v2 field groups read per trace (``core,basic`` is Langfuse's default: no input/output/metadata)."""
@@ -46,6 +52,8 @@ EXPAND_METADATA = "attributes,resourceAttributes,scope"
 """Metadata keys Langfuse returns untruncated (``expandMetadata``): the OpenTelemetry attributes."""
 MAX_PAGE = 1000
 """The v2 observations API's largest ``limit``."""
+MAX_PAGE_V1 = 100
+"""The page-based v1 APIs' largest ``limit``."""
 SCORE_NAMESPACE = uuid.UUID("5b1f3c1e-8a36-4d0e-9a53-6c1f2b9e7d41")
 """uuid5 namespace of the score ids: one id per (run, evaluator, trace), so a re-write updates."""
 
@@ -84,9 +92,19 @@ class LangfuseSource(PullSource):
     name: ClassVar[str] = "langfuse"
     summary: ClassVar[str] = "Langfuse (public API v2 observations; write-back: scores)"
     uri_form: ClassVar[str] = "langfuse+https://HOST?since=2h&session_id=ID&name=NAME&environment=ENV"
-    parameters: ClassVar[frozenset[str]] = frozenset({"trace_id", "session_id", "name", "environment", "page_size"})
+    parameters: ClassVar[frozenset[str]] = frozenset({"trace_id", "session_id", "name", "environment", "page_size",
+                                                      "api"})
     credentials: ClassVar[tuple[str, ...]] = ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY")
     writes_back: ClassVar[str] = "scores"
+
+    def __init__(self, item: str) -> None:
+        super().__init__(item)
+        api = self.query.param("api")
+        if api not in (None, "v1", "v2"):
+            raise ConfigError(f"{item}: api={api}: say api=v2 (the v2 observations API, the default) or api=v1 "
+                              "(the page-based v1 traces and observations APIs of Langfuse v3)")
+        self._v1: Optional[bool] = None if api is None else api == "v1"
+        """None until the first request tells (a 404 from v2: a server without it, read through v1)."""
 
     def _authorize(self) -> None:
         keys = env_credentials(*self.credentials)
@@ -98,13 +116,22 @@ class LangfuseSource(PullSource):
 
     def _page_size(self) -> int:
         size = int(self._number("page_size", 100)) or 100
-        return max(1, min(size, MAX_PAGE))
+        return max(1, min(size, MAX_PAGE_V1 if self._v1 else MAX_PAGE))
 
     def _observations(self, params: list[tuple[str, Any]]) -> Iterator[dict[str, Any]]:
         """Every observation the v2 API returns for ``params``, following ``meta.cursor`` page by page."""
         cursor: Optional[str] = None
         while True:
-            page = self.client.get_json(OBSERVATIONS, params + ([("cursor", cursor)] if cursor else []))
+            query = params + ([("cursor", cursor)] if cursor else [])
+            if self._v1 is None:  # the first request: does this server have the v2 API?
+                status, page = self.client.send("GET", OBSERVATIONS, params=query, ok=(404,))
+                if status == 404:
+                    log.info("%s: no v2 observations API (404): reading the v1 traces/observations APIs", self.label)
+                    self._v1 = True
+                    raise _NoV2()
+                self._v1 = False
+            else:
+                page = self.client.get_json(OBSERVATIONS, query)
             if not isinstance(page, dict) or not isinstance(page.get("data"), list):
                 raise SourceError(f"{self.label}: {OBSERVATIONS} answered no 'data' list")
             yield from (o for o in page["data"] if isinstance(o, dict))
@@ -113,9 +140,27 @@ class LangfuseSource(PullSource):
             if not cursor:
                 return
 
+    def _pages(self, path: str, params: list[tuple[str, Any]]) -> Iterator[dict[str, Any]]:
+        """Every item a page-based v1 API returns for ``params`` (``page`` 1, 2, … up to ``meta.totalPages``)."""
+        number = 1
+        while True:
+            page = self.client.get_json(path, [*params, ("page", number)])
+            if not isinstance(page, dict) or not isinstance(page.get("data"), list):
+                raise SourceError(f"{self.label}: {path} answered no 'data' list")
+            yield from (o for o in page["data"] if isinstance(o, dict))
+            meta = page.get("meta")
+            total = meta.get("totalPages") if isinstance(meta, dict) else None
+            if not page["data"] or not isinstance(total, int) or number >= total:
+                return
+            number += 1
+
     def _trace(self, trace_id: str, started: Optional[datetime]) -> Optional[PulledTrace]:
-        observations = list(self._observations([("traceId", trace_id), ("fields", FIELDS),
-                                                ("expandMetadata", EXPAND_METADATA), ("limit", self._page_size())]))
+        if self._v1:
+            found = self._pages(OBSERVATIONS_V1, [("traceId", trace_id), ("limit", self._page_size())])
+        else:
+            found = self._observations([("traceId", trace_id), ("fields", FIELDS), ("expandMetadata", EXPAND_METADATA),
+                                        ("limit", self._page_size())])
+        observations = list(found)
         if not observations:
             return None
         if started is None:
@@ -124,6 +169,12 @@ class LangfuseSource(PullSource):
 
     def pull(self) -> Iterator[PulledTrace]:
         self._authorize()
+        try:
+            yield from self._pull()
+        except _NoV2:  # raised by the first request, before anything was yielded
+            yield from self._pull()
+
+    def _pull(self) -> Iterator[PulledTrace]:
         ids = [t.strip() for t in (self.query.param("trace_id") or "").split(",") if t.strip()]
         if ids:
             for trace_id in ids:
@@ -134,18 +185,25 @@ class LangfuseSource(PullSource):
             return
         start, end = self.window
         size = self._page_size() if self.limit is None else min(self._page_size(), self.limit)
-        params: list[tuple[str, Any]] = [("isRootObservation", "true"), ("fields", "core,basic"),
-                                         ("fromStartTime", _iso(start)), ("toStartTime", _iso(end)), ("limit", size)]
+        filters: list[tuple[str, Any]] = [("limit", size)]
         for key, api in (("session_id", "sessionId"), ("name", "name")):
             value = self.query.param(key)
             if value:
-                params.append((api, value))
+                filters.append((api, value))
         for value in self.query.params.get("environment", ()):  # repeated or comma-separated: any of them
-            params += [("environment", env.strip()) for env in value.split(",") if env.strip()]
-        for root in self._observations(params):
-            found = root.get("traceId")
+            filters += [("environment", env.strip()) for env in value.split(",") if env.strip()]
+        if self._v1:
+            roots = self._pages(TRACES_V1, [("fromTimestamp", _iso(start)), ("toTimestamp", _iso(end)),
+                                            ("orderBy", "timestamp.desc"), *filters])
+            found_by = ("id", "timestamp")
+        else:
+            roots = self._observations([("isRootObservation", "true"), ("fields", "core,basic"),
+                                        ("fromStartTime", _iso(start)), ("toStartTime", _iso(end)), *filters])
+            found_by = ("traceId", "startTime")
+        for root in roots:
+            found = root.get(found_by[0])
             if isinstance(found, str) and found:
-                pulled = self._trace(found, _time(root.get("startTime")))
+                pulled = self._trace(found, _time(root.get(found_by[1])))
                 if pulled is not None:
                     yield pulled
 
@@ -164,6 +222,10 @@ class LangfuseSource(PullSource):
             self.client.post_json(SCORES, score_body(verdict, environment))
             written += 1
         return written
+
+
+class _NoV2(Exception):
+    """The server has no v2 observations API: read again through v1."""
 
 
 def score_body(verdict: Verdict, environment: Optional[str] = None) -> dict[str, Any]:
