@@ -193,6 +193,16 @@ def test_a_hanging_server_ends_in_one_line_within_its_deadline(langfuse):
     assert error.error.startswith(uri(langfuse, f"{WIDE}&timeout=1&retries=0")) and "\n" not in error.error
 
 
+def test_a_failing_langfuse_keeps_the_other_inputs_results(langfuse):
+    """A stand-in (Langfuse v4.16.0) answering 500 to everything: one line, and the file's case is scored."""
+    langfuse.fail_times = 1000
+    run = run_cli(str(HELM), uri(langfuse, f"{WIDE}&retries=1"))
+    (error,) = run["errors"]
+    assert error.startswith(uri(langfuse, f"{WIDE}&retries=1")) and "500" in error and "(after 2 attempts)" in error
+    assert [c["trace_ids"] for c in run["cases"]] == [[HELM_ID]]
+    assert [c["sources"] for c in run["cases"]] == [[str(HELM)]]
+
+
 def verdicts_of(run: dict) -> list[Verdict]:
     return [Verdict(trace_id=c["trace_ids"][0], evaluator=m["name"], score=m["score"],
                     passed={"PASSED": True, "FAILED": False}.get(m["status"]), status=m["status"],
