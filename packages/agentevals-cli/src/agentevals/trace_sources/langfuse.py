@@ -9,7 +9,9 @@ original attributes (Langfuse keeps them in ``metadata.attributes``, the resourc
 ``metadata.resourceAttributes``, the scope in ``metadata.scope``) and the input/output attributes Langfuse
 moved into the observation's ``input``/``output``; an observation made with a Langfuse SDK is mapped from its
 fields (GENERATION → a ``gen_ai`` chat span with model, usage and messages, TOOL → ``execute_tool``,
-AGENT → ``invoke_agent``).
+AGENT → ``invoke_agent``). A server without the v2 API (Langfuse v3: a 404) is read through the page-based
+v1 APIs instead: ``GET /api/public/traces`` (``fromTimestamp``/``toTimestamp`` and the same filters), then
+``GET /api/public/observations?traceId=…``; ``api=v1``/``api=v2`` chooses.
 
 Trace ids: a Langfuse trace id that is an OpenTelemetry id (32 lowercase hex digits) is the converted trace
 id as it is, and so is any id our OTLP reader keeps unchanged; any other id is carried as ``lf-`` + its
