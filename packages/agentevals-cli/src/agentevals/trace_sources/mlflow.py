@@ -68,6 +68,7 @@ class MlflowSource(PullSource):
             raise ConfigError(f"{item}: experiment= is required (an experiment id or name; several: "
                               "experiment=1,2)")
         self.experiments = experiments
+        self.page_size = PAGE_SIZE
         self.client.headers.update(_auth_headers())
 
     def auth_hint(self) -> str:
@@ -102,7 +103,7 @@ class MlflowSource(PullSource):
         locations = [{"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": e}}
                      for e in self.experiment_ids()]
         body: dict[str, Any] = {"locations": locations, "filter": self.search_filter(),
-                                "max_results": min(PAGE_SIZE, self.limit or PAGE_SIZE),
+                                "max_results": min(self.page_size, self.limit or self.page_size),
                                 "order_by": ["timestamp_ms ASC"]}
         found = 0
         while True:
@@ -195,8 +196,10 @@ def assessment(trace_id: str, verdict: Verdict) -> dict[str, Any]:
         "source": {"source_type": "LLM_JUDGE" if verdict.judge else "CODE",
                    "source_id": f"{SOURCE_PREFIX}{verdict.evaluator}{version}"},
         "feedback": {"value": value},
-        "metadata": {"agentevals_run_id": verdict.run_id, "case_id": verdict.case_id or "", "label": verdict.label},
     }
+    # MLflow's metadata is a string → string map: a missing value is left out, never sent as null
+    metadata = {"agentevals_run_id": verdict.run_id, "case_id": verdict.case_id, "label": verdict.label}
+    out["metadata"] = {k: str(v) for k, v in metadata.items() if v}
     if verdict.explanation:
         out["rationale"] = verdict.explanation
     return out
