@@ -300,3 +300,109 @@ def test_write_back_to_a_missing_trace_is_one_line(mlflow_url: str, experiment: 
     with pytest.raises(Exception, match=r"1 trace\(s\) not found for write-back \(tr-0{32}\); wrote 0") as caught:
         source_for(f"mlflow+{mlflow_url}?experiment={experiment}").write_back([verdict])
     assert "\n" not in str(caught.value)
+
+
+class _AuthStandIn:
+    """A loopback stand-in for MLflow 3.17.2's ``basic-auth`` app, used only because that app needs the
+    ``mlflow[auth]`` extra the backends virtualenv does not install: no credentials → its 401 (same body and
+    ``WWW-Authenticate`` as ``mlflow.server.auth.make_basic_auth_response``); a user without permission →
+    its 403 ``Permission denied``; accepted credentials → an empty experiment (the REST API's shapes)."""
+
+    def __init__(self, accepted: set[str]) -> None:
+        import base64
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from threading import Thread
+
+        seen: list[str] = []
+        self.seen = seen
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def answer(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                auth = self.headers.get("Authorization") or ""
+                seen.append(auth)
+                user = base64.b64decode(auth[6:]).decode().split(":")[0] if auth.startswith("Basic ") else ""
+                if auth not in accepted and user != "reader":  # unknown (or no) credentials
+                    status, body, kind = 401, (b"You are not authenticated. Please see https://www.mlflow.org/docs/"
+                                               b"latest/auth/index.html#authenticating-to-mlflow on how to "
+                                               b"authenticate."), "text/plain"
+                elif auth not in accepted:  # a known user ("reader") without permission on the experiment
+                    status, body, kind = 403, b"Permission denied", "text/plain"
+                elif self.path.startswith("/api/2.0/mlflow/experiments/get"):
+                    status, kind = 200, "application/json"
+                    body = json.dumps({"experiment": {"experiment_id": "1", "name": "agents"}}).encode()
+                else:
+                    status, body, kind = 200, b"{}", "application/json"
+                self.send_response(status)
+                if status == 401:
+                    self.send_header("WWW-Authenticate", 'Basic realm="mlflow"')
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = answer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def auth_standin() -> Iterator[_AuthStandIn]:
+    import base64
+
+    standin = _AuthStandIn({"Basic " + base64.b64encode(b"alice:s3cret").decode(), "Bearer tok-123"})
+    yield standin
+    standin.close()
+
+
+def test_auth_from_mlflow_variables(auth_standin: _AuthStandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stand-in (MLflow 3.17.2 basic-auth responses): the variables MLflow's client reads, one-line 401/403."""
+    from agentevals.trace_sources.pull import SourceError
+
+    for name in ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    uri = f"mlflow+{auth_standin.url}?experiment=1&retries=0"
+    with pytest.raises(SourceError) as caught:
+        list(source_for(uri).pull())
+    message = str(caught.value)
+    assert message.startswith(f"{uri}: 401") and "\n" not in message
+    assert "set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD, or MLFLOW_TRACKING_TOKEN" in message
+
+    monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", "reader")
+    monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", "pw-of-reader")
+    with pytest.raises(SourceError, match="403 Forbidden: Permission denied") as caught:
+        list(source_for(uri).pull())
+    assert "pw-of-reader" not in str(caught.value)
+
+    monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", "alice")
+    monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", "s3cret")
+    assert list(source_for(uri).pull()) == []
+    monkeypatch.delenv("MLFLOW_TRACKING_USERNAME")
+    monkeypatch.delenv("MLFLOW_TRACKING_PASSWORD")
+    monkeypatch.setenv("MLFLOW_TRACKING_TOKEN", "tok-123")
+    assert list(source_for(uri).pull()) == []
+    assert auth_standin.seen[-1] == "Bearer tok-123"
+
+
+def test_credentials_in_the_uri_are_refused() -> None:
+    from agentevals.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"credentials in the URI are refused.*MLFLOW_TRACKING_USERNAME") as caught:
+        source_for("mlflow+http://alice:s3cret@127.0.0.1:5000?experiment=1")
+    assert "s3cret" not in str(caught.value)
+
+
+def test_experiment_is_required() -> None:
+    from agentevals.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="experiment= is required"):
+        source_for("mlflow+http://127.0.0.1:5000?since=1h")
