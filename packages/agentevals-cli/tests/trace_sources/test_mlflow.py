@@ -195,7 +195,8 @@ def test_run_from_mlflow_equals_the_file_run(pulled: tuple[int, dict[str, Any]],
 
 
 def test_filter_in_mlflow_syntax_selects_traces(mlflow_url: str, experiment: str) -> None:
-    source = source_for(f"mlflow+{mlflow_url}?experiment={experiment}&filter=tag.`service.name` = 'helm_agent'")
+    source = source_for(f"mlflow+{mlflow_url}?experiment={experiment}"
+                        "&filter=trace.status = 'OK' AND tag.`service.name` = 'helm_agent'")
     assert [p.trace_id for p in source.pull()] == [f"tr-{HELM_TRACE}"]
     source = source_for(f"mlflow+{mlflow_url}?experiment={experiment}&filter=trace.status = 'ERROR'")
     assert list(source.pull()) == []
