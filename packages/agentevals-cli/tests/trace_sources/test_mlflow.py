@@ -407,3 +407,47 @@ def test_experiment_is_required() -> None:
 
     with pytest.raises(ConfigError, match="experiment= is required"):
         source_for("mlflow+http://127.0.0.1:5000?since=1h")
+
+
+def test_spans_come_back_as_the_file_has_them(mlflow_url: str, experiment: str) -> None:
+    """What the converters see from MLflow is what they see in the file: ids, names, parents, scope, events,
+    status and every attribute value (MLflow's own ``mlflow.*`` additions aside); times moved together by the
+    one shift the sender applied. A JSON-string attribute (``gcp.vertex.agent.llm_request``) comes back as
+    the same JSON: MLflow stores it as JSON, so its whitespace is MLflow's."""
+    from agentevals.traces.formats import TRACE_FORMATS
+
+    pulled = {p.trace_id: p for p in source_for(f"mlflow+{mlflow_url}?experiment={experiment}").pull()}
+    for path in TRACES:
+        want, = read_jaeger(json.loads(path.read_text()), str(path))
+        got, = TRACE_FORMATS.get("otlp-json").read(pulled[f"tr-{want.trace_id}"].document, "mlflow")
+        assert got.trace_id == want.trace_id
+        wanted = {s.span_id: s for s in want.spans}
+        assert sorted(wanted) == sorted(s.span_id for s in got.spans)
+        shifts = set()
+        json_strings = 0
+        for span in got.spans:
+            original = wanted[span.span_id]
+            assert (span.name, span.parent_span_id, span.scope) == (original.name, original.parent_span_id,
+                                                                    original.scope)
+            assert (span.status_code or "UNSET") == (original.status_code or "UNSET")
+            attributes = {k: v for k, v in span.attributes.items() if not k.startswith("mlflow.")}
+            assert all(isinstance(v, str) for k, v in attributes.items() if isinstance(original.attributes[k], str)
+                       and original.attributes[k].startswith("{"))  # a string still, never a map
+            assert {k: _json_of(v) for k, v in attributes.items()} == {
+                k: _json_of(v) for k, v in original.attributes.items()}
+            json_strings += sum(1 for v in attributes.values() if isinstance(v, str) and v.startswith("{"))
+            assert [(e.name, e.attributes) for e in span.events] == [(e.name, e.attributes) for e in original.events]
+            assert span.end_ns - span.start_ns == original.end_ns - original.start_ns
+            shifts.add(span.start_ns - original.start_ns)
+        assert len(shifts) == 1 and json_strings > 0
+        assert got.spans[0].resource.get("service.name") == want.spans[0].resource.get("service.name")
+
+
+def _json_of(value: Any) -> Any:
+    """A JSON text (an object, or an array as Jaeger JSON writes an OpenTelemetry array) → its value."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value

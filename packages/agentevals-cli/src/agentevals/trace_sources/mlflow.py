@@ -219,8 +219,8 @@ def otlp_document(trace: dict[str, Any]) -> dict[str, Any]:
 
     MLflow keeps what the span had (ids, times, status, events, attributes) but stores attributes as JSON
     and stores an attribute that was a JSON string (``gcp.vertex.agent.llm_request``) as that JSON itself,
-    so it answers it as a map or a list of maps: such a value is written back as the JSON string it was
-    (OpenTelemetry attributes hold no maps). The resource attributes come back from the trace's tags (MLflow
+    so it answers it as a map or a list of maps: such a value becomes a JSON string again (OpenTelemetry
+    attributes hold no maps; the same JSON, in MLflow's whitespace). A list of plain values stays a list. The resource attributes come back from the trace's tags (MLflow
     stores them there); spans are grouped by their ``otel.scope.name`` attribute when they carry one."""
     info = trace.get("trace_info") or {}
     tags = info.get("tags") or {}
