@@ -409,14 +409,18 @@ def test_experiment_is_required() -> None:
         source_for("mlflow+http://127.0.0.1:5000?since=1h")
 
 
-def test_spans_come_back_as_the_file_has_them(mlflow_url: str, experiment: str) -> None:
+@pytest.mark.parametrize("batch_get", [True, False], ids=["batchGet", "trace-data-artifact"])
+def test_spans_come_back_as_the_file_has_them(mlflow_url: str, experiment: str, batch_get: bool) -> None:
     """What the converters see from MLflow is what they see in the file: ids, names, parents, scope, events,
     status and every attribute value (MLflow's own ``mlflow.*`` additions aside); times moved together by the
     one shift the sender applied. A JSON-string attribute (``gcp.vertex.agent.llm_request``) comes back as
-    the same JSON: MLflow stores it as JSON, so its whitespace is MLflow's."""
+    the same JSON from ``batchGet`` (MLflow stores it as JSON, so its whitespace is MLflow's) and as the exact
+    text from the trace data artifact (the path for spans logged as artifacts and for older servers)."""
     from agentevals.traces.formats import TRACE_FORMATS
 
-    pulled = {p.trace_id: p for p in source_for(f"mlflow+{mlflow_url}?experiment={experiment}").pull()}
+    source = source_for(f"mlflow+{mlflow_url}?experiment={experiment}")
+    source.batch_get = batch_get
+    pulled = {p.trace_id: p for p in source.pull()}
     for path in TRACES:
         want, = read_jaeger(json.loads(path.read_text()), str(path))
         got, = TRACE_FORMATS.get("otlp-json").read(pulled[f"tr-{want.trace_id}"].document, "mlflow")
@@ -435,6 +439,9 @@ def test_spans_come_back_as_the_file_has_them(mlflow_url: str, experiment: str) 
                        and original.attributes[k].startswith("{"))  # a string still, never a map
             assert {k: _json_of(v) for k, v in attributes.items()} == {
                 k: _json_of(v) for k, v in original.attributes.items()}
+            if not batch_get:
+                assert {k: v for k, v in attributes.items() if isinstance(v, str)} == {
+                    k: v for k, v in original.attributes.items() if k in attributes and isinstance(attributes[k], str)}
             json_strings += sum(1 for v in attributes.values() if isinstance(v, str) and v.startswith("{"))
             assert [(e.name, e.attributes) for e in span.events] == [(e.name, e.attributes) for e in original.events]
             assert span.end_ns - span.start_ns == original.end_ns - original.start_ns

@@ -38,6 +38,8 @@ log = logging.getLogger("agentevals.engine")
 
 SEARCH = "/api/3.0/mlflow/traces/search"
 BATCH_GET = "/api/3.0/mlflow/traces/batchGet"
+TRACE_ARTIFACT = "/ajax-api/2.0/mlflow/get-trace-artifact"
+SPANS_LOCATION = "mlflow.trace.spansLocation"
 PAGE_SIZE = 100
 """Traces per search page (MLflow allows up to 500)."""
 BATCH = 10
@@ -69,6 +71,8 @@ class MlflowSource(PullSource):
                               "experiment=1,2)")
         self.experiments = experiments
         self.page_size = PAGE_SIZE
+        self.batch_get = True
+        """Read spans by ``batchGet`` where the server holds them (False: always the trace data artifact)."""
         self.client.headers.update(_auth_headers())
 
     def auth_hint(self) -> str:
@@ -121,16 +125,30 @@ class MlflowSource(PullSource):
             body["page_token"] = token
 
     def _fetch(self, infos: list[dict[str, Any]]) -> Iterator[PulledTrace]:
-        ids = [str(info["trace_id"]) for info in infos]
-        answer = self.client.get_json(BATCH_GET, [("trace_ids", i) for i in ids]) or {}
-        by_id = {}
-        for trace in answer.get("traces") or ():
-            info = trace.get("trace_info") if isinstance(trace, dict) else None
-            if isinstance(info, dict) and info.get("trace_id"):
-                by_id[str(info["trace_id"])] = trace
+        """Spans of a page's traces: ``batchGet`` for those the server holds in its store (and archive); the
+        trace data artifact (``get-trace-artifact``, what MLflow's UI reads) for spans logged as artifacts and
+        for servers older than ``batchGet``."""
+        # MLflow's client rule: spans the server holds (tag TRACKING_STORE or ARCHIVE_REPO) come from the server,
+        # other traces' spans are the trace data artifact
+        stored = [str(i["trace_id"]) for i in infos
+                  if self.batch_get and _tag(i, SPANS_LOCATION) in ("TRACKING_STORE", "ARCHIVE_REPO")]
+        fetched: dict[str, dict[str, Any]] = {}
+        if stored:
+            status, answer = self.client.send("GET", BATCH_GET, params=[("trace_ids", i) for i in stored], ok=(404,))
+            if status == 404:  # no such endpoint: a server before batchGet
+                self.batch_get = False
+                stored = []
+            for trace in (answer or {}).get("traces") or () if status != 404 else ():
+                info = trace.get("trace_info") if isinstance(trace, dict) else None
+                if isinstance(info, dict) and info.get("trace_id"):
+                    fetched[str(info["trace_id"])] = trace
         for info in infos:
             trace_id = str(info["trace_id"])
-            trace = by_id.get(trace_id)
+            trace = fetched.get(trace_id)
+            if trace is None and trace_id not in stored:
+                status, data = self.client.send("GET", TRACE_ARTIFACT, params={"request_id": trace_id}, ok=(400, 404))
+                if status == 200 and isinstance(data, dict) and isinstance(data.get("spans"), list):
+                    trace = {"trace_info": info, "spans": data["spans"]}
             if trace is None:  # deleted between search and fetch, or its spans not stored yet
                 log.info("%s: trace %s has no spans yet; skipped", self.label, trace_id)
                 continue
@@ -215,42 +233,105 @@ def _same_result(existing: dict[str, Any], verdict: Verdict) -> bool:
 
 
 def otlp_document(trace: dict[str, Any]) -> dict[str, Any]:
-    """One MLflow trace (``{"trace_info": …, "spans": [OTel protobuf JSON]}``) → an OTLP JSON document.
+    """One MLflow trace (``{"trace_info": …, "spans": [...]}``, spans as ``batchGet`` or the trace data
+    artifact gives them) → an OTLP JSON document.
 
     MLflow keeps what the span had (ids, times, status, events, attributes) but stores attributes as JSON
     and stores an attribute that was a JSON string (``gcp.vertex.agent.llm_request``) as that JSON itself,
-    so it answers it as a map or a list of maps: such a value becomes a JSON string again (OpenTelemetry
-    attributes hold no maps; the same JSON, in MLflow's whitespace). A list of plain values stays a list. The resource attributes come back from the trace's tags (MLflow
-    stores them there); spans are grouped by their ``otel.scope.name`` attribute when they carry one."""
+    so ``batchGet`` answers it as a map or a list of maps: such a value becomes a JSON string again
+    (OpenTelemetry attributes hold no maps; the same JSON, in MLflow's whitespace; the trace data artifact
+    gives the exact text). A list of plain values stays a list. The resource attributes come back from the
+    trace's tags (MLflow stores them there); spans are grouped by their ``otel.scope.name`` attribute when
+    they carry one (MLflow keeps no instrumentation scope)."""
     info = trace.get("trace_info") or {}
     tags = info.get("tags") or {}
     resource = [{"key": k, "value": {"stringValue": str(v)}} for k, v in tags.items() if not k.startswith("mlflow.")]
     scopes: dict[str, list[dict[str, Any]]] = {}
     for raw in trace.get("spans") or ():
-        if not isinstance(raw, dict):
-            continue
-        attributes = [a for a in (_attribute(kv) for kv in raw.get("attributes") or ()) if a is not None]
-        scope = next((a["value"].get("stringValue", "") for a in attributes if a["key"] == "otel.scope.name"), "")
-        span: dict[str, Any] = {
-            "traceId": _hex(raw.get("trace_id")),
-            "spanId": _hex(raw.get("span_id")),
-            "name": raw.get("name", ""),
-            "startTimeUnixNano": str(raw.get("start_time_unix_nano") or 0),
-            "endTimeUnixNano": str(raw.get("end_time_unix_nano") or raw.get("start_time_unix_nano") or 0),
-            "attributes": attributes,
-            "events": [{"name": e.get("name", ""), "timeUnixNano": str(e.get("time_unix_nano") or 0),
-                        "attributes": [a for a in (_attribute(kv) for kv in e.get("attributes") or ()) if a]}
-                       for e in raw.get("events") or () if isinstance(e, dict)],
-            "status": raw.get("status") or {},
-        }
-        parent = _hex(raw.get("parent_span_id"))
-        if parent:
-            span["parentSpanId"] = parent
-        scopes.setdefault(scope, []).append(span)
+        if isinstance(raw, dict):
+            scope, span = _otlp_span(raw)
+            scopes.setdefault(scope, []).append(span)
     return {"resourceSpans": [{
         "resource": {"attributes": resource},
         "scopeSpans": [{"scope": {"name": name} if name else {}, "spans": spans} for name, spans in scopes.items()],
     }]}
+
+
+def _otlp_span(raw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """One span → ``(scope name, OTLP JSON span)``. Takes MLflow's protobuf JSON (``batchGet``: attributes as
+    a list of ``AnyValue``) and its span dict (the trace data artifact: attributes as a map of the JSON text
+    MLflow stored; MLflow 2's ``context``/``parent_id`` with ``0x`` ids included)."""
+    stored = raw.get("attributes")
+    if isinstance(stored, dict):
+        attributes = [a for a in (_stored_attribute(k, v) for k, v in stored.items()) if a is not None]
+    else:
+        attributes = [a for a in (_attribute(kv) for kv in stored or ()) if a is not None]
+    context = raw.get("context") if isinstance(raw.get("context"), dict) else {}
+    start = raw.get("start_time_unix_nano") or raw.get("start_time") or 0
+    status = raw.get("status")
+    if not isinstance(status, dict):
+        code = raw.get("status_code")
+        status = {"code": f"STATUS_CODE_{code}", "message": raw.get("status_message") or ""} if code else {}
+    span: dict[str, Any] = {
+        "traceId": _hex(raw.get("trace_id") or context.get("trace_id")),
+        "spanId": _hex(raw.get("span_id") or context.get("span_id")),
+        "name": raw.get("name", ""),
+        "startTimeUnixNano": str(start),
+        "endTimeUnixNano": str(raw.get("end_time_unix_nano") or raw.get("end_time") or start),
+        "attributes": attributes,
+        "events": [_event(e) for e in raw.get("events") or () if isinstance(e, dict)],
+        "status": status,
+    }
+    parent = _hex(raw.get("parent_span_id") or raw.get("parent_id"))
+    if parent:
+        span["parentSpanId"] = parent
+    scope = next((a["value"].get("stringValue", "") for a in attributes if a["key"] == "otel.scope.name"), "")
+    return scope, span
+
+
+def _event(raw: dict[str, Any]) -> dict[str, Any]:
+    stored = raw.get("attributes")
+    if isinstance(stored, dict):  # the span dict keeps event attributes as plain values
+        attributes = [{"key": k, "value": _value(v)} for k, v in stored.items() if v is not None]
+    else:
+        attributes = [a for a in (_attribute(kv) for kv in stored or ()) if a is not None]
+    return {"name": raw.get("name", ""), "timeUnixNano": str(raw.get("time_unix_nano") or raw.get("timestamp") or 0),
+            "attributes": attributes}
+
+
+def _stored_attribute(key: str, text: Any) -> Optional[dict[str, Any]]:
+    """An attribute as MLflow stores it → OTLP. MLflow stores ``json.dumps(value)``, except a string that is
+    itself JSON (an object or array), which it stores as it is: JSON text holding a map (or a list of maps or
+    lists) was such a string, and comes back as exactly that text."""
+    if not isinstance(text, str):
+        return None if text is None else {"key": key, "value": _value(text)}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {"key": key, "value": {"stringValue": text}}
+    if isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value)):
+        return {"key": key, "value": {"stringValue": text}}
+    return None if value is None else {"key": key, "value": _value(value)}
+
+
+def _value(value: Any) -> dict[str, Any]:
+    """A plain value → an OTLP JSON ``AnyValue`` (a map as JSON text: attributes hold no maps)."""
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, list):
+        return {"arrayValue": {"values": [_value(v) for v in value]}}
+    if isinstance(value, dict):
+        return {"stringValue": json.dumps(value, ensure_ascii=False)}
+    return {"stringValue": str(value)}
+
+
+def _tag(info: dict[str, Any], key: str) -> Optional[str]:
+    tags = info.get("tags")
+    return tags.get(key) if isinstance(tags, dict) else None
 
 
 def _attribute(kv: Any) -> Optional[dict[str, Any]]:
@@ -296,6 +377,7 @@ def _hex(value: Any) -> str:
     """A protobuf JSON id (base64) → hex; hex (or nothing) passes through."""
     if not value or not isinstance(value, str):
         return ""
+    value = value.removeprefix("0x")  # MLflow 2's span context
     if len(value) in (16, 32) and all(c in "0123456789abcdefABCDEF" for c in value):
         return value.lower()
     try:
