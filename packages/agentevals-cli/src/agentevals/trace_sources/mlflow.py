@@ -266,7 +266,7 @@ def _otlp_span(raw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         attributes = [a for a in (_stored_attribute(k, v) for k, v in stored.items()) if a is not None]
     else:
         attributes = [a for a in (_attribute(kv) for kv in stored or ()) if a is not None]
-    context = raw.get("context") if isinstance(raw.get("context"), dict) else {}
+    context: dict[str, Any] = raw["context"] if isinstance(raw.get("context"), dict) else {}
     start = raw.get("start_time_unix_nano") or raw.get("start_time") or 0
     status = raw.get("status")
     if not isinstance(status, dict):
