@@ -400,6 +400,7 @@ def test_credentials_in_the_uri_are_refused() -> None:
     with pytest.raises(ConfigError, match=r"credentials in the URI are refused.*MLFLOW_TRACKING_USERNAME") as caught:
         source_for("mlflow+http://alice:s3cret@127.0.0.1:5000?experiment=1")
     assert "s3cret" not in str(caught.value)
+    assert "set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD, or MLFLOW_TRACKING_TOKEN" in str(caught.value)
 
 
 def test_experiment_is_required() -> None:

@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from typing import Any, ClassVar, Optional
 
 from ..errors import ConfigError
-from .pull import PulledTrace, PullSource, SourceError, Verdict, parse_time
+from .pull import PulledTrace, PullQuery, PullSource, SourceError, Verdict, parse_time
 
 __all__ = ["MlflowSource", "otlp_document"]
 
@@ -74,6 +74,13 @@ class MlflowSource(PullSource):
         self.batch_get = True
         """Read spans by ``batchGet`` where the server holds them (False: always the trace data artifact)."""
         self.client.headers.update(_auth_headers())
+
+    @classmethod
+    def parse(cls, uri: str) -> PullQuery:
+        try:
+            return super().parse(uri)
+        except ConfigError as exc:  # the base joins every variable with "and": the token is the alternative
+            raise ConfigError(str(exc).replace(" and MLFLOW_TRACKING_TOKEN", ", or MLFLOW_TRACKING_TOKEN")) from None
 
     def auth_hint(self) -> str:
         return "set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD, or MLFLOW_TRACKING_TOKEN"
