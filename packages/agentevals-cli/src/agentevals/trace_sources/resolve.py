@@ -29,6 +29,7 @@ TRACE_SOURCES: Registry[type[TraceSource]] = Registry("trace source", "agenteval
     "http": "agentevals.trace_sources.http:HttpSource",  # also `https`
     "langfuse": "agentevals.trace_sources.langfuse:LangfuseSource",
     "memory": "agentevals.trace_sources.memory:MemorySource",
+    "mlflow": "agentevals.trace_sources.mlflow:MlflowSource",
 }, base=TraceSource)
 """Source name (the scheme of its URIs) → ``TraceSource`` class; entry-point group ``agentevals.trace_sources``."""
 
