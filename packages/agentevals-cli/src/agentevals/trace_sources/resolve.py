@@ -28,6 +28,7 @@ TRACE_SOURCES: Registry[type[TraceSource]] = Registry("trace source", "agenteval
     "files": "agentevals.trace_sources.files:FileSource",  # also `file` (its class's aliases)
     "http": "agentevals.trace_sources.http:HttpSource",  # also `https`
     "memory": "agentevals.trace_sources.memory:MemorySource",
+    "phoenix": "agentevals.trace_sources.phoenix:PhoenixSource",
 }, base=TraceSource)
 """Source name (the scheme of its URIs) → ``TraceSource`` class; entry-point group ``agentevals.trace_sources``."""
 
