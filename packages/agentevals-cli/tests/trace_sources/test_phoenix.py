@@ -39,6 +39,7 @@ HELM_ID = "3e289017fe03ffd7c4145316d2eb3d0d"
 K8S_ID = "d497c9dd55717f2c5ecb79bda3028993"
 TEMPO_ID = "dd547580319ab0312cee07f1def50dad"
 HELM_INVOCATION = "e-a2daf27e-1b11-43b9-ac66-527df687a5fd"
+HELM_SESSION = "ctx-7ed9780f-3688-4fc0-b10b-2e4df2f83cf0"
 TEMPO_INVOCATION = "e-fd4599ca-7ab2-47c2-9efe-0c61a5d579f3"
 ADMIN_SECRET = "agentevals-test-admin-secret-0123456789"
 
@@ -282,6 +283,7 @@ def test_filters(phoenix: PhoenixServer, field: dict[str, Trace]) -> None:
     assert _ids(uri(phoenix, "field", "since=1h&attr.gen_ai.agent.name=helm_agent")) == [HELM_ID, TEMPO_ID]
     assert _ids(uri(phoenix, "field", f"since=1h&attr.gcp.vertex.agent.invocation_id={HELM_INVOCATION}")) == [HELM_ID]
     assert _ids(uri(phoenix, "field", "since=1h&attr.gen_ai.agent.name=nobody")) == []
+    assert _ids(uri(phoenix, "field", f"since=1h&session_id={HELM_SESSION}")) == [HELM_ID]
     # a Phoenix trace filter expression, and attr.* next to it (checked on the spans by the source)
     assert _ids(uri(phoenix, "field", "since=1h&filter=num_spans > 90")) == [HELM_ID]
     assert _ids(uri(phoenix, "field", f"since=1h&filter=num_spans > 0&attr.gcp.vertex.agent.invocation_id={TEMPO_INVOCATION}")) == [TEMPO_ID]
@@ -341,6 +343,9 @@ def test_write_back_adds_trace_annotations_once(phoenix: PhoenixServer, field: d
     assert source_for(source_uri).write_back([replace(v, run_id="another-run") for v in verdicts]) == 1
     assert sorted(a["identifier"] for a in annotations()) == sorted(["agentevals:another-run",
                                                                      f"agentevals:{report['run_id']}"])
+    # and Phoenix's trace filter sees them: the traces whose annotation failed
+    failed = f'any(a.name == "{METRIC}" and a.label == "fail" for a in trace_annotations)'
+    assert _ids(uri(phoenix, "field", f"since=1h&filter={failed}")) == [HELM_ID]
 
 
 def test_write_back_to_a_trace_phoenix_does_not_hold_is_one_line(phoenix: PhoenixServer,
