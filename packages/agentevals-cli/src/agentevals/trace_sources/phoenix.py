@@ -11,7 +11,8 @@ every trace complete, even when some of its spans started outside the window.
 
 Filters: ``trace_id=ID[,ID…]`` (those traces, whatever their time), ``attr.KEY=VALUE`` (traces with a span
 whose attribute matches; Phoenix's span search ``attribute=KEY:VALUE``, the value read as JSON, so
-``attr.n=3`` matches the number 3 and ``attr.id="3"`` the string), ``filter=`` (Phoenix's trace filter
+``attr.n=3`` matches the number 3 and ``attr.id="3"`` the string; traces then come in that search's order,
+newest matching span first), ``filter=`` (Phoenix's trace filter
 expression), ``session_id=``. ``PHOENIX_API_KEY`` is sent as ``Authorization: Bearer …``.
 
 Example::
