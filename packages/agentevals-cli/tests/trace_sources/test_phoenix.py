@@ -404,3 +404,13 @@ def test_auth_reads_phoenix_api_key(phoenix_with_auth: PhoenixServer) -> None:
     assert code == 0, stderr
     assert [c["trace_ids"] for c in report["cases"]] == [[HELM_ID]]
     assert ADMIN_SECRET not in json.dumps(report) + stderr
+
+
+def test_an_unreachable_phoenix_is_one_line() -> None:
+    """Nothing listens on the port: one line naming the source, after the URI's own retries."""
+    port = _free_port()
+    source_uri = f"phoenix+http://127.0.0.1:{port}?project=default&retries=1&timeout=5"
+    traces, errors = load_traces([source_uri])
+    assert traces == [] and len(errors) == 1
+    assert errors[0].error.startswith(source_uri + ": ") and "\n" not in errors[0].error
+    assert "(after 2 attempts)" in errors[0].error
