@@ -30,6 +30,7 @@ TRACE_SOURCES: Registry[type[TraceSource]] = Registry("trace source", "agenteval
     "langfuse": "agentevals.trace_sources.langfuse:LangfuseSource",
     "memory": "agentevals.trace_sources.memory:MemorySource",
     "mlflow": "agentevals.trace_sources.mlflow:MlflowSource",
+    "phoenix": "agentevals.trace_sources.phoenix:PhoenixSource",
 }, base=TraceSource)
 """Source name (the scheme of its URIs) → ``TraceSource`` class; entry-point group ``agentevals.trace_sources``."""
 
