@@ -150,15 +150,38 @@ def _check_arguments(
 
 
 async def evaluate_async(
-    traces: Union[TraceInput, Sequence[TraceInput]], *, trace_format: Optional[str] = None, **kwargs: Any
+    traces: Union[TraceInput, Sequence[TraceInput]], *, trace_format: Optional[str] = None, write_back: bool = False,
+    **kwargs: Any
 ) -> RunResult:
     """Async form of ``evaluate``."""
     evaluators, options, eval_set = prepare_run(**kwargs)
-    return await run_evaluation(traces, evaluators, eval_set=eval_set, options=options, trace_format=trace_format)
+    if not write_back:
+        return await run_evaluation(traces, evaluators, eval_set=eval_set, options=options, trace_format=trace_format)
+    import asyncio
+
+    from .trace_sources.write_back import WriteBack, evaluator_facts
+
+    inputs = [traces] if isinstance(traces, (str, Path)) else list(traces)  # type: ignore[arg-type]
+    judges, versions = evaluator_facts(evaluators)
+    sink = WriteBack(inputs, judges=judges, versions=versions)
+    emitter = None
+    if sink.otel_sources:  # Jaeger, Tempo: the results go out as OpenTelemetry events (run --emit-otel)
+        from .report.otel_events import EvaluationEventEmitter
+
+        emitter = EvaluationEventEmitter.from_env(sources=sink.otel_sources)
+    try:
+        run = await run_evaluation(inputs, evaluators, eval_set=eval_set, options=options, trace_format=trace_format,
+                                   consumers=[sink] + ([emitter] if emitter is not None else []))
+    finally:
+        if emitter is not None:
+            emitter.shutdown()
+    await asyncio.to_thread(sink.deliver, run, otel=emitter.by_source if emitter is not None else None)
+    return run
 
 
 def evaluate(
-    traces: Union[TraceInput, Sequence[TraceInput]], *, trace_format: Optional[str] = None, **kwargs: Any
+    traces: Union[TraceInput, Sequence[TraceInput]], *, trace_format: Optional[str] = None, write_back: bool = False,
+    **kwargs: Any
 ) -> RunResult:
     """Evaluate trace files (or in-memory ``Trace``/``ConvertedTrace`` objects; one or a list) and return results.
 
@@ -166,5 +189,9 @@ def evaluate(
     ``evaluators`` (instances of any evaluator type), ``judge_model``, ``threshold``,
     ``trajectory_match_type``, ``group_by``, ``strict``, ``repeat_key``, ``pass_at_k``,
     ``fail_on_evaluation_error``, ``concurrency``, ``executor`` (``local`` or ``ray``), ``ray_address``.
+
+    ``write_back=True``: after the run, each result goes back to the backend its trace came from (source
+    URIs such as ``phoenix+http://…``; files are skipped), as ``run --write-back`` does; the run's ``notes``
+    say how many were written to each source, or the one line why a source could not be written.
     """
-    return run_sync(evaluate_async(traces, trace_format=trace_format, **kwargs))
+    return run_sync(evaluate_async(traces, trace_format=trace_format, write_back=write_back, **kwargs))

@@ -54,6 +54,8 @@ class RunRequest:
     quiet: bool = False
     verbose: int = 0
     emit_otel: bool = False
+    write_back: bool = False
+    """``--write-back``: each result to the backend its trace came from (``trace_sources.write_back``)."""
     stdout_to_stderr: bool = False
     """While the run goes, what is printed to stdout goes to stderr (Ray prints cluster events there)."""
 
@@ -139,6 +141,7 @@ def execute(req: RunRequest) -> int:
 
             emitter = EvaluationEventEmitter.from_env()
             consumers.append(emitter)
+        write_back, emitter = _write_back(req, consumers, emitter)
 
         with contextlib.redirect_stdout(sys.stderr) if req.stdout_to_stderr else contextlib.nullcontext():
             run, signum = run_interruptible(run_evaluation(
@@ -155,6 +158,7 @@ def execute(req: RunRequest) -> int:
             if not finisher.finished:
                 emit(consumers, "run_finished", run)
         assert run is not None
+        unsent = _deliver(write_back, run, emitter, interrupted=signum is not None)
         store_line = _store_failure(store, recorder, reuse, len(run.cases))
         if store_line is not None:
             run.notes.append(store_line)
@@ -170,13 +174,16 @@ def execute(req: RunRequest) -> int:
                 click.echo(redact(f"agentevals: {note}"), err=True)
         elif store_line is not None:  # the table shows it among the notes; stderr says it too (CI logs)
             click.echo(redact(f"agentevals: {store_line}"), err=True)
+        if stdout_format(outputs) not in ("json", None):
+            for line in unsent:  # the table shows them among the notes; stderr says them too (CI logs)
+                click.echo(redact(f"agentevals: {line}"), err=True)
         if signum is not None:
             name = signal.Signals(signum).name
             click.echo(f"agentevals: interrupted by {name}: {len(run.cases)} case(s) finished"
                        + (f"; continue with: agentevals run ... --resume={run.run_id}" if run.run_id else ""), err=True)
             return 128 + signum
         assert finisher.outcome is not None
-        if unwritten or (recorder is not None and recorder.failure is not None):
+        if unwritten or unsent or (recorder is not None and recorder.failure is not None):
             return max(finisher.outcome.exit_code, _UNSAVED)
         return finisher.outcome.exit_code
     finally:
@@ -190,7 +197,39 @@ def execute(req: RunRequest) -> int:
 
 
 _UNSAVED = 2
-"""Exit code when a report or the run store could not be written (every other result was kept)."""
+"""Exit code when a report, the run store or a ``--write-back`` could not be written (every other result
+was kept)."""
+
+
+def _write_back(req: RunRequest, consumers: list[RunConsumer], emitter: Any) -> tuple[Any, Any]:
+    """``--write-back``: the consumer collecting each pull source's verdicts (after the store's, which sets
+    the run id), and for sources that store none (Jaeger, Tempo) an OTel emitter for their cases, unless
+    ``--emit-otel`` already sends every result. Returns (the consumer or None, the emitter or None)."""
+    if not req.write_back:
+        return None, emitter
+    from ..trace_sources.write_back import WriteBack, evaluator_facts
+
+    judges, versions = evaluator_facts(req.evaluators)
+    write_back = WriteBack(req.inputs, judges=judges, versions=versions)
+    consumers.append(write_back)
+    if write_back.otel_sources and emitter is None:
+        from ..report.otel_events import EvaluationEventEmitter
+
+        emitter = EvaluationEventEmitter.from_env(sources=write_back.otel_sources)
+        consumers.append(emitter)
+    return write_back, emitter
+
+
+def _deliver(write_back: Any, run: RunResult, emitter: Any, *, interrupted: bool) -> list[str]:
+    """Write the results back (``--write-back``); the summary goes to the run's notes. Returns the failure
+    lines (each names its source)."""
+    if write_back is None:
+        return []
+    if interrupted:
+        run.notes.append("--write-back: nothing written back (the run was interrupted)")
+        return []
+    outcome = write_back.deliver(run, otel=emitter.by_source if emitter is not None else None)
+    return outcome.failure_lines()
 
 
 def _store_failure(store: Any, recorder: Any, reuse: Any, cases: int) -> Optional[str]:

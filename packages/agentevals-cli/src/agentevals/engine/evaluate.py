@@ -45,6 +45,7 @@ def case_header(case: Case) -> CaseResult:
         case_id=case.case_id,
         trace_ids=[t.trace_id for t in case.traces],
         sources=sorted({t.source for t in case.traces}),
+        trace_sources=[t.source for t in case.traces],
         eval_id=case.eval_case.eval_id if case.eval_case else None,
         match_reason=case.match_reason,
         invocation_count=len(invocations),

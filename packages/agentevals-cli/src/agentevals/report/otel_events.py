@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Collection
 from typing import Any, Optional
 
 from ..engine.consumers import RunConsumer
@@ -61,16 +62,21 @@ def event_attributes(metric: MetricResult, score: Optional[float], case: CaseRes
 class EvaluationEventEmitter(RunConsumer):
     """A run consumer that emits one ``gen_ai.evaluation.result`` event per result (per turn when scored per turn)."""
 
-    def __init__(self, logger_provider: Any) -> None:
+    def __init__(self, logger_provider: Any, *, sources: Optional[Collection[str]] = None) -> None:
         self.provider = logger_provider
         self.logger = logger_provider.get_logger("agentevals")
+        self.sources = None if sources is None else frozenset(sources)
+        """Only cases read from these sources (``--write-back`` to Jaeger/Tempo); ``None``: every case."""
         self.emitted = 0
+        self.by_source: dict[str, int] = {}
+        """Events emitted per source (a case's first source)."""
         self.skipped = 0
         """Results of cases whose turns carry no span id (nothing to parent them to)."""
 
     @classmethod
-    def from_env(cls) -> EvaluationEventEmitter:
-        """An emitter whose OTLP exporter is configured by ``OTEL_EXPORTER_OTLP_*`` (``ConfigError`` on a bad protocol)."""
+    def from_env(cls, *, sources: Optional[Collection[str]] = None) -> EvaluationEventEmitter:
+        """An emitter whose OTLP exporter is configured by ``OTEL_EXPORTER_OTLP_*`` (``ConfigError`` on a bad
+        protocol); ``sources``: emit only for cases read from these sources."""
         try:
             from opentelemetry.sdk._logs import LoggerProvider
             from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
@@ -83,9 +89,18 @@ class EvaluationEventEmitter(RunConsumer):
                                                            "service.version": __version__}))
         if not disabled_by_env():
             provider.add_log_record_processor(BatchLogRecordProcessor(_exporter()))
-        return cls(provider)
+        return cls(provider, sources=sources)
 
     def case_finished(self, index: int, case: CaseResult) -> None:
+        if self.sources is not None and not self.sources.intersection(case.sources):
+            return
+        before = self.emitted
+        self._emit_case(case)
+        if self.emitted > before:
+            source = next((s for s in case.sources if self.sources is None or s in self.sources), "")
+            self.by_source[source] = self.by_source.get(source, 0) + self.emitted - before
+
+    def _emit_case(self, case: CaseResult) -> None:
         spans = case.invocation_spans
         last = next((s for s in reversed(spans) if s is not None), None)
         for metric in case.metrics:

@@ -1,0 +1,148 @@
+"""``agentevals run … --write-back`` end to end, through a real ``agentevals`` subprocess and a test-only
+``PullSource`` plugin installed by entry point (``support.writeback_source``; its loopback backend is a
+stand-in of no real product, serving the real shipped Jaeger traces and storing posted verdicts by
+(trace id, evaluator)): one verdict per trace × evaluator with the run's own scores, labels, explanations and
+run id; a second run upserts; a failing source is one line, the reports are kept, exit code 2; a source that
+stores nothing (like Jaeger and Tempo) gets OpenTelemetry events parented to the evaluated spans instead."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.live_server import EXAMPLES
+from support.writeback_source import Backend, install_plugin
+
+TRACES = [EXAMPLES / "traces/helm.json", EXAMPLES / "traces/k8s.json"]
+EVAL_SET = str(EXAMPLES / "evalsets/eval_set_helm.json")
+METRICS = ["-m", "tool_trajectory_avg_score", "-m", "tool_call_count_v1"]
+
+
+@pytest.fixture
+def backend() -> Iterator[Backend]:
+    server = Backend.start(TRACES)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    return install_plugin(tmp_path / "site")
+
+
+def agentevals(site: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = None
+               ) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTEVALS_", "OTEL_"))}
+    clean.update(PYTHONPATH=os.pathsep.join([str(site), clean.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+                 XDG_CACHE_HOME=str(tmp_path / "cache"), XDG_DATA_HOME=str(tmp_path / "data"), **(env or {}))
+    return subprocess.run([sys.executable, "-m", "agentevals", *args], capture_output=True, text=True,
+                          timeout=180, cwd=tmp_path, env=clean)
+
+
+def expected_verdicts(document: dict) -> dict[tuple[str, str], tuple]:
+    """What the backend should hold for a run's JSON report: every trace of a case × every result."""
+    label = {"PASSED": True, "FAILED": False}
+    return {(trace_id, m["name"]): (m["score"], label.get(m["status"]), m["status"], document["run_id"],
+                                    c["case_id"], m.get("reason") or m.get("reasoning") or m.get("error"))
+            for c in document["cases"] for trace_id in c["trace_ids"] for m in c["metrics"]}
+
+
+def held(backend: Backend) -> dict[tuple[str, str], tuple]:
+    return {key: (v["score"], v["passed"], v["status"], v["run_id"], v["case_id"], v["explanation"])
+            for key, v in backend.verdicts.items()}
+
+
+def test_write_back_sends_each_trace_its_verdicts_and_a_rerun_updates_them(backend, site, tmp_path):
+    first = agentevals(site, tmp_path, "run", backend.uri(), "-e", EVAL_SET, *METRICS, "-o", "json", "--write-back")
+    assert first.returncode in (0, 1), first.stderr
+    document = json.loads(first.stdout)
+    assert len(document["cases"]) == 2 and document["run_id"]
+    assert held(backend) == expected_verdicts(document)
+    assert len(backend.verdicts) == 2 * 2  # two traces × two evaluators
+    assert {v["evaluator_version"] for v in backend.verdicts.values()} == {
+        f"agentevals {document['agentevals_version']}"}
+    assert not any(v["judge"] for v in backend.verdicts.values())
+    assert f"wrote 4 results back to {backend.uri()}" in first.stderr
+    assert backend.posts == 1  # one write_back call per source
+
+    second = agentevals(site, tmp_path, "run", backend.uri(), "-e", EVAL_SET, *METRICS, "-o", "json", "--write-back")
+    assert second.returncode == first.returncode, second.stderr
+    rerun = json.loads(second.stdout)
+    assert rerun["run_id"] != document["run_id"]
+    assert len(backend.verdicts) == 4  # upserted by (trace, evaluator), never duplicated
+    assert held(backend) == expected_verdicts(rerun)
+    assert backend.posts == 2
+
+
+def test_without_write_back_nothing_is_sent_and_files_are_skipped(backend, site, tmp_path):
+    plain = agentevals(site, tmp_path, "run", backend.uri(), "-e", EVAL_SET, *METRICS, "-o", "json")
+    assert plain.returncode in (0, 1), plain.stderr
+    assert backend.verdicts == {} and backend.posts == 0
+    files = agentevals(site, tmp_path, "run", str(TRACES[0]), "-e", EVAL_SET, *METRICS, "-o", "json", "--write-back")
+    assert files.returncode in (0, 1), files.stderr
+    assert "write-back" not in files.stderr and "written back" not in files.stderr
+    assert backend.posts == 0
+
+
+def test_a_failing_write_back_is_one_line_keeps_the_reports_and_exits_2(backend, site, tmp_path):
+    backend.refuse_writes = True
+    report = tmp_path / "report.json"
+    result = agentevals(site, tmp_path, "run", backend.uri(), "-e", EVAL_SET, *METRICS, "-o", f"json={report}",
+                        "-o", "table", "--write-back")
+    assert result.returncode == 2, result.stderr
+    (line,) = [ln for ln in result.stderr.splitlines() if "write-back" in ln]
+    assert line == (f"agentevals: write-back failed: {backend.uri()}: 403 Forbidden: "
+                    "this API key may not write verdicts")
+    assert "Traceback" not in result.stderr
+    kept = json.loads(report.read_text())
+    assert len(kept["cases"]) == 2 and all(c["metrics"] for c in kept["cases"])
+    assert any("write-back failed" in note for note in kept["notes"])
+    assert backend.verdicts == {}
+
+
+def test_the_python_api_writes_back_too(backend, site, tmp_path):
+    script = ("import agentevals, json, sys\n"
+              f"run = agentevals.evaluate([sys.argv[1]], eval_set={EVAL_SET!r}, "
+              "metrics=['tool_trajectory_avg_score'], write_back=True)\n"
+              "print(json.dumps({'notes': run.notes, 'cases': [c.model_dump(mode='json') for c in run.cases]}))\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTEVALS_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    result = subprocess.run([sys.executable, "-c", script, backend.uri()], capture_output=True, text=True,
+                            timeout=180, cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert f"wrote 2 results back to {backend.uri()}" in answer["notes"]
+    run_ids = {v["run_id"] for v in backend.verdicts.values()}
+    assert len(run_ids) == 1 and run_ids.pop()  # one id for the whole run, even outside the run store
+    assert {(t, m["name"]): m["score"] for c in answer["cases"] for t in c["trace_ids"] for m in c["metrics"]} == {
+        key: v["score"] for key, v in backend.verdicts.items()}
+
+
+def test_a_source_that_stores_nothing_gets_otel_events_parented_to_the_evaluated_spans(backend, site, tmp_path):
+    pytest.importorskip("opentelemetry.proto", reason="the otel extra is not installed")
+    from agentevals.engine import load_traces
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+    from support.otlp_recorder import OtlpRecorder
+
+    with OtlpRecorder() as recorder:
+        result = agentevals(site, tmp_path, "run", backend.uri("acmeotel"), "-e", EVAL_SET, *METRICS, "-o", "json",
+                            "--write-back", env={"OTEL_EXPORTER_OTLP_ENDPOINT": recorder.url})
+    assert result.returncode in (0, 1), result.stderr
+    assert backend.posts == 0  # nothing written to the backend itself
+    document = json.loads(result.stdout)
+    converted, _ = load_traces(TRACES, keep_spans=False)
+    last_span = {t.trace_id: t.invocations[-1].span_id for t in converted if t.invocations}
+    events = []
+    for body in recorder.bodies("/v1/logs"):
+        message = ExportLogsServiceRequest()
+        message.ParseFromString(body)
+        events += [(r.trace_id.hex(), r.span_id.hex(), {kv.key: kv.value for kv in r.attributes}["gen_ai.evaluation.name"]
+                    .string_value) for rl in message.resource_logs for sl in rl.scope_logs for r in sl.log_records]
+    assert sorted(events) == sorted((c["trace_ids"][-1], last_span[c["trace_ids"][-1]], m["name"])
+                                    for c in document["cases"] for m in c["metrics"])
+    assert f"sent 4 results for {backend.uri('acmeotel')} as OpenTelemetry events (--emit-otel)" in result.stderr
