@@ -63,7 +63,7 @@ def test_write_back_sends_each_trace_its_verdicts_and_a_rerun_updates_them(backe
     document = json.loads(first.stdout)
     assert len(document["cases"]) == 2 and document["run_id"]
     assert held(backend) == expected_verdicts(document)
-    assert len(backend.verdicts) == 2 * 2  # two traces × two evaluators
+    assert len(backend.verdicts) == 2 * 2  # two traces x two evaluators
     assert {v["evaluator_version"] for v in backend.verdicts.values()} == {
         f"agentevals {document['agentevals_version']}"}
     assert not any(v["judge"] for v in backend.verdicts.values())
