@@ -137,12 +137,17 @@ def test_a_source_that_stores_nothing_gets_otel_events_parented_to_the_evaluated
     document = json.loads(result.stdout)
     converted, _ = load_traces(TRACES, keep_spans=False)
     last_span = {t.trace_id: t.invocations[-1].span_id for t in converted if t.invocations}
+    response_id = {t.trace_id: t.response_ids[last_span[t.trace_id]] for t in converted}
+    assert all(response_id.values())  # the shipped traces name their model responses (chatcmpl-…)
     events = []
     for body in recorder.bodies("/v1/logs"):
         message = ExportLogsServiceRequest()
         message.ParseFromString(body)
-        events += [(r.trace_id.hex(), r.span_id.hex(), {kv.key: kv.value for kv in r.attributes}["gen_ai.evaluation.name"]
-                    .string_value) for rl in message.resource_logs for sl in rl.scope_logs for r in sl.log_records]
-    assert sorted(events) == sorted((c["trace_ids"][-1], last_span[c["trace_ids"][-1]], m["name"])
+        for record in (r for rl in message.resource_logs for sl in rl.scope_logs for r in sl.log_records):
+            attributes = {kv.key: kv.value.string_value for kv in record.attributes}
+            events.append((record.trace_id.hex(), record.span_id.hex(), attributes["gen_ai.evaluation.name"],
+                           attributes["gen_ai.response.id"]))
+    assert sorted(events) == sorted((c["trace_ids"][-1], last_span[c["trace_ids"][-1]], m["name"],
+                                     response_id[c["trace_ids"][-1]])
                                     for c in document["cases"] for m in c["metrics"])
     assert f"sent 4 results for {backend.uri('acmeotel')} as OpenTelemetry events (--emit-otel)" in result.stderr

@@ -7,6 +7,7 @@ to the agent's turn. Attributes follow the OpenTelemetry GenAI semantic conventi
     gen_ai.evaluation.score.value   the score, when there is one
     gen_ai.evaluation.score.label   pass | fail | not_evaluated | informational (absent on error)
     gen_ai.evaluation.explanation   the reason or reasoning, cut to 2,048 characters
+    gen_ai.response.id              the turn's last model response id, where the trace carries one
     error.type                      on an evaluator error, with no score or label
 
 A metric with per-turn scores gives one event per turn, on that turn's span; any other metric gives
@@ -124,6 +125,8 @@ class EvaluationEventEmitter(RunConsumer):
         except ValueError:
             self.skipped += 1
             return
+        if span.response_id:  # the model response judged, where the trace named it (GenAI conventions)
+            attributes = {**attributes, "gen_ai.response.id": span.response_id}
         self.logger.emit(context=set_span_in_context(NonRecordingSpan(parent)), event_name=EVENT_NAME,
                          attributes=attributes)
         self.emitted += 1

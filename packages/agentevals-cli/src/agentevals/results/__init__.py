@@ -109,6 +109,8 @@ class SpanRef(BaseModel):
 
     trace_id: str
     span_id: str
+    response_id: Optional[str] = None
+    """The turn's ``gen_ai.response.id``, where the trace carries one."""
 
 
 class CaseResult(BaseModel):
