@@ -82,6 +82,7 @@ def prepare_run(
         trace_format=settings.trace_format if settings else None,
         output=(settings.output or settings.output_format) if settings else None,
         notes=list(loaded.notes) if loaded else [],
+        write_back=settings.write_back if settings else False,
     )
     if eval_set is None and loaded is not None and loaded.settings.eval_set:
         eval_set, note = resolve_config_path(loaded.settings.eval_set, loaded.base_dir or Path.cwd())
@@ -155,6 +156,7 @@ async def evaluate_async(
 ) -> RunResult:
     """Async form of ``evaluate``."""
     evaluators, options, eval_set = prepare_run(**kwargs)
+    options.write_back = write_back = write_back or options.write_back
     if not write_back:
         return await run_evaluation(traces, evaluators, eval_set=eval_set, options=options, trace_format=trace_format)
     import asyncio

@@ -105,6 +105,17 @@ def test_a_failing_write_back_is_one_line_keeps_the_reports_and_exits_2(backend,
     assert backend.verdicts == {}
 
 
+def test_write_back_in_the_config_does_what_the_flag_does(backend, site, tmp_path):
+    config = tmp_path / "eval_config.yaml"
+    config.write_text(f"eval_set: {EVAL_SET}\nwrite_back: true\nevaluators:\n"
+                      "  - name: tool_trajectory_avg_score\n    type: builtin\n")
+    result = agentevals(site, tmp_path, "run", backend.uri(), "-c", str(config), "-o", "json")
+    assert result.returncode in (0, 1), result.stderr
+    document = json.loads(result.stdout)
+    assert held(backend) == expected_verdicts(document)
+    assert {evaluator for _, evaluator in backend.verdicts} == {"tool_trajectory_avg_score"}
+
+
 def test_the_python_api_writes_back_too(backend, site, tmp_path):
     script = ("import agentevals, json, sys\n"
               f"run = agentevals.evaluate([sys.argv[1]], eval_set={EVAL_SET!r}, "

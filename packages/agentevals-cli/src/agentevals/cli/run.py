@@ -145,6 +145,7 @@ def run_command(
         _prepare_dump_dir(dump_inputs)
     options.dump_inputs = dump_inputs
     options.persistent_workers = not no_workers
+    options.write_back = write_back = write_back or options.write_back  # the flag, or write_back: in the config
     request = RunRequest(
         inputs=expand_globs(trace_files), evaluators=evaluators, options=options, eval_set=eval_set_obj,
         eval_set_path=eval_set, config_path=config_path, trace_format=trace_format or options.trace_format,

@@ -97,7 +97,7 @@ def verdicts_for(case: CaseResult, run_id: str, *, judges: Collection[str] = (),
 
 
 def evaluator_facts(evaluators: Iterable[object]) -> tuple[set[str], dict[str, str]]:
-    """(names of the evaluators an LLM decides, name → version where the config pins one) of a run's
+    """(names of the evaluators an LLM decides, name → version where the config gives one or pins a digest) of a run's
     evaluators (``BaseEvaluator`` or ``LoadedEvaluator``; read by duck typing: scoring is not imported here)."""
     judges: set[str] = set()
     versions: dict[str, str] = {}
@@ -109,9 +109,11 @@ def evaluator_facts(evaluators: Iterable[object]) -> tuple[set[str], dict[str, s
             continue
         if getattr(ev, "needs_judge", False) or getattr(ev, "name", "") in JUDGE_TYPES:
             judges.add(name)
-        version = getattr(config, "version", None) or getattr(config, "ref", None)
+        version, digest = getattr(config, "version", None), getattr(config, "sha256", None)
         if isinstance(version, str) and version:
             versions[name] = version
+        elif isinstance(digest, str) and digest:  # a pinned remote evaluator: its code's digest names it
+            versions[name] = f"sha256:{digest[:16]}"
     return judges, versions
 
 
