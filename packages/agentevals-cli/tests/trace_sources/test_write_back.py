@@ -103,6 +103,10 @@ def test_a_failing_write_back_is_one_line_keeps_the_reports_and_exits_2(backend,
     assert len(kept["cases"]) == 2 and all(c["metrics"] for c in kept["cases"])
     assert any("write-back failed" in note for note in kept["notes"])
     assert backend.verdicts == {}
+    (stored,) = json.loads(agentevals(site, tmp_path, "runs", "list", "--json").stdout)
+    assert (stored["exit_code"], stored["options"]["write_back"]) == (2, True)  # the store says what happened
+    shown = json.loads(agentevals(site, tmp_path, "runs", "show", stored["run_id"], "-o", "json").stdout)
+    assert line.removeprefix("agentevals: ") in shown["notes"]
 
 
 def test_write_back_in_the_config_does_what_the_flag_does(backend, site, tmp_path):

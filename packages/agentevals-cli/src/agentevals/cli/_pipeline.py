@@ -1,7 +1,7 @@
 """What ``agentevals run`` does around the engine: store, reuse, gates, reports, progress, interrupts.
 
-    parse -o and gates → open the store → load the baseline → run (consumers: finisher, store,
-    progress) → on a signal: finish the partial run → write every report → exit code
+    parse -o and gates → open the store → load the baseline → run (consumers: finisher, write-back,
+    store, progress, OTel) → on a signal: finish the partial run → write every report → exit code
 """
 
 from __future__ import annotations
@@ -124,12 +124,13 @@ def execute(req: RunRequest) -> int:
                                ignore=[o.path for o in outputs if o.path is not None])
         finisher = _Finisher(gates=gates, baseline=baseline, strict=req.options.strict, reuse=reuse)
         consumers: list[RunConsumer] = [finisher]
+        write_back = _write_back(req, consumers)  # before the store: its summary is stored with the run
         recorder = None
         if store is not None and run_id is not None:
             from ..store import StoreConsumer
 
             recorder = StoreConsumer(store, run_id, meta=_meta(req), reuse=reuse, resume=resume_from is not None,
-                                     exit_code=lambda run: finisher.outcome.exit_code if finisher.outcome else 1)
+                                     exit_code=lambda run: _exit_code(finisher, write_back))
             consumers.append(recorder)
         color = req.color if req.color is not None else (sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         progress = progress_consumer(quiet=req.quiet, verbose=req.verbose,
@@ -141,7 +142,7 @@ def execute(req: RunRequest) -> int:
 
             emitter = EvaluationEventEmitter.from_env()
             consumers.append(emitter)
-        write_back, emitter = _write_back(req, consumers, emitter)
+        emitter = _otel_for_write_back(write_back, consumers, emitter)
 
         with contextlib.redirect_stdout(sys.stderr) if req.stdout_to_stderr else contextlib.nullcontext():
             run, signum = run_interruptible(run_evaluation(
@@ -152,13 +153,15 @@ def execute(req: RunRequest) -> int:
         if signum is not None:
             run = _partial(finisher, signum, req.options)
             incomplete = run.aborted
+            if write_back is not None:
+                write_back.skip = "the run was interrupted"
             if recorder is not None:
                 recorder.interrupted = True
                 recorder.exit_code = lambda _run: 128 + signum
             if not finisher.finished:
                 emit(consumers, "run_finished", run)
         assert run is not None
-        unsent = _deliver(write_back, run, emitter, interrupted=signum is not None)
+        unsent = write_back.outcome.failure_lines() if write_back is not None and write_back.outcome else []
         store_line = _store_failure(store, recorder, reuse, len(run.cases))
         if store_line is not None:
             run.notes.append(store_line)
@@ -201,35 +204,38 @@ _UNSAVED = 2
 was kept)."""
 
 
-def _write_back(req: RunRequest, consumers: list[RunConsumer], emitter: Any) -> tuple[Any, Any]:
-    """``--write-back``: the consumer collecting each pull source's verdicts (after the store's, which sets
-    the run id), and for sources that store none (Jaeger, Tempo) an OTel emitter for their cases, unless
-    ``--emit-otel`` already sends every result. Returns (the consumer or None, the emitter or None)."""
+def _write_back(req: RunRequest, consumers: list[RunConsumer]) -> Any:
+    """``--write-back``: the consumer that collects each pull source's verdicts and writes them back when the
+    run finishes (``trace_sources.write_back``), or None."""
     if not req.write_back:
-        return None, emitter
+        return None
     from ..trace_sources.write_back import WriteBack, evaluator_facts
 
     judges, versions = evaluator_facts(req.evaluators)
-    write_back = WriteBack(req.inputs, judges=judges, versions=versions)
+    write_back = WriteBack(req.inputs, judges=judges, versions=versions, on_finish=True)
     consumers.append(write_back)
-    if write_back.otel_sources and emitter is None:
+    return write_back
+
+
+def _otel_for_write_back(write_back: Any, consumers: list[RunConsumer], emitter: Any) -> Any:
+    """For sources that store no results (Jaeger, Tempo), an OTel emitter for their cases, unless
+    ``--emit-otel`` already sends every result. Returns the emitter in use (or None)."""
+    if write_back is None or not write_back.otel_sources:
+        return emitter
+    if emitter is None:
         from ..report.otel_events import EvaluationEventEmitter
 
         emitter = EvaluationEventEmitter.from_env(sources=write_back.otel_sources)
         consumers.append(emitter)
-    return write_back, emitter
+    write_back.otel_counts = emitter.by_source  # counted as the cases finish, read when the run does
+    return emitter
 
 
-def _deliver(write_back: Any, run: RunResult, emitter: Any, *, interrupted: bool) -> list[str]:
-    """Write the results back (``--write-back``); the summary goes to the run's notes. Returns the failure
-    lines (each names its source)."""
-    if write_back is None:
-        return []
-    if interrupted:
-        run.notes.append("--write-back: nothing written back (the run was interrupted)")
-        return []
-    outcome = write_back.deliver(run, otel=emitter.by_source if emitter is not None else None)
-    return outcome.failure_lines()
+def _exit_code(finisher: _Finisher, write_back: Any) -> int:
+    """The run's exit code as the store records it: the gates', or 2 when a write-back failed."""
+    code = finisher.outcome.exit_code if finisher.outcome else 1
+    failed = write_back is not None and write_back.outcome is not None and write_back.outcome.failed
+    return max(code, _UNSAVED) if failed else code
 
 
 def _store_failure(store: Any, recorder: Any, reuse: Any, cases: int) -> Optional[str]:

@@ -121,7 +121,7 @@ class WriteBack(RunConsumer):
     """Collects the run's verdicts for the pull sources among ``inputs``; ``deliver`` writes them back."""
 
     def __init__(self, inputs: Iterable[TraceInput], *, judges: Collection[str] = (),
-                 versions: Optional[Mapping[str, str]] = None) -> None:
+                 versions: Optional[Mapping[str, str]] = None, on_finish: bool = False) -> None:
         from .pull import PullSource
         from .resolve import source_for
 
@@ -140,7 +140,16 @@ class WriteBack(RunConsumer):
             if isinstance(source, PullSource):
                 (self.targets if source.writes_back else self.otel_sources).append(source.label)
         self.verdicts: dict[str, list] = {uri: [] for uri in self.targets}
+        self.run: Optional[RunResult] = None
         self.run_id: Optional[str] = None
+        self.on_finish = on_finish
+        """Deliver in ``run_finished`` (``agentevals run``: placed before the run store's consumer, so the
+        summary reaches the stored notes and exit code); else the caller calls ``deliver``."""
+        self.skip: Optional[str] = None
+        """Why not to deliver in ``run_finished`` (set by the caller: ``"the run was interrupted"``)."""
+        self.otel_counts: Optional[Mapping[str, int]] = None
+        """Results sent as OTel events per source, kept up to date by the caller's emitter."""
+        self.outcome: Optional[WriteBackOutcome] = None
 
     @property
     def wanted(self) -> bool:
@@ -148,7 +157,7 @@ class WriteBack(RunConsumer):
         return bool(self.targets or self.otel_sources)
 
     def run_started(self, run: RunResult) -> None:
-        self.run_id = run.run_id
+        self.run = run  # its run id is read at the first case: the run store's consumer may set it after us
 
     def case_finished(self, index: int, case: CaseResult) -> None:
         if not self.targets:
@@ -160,8 +169,17 @@ class WriteBack(RunConsumer):
     def _run_id(self) -> str:
         # A run outside the run store (--no-store, the Python API) still needs one id for all its verdicts.
         if self.run_id is None:
-            self.run_id = f"unstored-{uuid.uuid4().hex[:12]}"
+            given = self.run.run_id if self.run is not None else None
+            self.run_id = given or f"unstored-{uuid.uuid4().hex[:12]}"
         return self.run_id
+
+    def run_finished(self, run: RunResult) -> None:
+        if not self.on_finish or self.outcome is not None:
+            return
+        if self.skip:
+            run.notes.append(f"--write-back: nothing written back ({self.skip})")
+            return
+        self.outcome = self.deliver(run, otel=self.otel_counts)
 
     def deliver(self, run: Optional[RunResult] = None, *, otel: Optional[Mapping[str, int]] = None) -> WriteBackOutcome:
         """Write each source's verdicts back (blocking: call it outside the event loop) and add the summary
@@ -188,4 +206,5 @@ class WriteBack(RunConsumer):
                 outcome.failures[uri] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
         if run is not None:
             run.notes.extend(outcome.lines())
+        self.outcome = outcome
         return outcome
