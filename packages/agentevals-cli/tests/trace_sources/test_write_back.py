@@ -44,11 +44,17 @@ def agentevals(site: Path, tmp_path: Path, *args: str, env: dict[str, str] | Non
                           timeout=180, cwd=tmp_path, env=clean)
 
 
+def explanation(m: dict) -> str | None:
+    failed = m["status"] == "FAILED" and m["score"] is not None
+    return (m.get("reason") or m.get("reasoning") or m.get("error") or "; ".join(m.get("misses") or [])
+            or (f"score {m['score']:g} < threshold {m['threshold']:g}" if failed else None))
+
+
 def expected_verdicts(document: dict) -> dict[tuple[str, str], tuple]:
     """What the backend should hold for a run's JSON report: every trace of a case × every result."""
     label = {"PASSED": True, "FAILED": False}
     return {(trace_id, m["name"]): (m["score"], label.get(m["status"]), m["status"], document["run_id"],
-                                    c["case_id"], m.get("reason") or m.get("reasoning") or m.get("error"))
+                                    c["case_id"], explanation(m))
             for c in document["cases"] for trace_id in c["trace_ids"] for m in c["metrics"]}
 
 
@@ -64,6 +70,8 @@ def test_write_back_sends_each_trace_its_verdicts_and_a_rerun_updates_them(backe
     assert len(document["cases"]) == 2 and document["run_id"]
     assert held(backend) == expected_verdicts(document)
     assert len(backend.verdicts) == 2 * 2  # two traces x two evaluators
+    assert {v["explanation"] for v in backend.verdicts.values() if v["status"] == "FAILED"} == {
+        "score 0 < threshold 0.5"}  # k8s.json called no tool: its trajectory fails
     assert {v["evaluator_version"] for v in backend.verdicts.values()} == {
         f"agentevals {document['agentevals_version']}"}
     assert not any(v["judge"] for v in backend.verdicts.values())
@@ -166,3 +174,26 @@ def test_a_source_that_stores_nothing_gets_otel_events_parented_to_the_evaluated
                                      response_id[c["trace_ids"][-1]])
                                     for c in document["cases"] for m in c["metrics"])
     assert f"sent 4 results for {backend.uri('acmeotel')} as OpenTelemetry events (--emit-otel)" in result.stderr
+
+
+def test_a_conversation_across_two_sources_gives_each_trace_the_case_verdicts_at_its_own_source():
+    from agentevals import __version__
+    from agentevals.results import CaseResult, MetricResult, Status
+    from agentevals.trace_sources.write_back import verdicts_for
+
+    case = CaseResult(case_id="conv-1", trace_ids=["t1", "t2"], sources=["a+http://h?x=1", "b+http://h?x=2"],
+                      trace_sources=["b+http://h?x=2", "a+http://h?x=1"], metrics=[
+                          MetricResult(name="judge", type="llm_judge", status=Status.PASSED, score=0.9, reasoning="ok"),
+                          MetricResult.errored("traj", "no eval set"),
+                          MetricResult(name="help", type="builtin", status=Status.NOT_EVALUATED, reason="no key")])
+    grouped = verdicts_for(case, "run-1", judges={"help"}, versions={"judge": "2"})
+    ours = f"agentevals {__version__}"  # builtin metrics ship with agentevals
+    assert {uri: [(v.trace_id, v.evaluator, v.passed, v.label, v.judge, v.evaluator_version, v.explanation)
+                  for v in rows] for uri, rows in grouped.items()} == {
+        "b+http://h?x=2": [("t1", "judge", True, "pass", True, "2", "ok"),
+                           ("t1", "traj", None, "error", False, ours, "no eval set"),
+                           ("t1", "help", None, "not_evaluated", True, ours, "no key")],
+        "a+http://h?x=1": [("t2", "judge", True, "pass", True, "2", "ok"),
+                           ("t2", "traj", None, "error", False, ours, "no eval set"),
+                           ("t2", "help", None, "not_evaluated", True, ours, "no key")]}
+    assert {v.run_id for rows in grouped.values() for v in rows} == {"run-1"}

@@ -68,7 +68,10 @@ class WriteBackOutcome:
 
 
 def _explanation(metric: MetricResult) -> Optional[str]:
-    text = metric.reason or metric.reasoning or metric.error
+    """The metric's reason, reasoning or error; else its misses; else, for a FAILED score, the threshold."""
+    text = metric.reason or metric.reasoning or metric.error or "; ".join(metric.misses)
+    if not text and metric.status == Status.FAILED and metric.score is not None and metric.threshold is not None:
+        text = f"score {metric.score:g} < threshold {metric.threshold:g}"
     return text[:MAX_EXPLANATION] if text else None
 
 
