@@ -80,6 +80,13 @@ def test_api_and_mcp_read_an_allowed_source_and_refuse_the_others(backend, tmp_p
             assert refused.json()["error"] == (f"sources: {local}: not a trace backend URI "
                                                "(jaeger+http://HOST:PORT?…); send trace files as uploads")
         assert post(server, sources=[]).status_code == 400  # neither uploads nor sources
+        streamed = requests.post(f"{server.api}/evaluate/stream", headers={"Authorization": f"Bearer {TOKEN}"},
+                                 data={"config": CONFIG, "sources": [backend.uri()]}, timeout=120)
+        assert streamed.status_code == 200 and "event: done" in streamed.text, streamed.text
+        assert streamed.text.count("event: case") == 2
+        stream_refused = requests.post(f"{server.api}/evaluate/stream", headers={"Authorization": f"Bearer {TOKEN}"},
+                                       data={"sources": ["acme+http://10.0.0.7:80?project=demo"]}, timeout=60)
+        assert stream_refused.status_code == 403 and "10.0.0.7:80 is not allowed" in stream_refused.json()["error"]
 
         cross_site = post(server, token=None, sources=[backend.uri()], headers={"Origin": "http://evil.example"})
         assert cross_site.status_code == 403, cross_site.text
