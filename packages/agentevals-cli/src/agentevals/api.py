@@ -163,7 +163,7 @@ async def evaluate_async(
 
     from .trace_sources.write_back import WriteBack, evaluator_facts
 
-    inputs = [traces] if isinstance(traces, (str, Path)) else list(traces)  # type: ignore[arg-type]
+    inputs: list[TraceInput] = list(traces) if isinstance(traces, (list, tuple)) else [traces]  # type: ignore[list-item]
     judges, versions = evaluator_facts(evaluators)
     sink = WriteBack(inputs, judges=judges, versions=versions)
     emitter = None

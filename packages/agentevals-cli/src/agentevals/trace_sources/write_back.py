@@ -30,7 +30,7 @@ from ..__about__ import __version__
 from ..engine.consumers import RunConsumer
 from ..errors import AgentevalsError
 from ..results import CaseResult, MetricResult, RunResult, Status
-from .base import TraceInput
+from .base import TraceInput, TraceSource
 
 __all__ = ["WriteBack", "WriteBackOutcome", "evaluator_facts", "verdicts_for"]
 
@@ -134,12 +134,16 @@ class WriteBack(RunConsumer):
         self.otel_sources: list[str] = []
         """Sources that store none (Jaeger, Tempo): their results go out as OpenTelemetry events."""
         for item in inputs:
-            if not isinstance(item, str) or "://" not in item:
+            source: TraceSource
+            if isinstance(item, PullSource):  # given as an object: written back through a fresh one
+                source = item
+            elif not isinstance(item, str) or "://" not in item:
                 continue
-            try:
-                source = source_for(item)
-            except AgentevalsError:  # an unknown scheme: that input's error is reported by the run
-                continue
+            else:
+                try:
+                    source = source_for(item)
+                except AgentevalsError:  # an unknown scheme: that input's error is reported by the run
+                    continue
             if isinstance(source, PullSource):
                 (self.targets if source.writes_back else self.otel_sources).append(source.label)
         self.verdicts: dict[str, list] = {uri: [] for uri in self.targets}
