@@ -74,7 +74,8 @@ def install_plugin(site: Path) -> Path:
 
 class Backend:
     """The loopback server: ``GET /api/traces`` (ids), ``GET /api/traces/{id}`` (a Jaeger JSON document),
-    ``POST /api/verdicts`` (upsert by trace id and evaluator; 403 with ``refuse_writes``)."""
+    ``POST /api/verdicts`` (upsert by trace id and evaluator; 403 with ``refuse_writes``, no answer with
+    ``hang_writes``)."""
 
     def __init__(self, files: list[Path]) -> None:
         self.traces: dict[str, Any] = {}
@@ -84,6 +85,9 @@ class Backend:
         self.verdicts: dict[tuple[str, str], dict[str, Any]] = {}
         self.posts = 0
         self.refuse_writes = False
+        self.hang_writes = threading.Event()
+        """Set: a POST of verdicts gets no answer until the server stops (a backend that hangs)."""
+        self.stopping = threading.Event()
         self.lock = threading.Lock()
         backend = self
 
@@ -109,6 +113,9 @@ class Backend:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 if urlsplit(self.path).path != "/api/verdicts":
                     self.answer(404, {"message": "not found"})
+                    return
+                if backend.hang_writes.is_set():
+                    backend.stopping.wait(60)
                     return
                 if backend.refuse_writes:
                     self.answer(403, {"message": "this API key may not write verdicts"})
@@ -136,5 +143,6 @@ class Backend:
         return f"{scheme}+http://127.0.0.1:{self.port}?project={project}"
 
     def stop(self) -> None:
+        self.stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()

@@ -117,6 +117,17 @@ def test_a_failing_write_back_is_one_line_keeps_the_reports_and_exits_2(backend,
     assert line.removeprefix("agentevals: ") in shown["notes"]
 
 
+def test_a_write_back_that_hangs_ends_in_one_line_within_the_source_deadline(backend, site, tmp_path):
+    backend.hang_writes.set()
+    uri = backend.uri() + "&timeout=2&retries=0"
+    result = agentevals(site, tmp_path, "run", uri, "-e", EVAL_SET, *METRICS, "-o", "json", "--write-back")
+    assert result.returncode == 2, result.stderr
+    assert len(json.loads(result.stdout)["cases"]) == 2  # every result kept
+    (line,) = [ln for ln in result.stderr.splitlines() if "write-back" in ln]
+    assert line == f"agentevals: write-back failed: {uri}: no answer within 2s"
+    assert "Traceback" not in result.stderr
+
+
 def test_write_back_in_the_config_does_what_the_flag_does(backend, site, tmp_path):
     config = tmp_path / "eval_config.yaml"
     config.write_text(f"eval_set: {EVAL_SET}\nwrite_back: true\nevaluators:\n"
