@@ -3,8 +3,9 @@
 
 ``WriteBack`` is a run consumer: it notes which inputs are pull sources before the run, turns each finished
 case into ``Verdict`` rows (one per trace of the case × result: every trace of a conversation gets the
-case's verdicts), and ``deliver`` — called once the run is over, outside the event loop — hands each source
-its verdicts in one ``write_back`` call on a fresh instance made by ``source_for(uri)``. Inputs that are not
+case's verdicts), and ``deliver`` — called by the caller once the run is over, outside the event loop, or
+with ``on_finish=True`` in ``run_finished`` (``agentevals run``, whose run store then records the summary) —
+hands each source its verdicts in one ``write_back`` call on a fresh instance made by ``source_for(uri)``. Inputs that are not
 pull sources (files, URLs) are skipped silently; sources that store nothing (``writes_back == ""``: Jaeger,
 Tempo) are listed in ``otel_sources``: their results go out as OpenTelemetry events instead (the caller
 routes those cases to the ``--emit-otel`` exporter). A failing source is one line naming it; the others are
