@@ -4,14 +4,15 @@ and the loopback HTTP server it reads from and writes to.
 
 The server is a stand-in of no real product: it serves the real shipped Jaeger traces (one trace per document,
 exactly as in ``examples/traces``) and stores the verdicts posted to it with upsert semantics keyed by
-(trace id, evaluator), so a test can assert what arrived and that a second write-back updated rather than
-duplicated. Two sources: ``acme+http://`` stores verdicts (``writes_back = "verdicts"``), ``acmeotel+http://``
+(run id, trace id, evaluator), as the base's contract and the real backends' write-backs key them (Phoenix's
+annotation identifier, Langfuse's score id), so a test can assert what arrived and that writing the same
+run back again updated rather than duplicated. Two sources: ``acme+http://`` stores verdicts (``writes_back = "verdicts"``), ``acmeotel+http://``
 stores none (``writes_back = ""``, like Jaeger and Tempo: its results go out as OpenTelemetry events).
 
     backend = Backend.start([EXAMPLES / "traces/helm.json"])
     site = install_plugin(tmp_path / "site")
     ... agentevals run "acme+http://127.0.0.1:PORT?project=demo" --write-back  (PYTHONPATH=site)
-    backend.verdicts   # {(trace_id, evaluator): verdict dict}
+    backend.verdicts   # {(run_id, trace_id, evaluator): verdict dict}
     backend.stop()
 """
 
@@ -74,7 +75,7 @@ def install_plugin(site: Path) -> Path:
 
 class Backend:
     """The loopback server: ``GET /api/traces`` (ids), ``GET /api/traces/{id}`` (a Jaeger JSON document),
-    ``POST /api/verdicts`` (upsert by trace id and evaluator; 403 with ``refuse_writes``, no answer with
+    ``POST /api/verdicts`` (upsert by run id, trace id and evaluator; 403 with ``refuse_writes``, no answer with
     ``hang_writes``)."""
 
     def __init__(self, files: list[Path]) -> None:
@@ -82,7 +83,7 @@ class Backend:
         for path in files:  # the shipped Jaeger exports, one document per trace (as Jaeger's /api/traces/{id})
             for trace in json.loads(Path(path).read_text())["data"]:
                 self.traces[trace["traceID"]] = {"data": [trace], "total": 0, "limit": 0, "offset": 0, "errors": None}
-        self.verdicts: dict[tuple[str, str], dict[str, Any]] = {}
+        self.verdicts: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.posts = 0
         self.refuse_writes = False
         self.hang_writes = threading.Event()
@@ -123,7 +124,7 @@ class Backend:
                 with backend.lock:
                     backend.posts += 1
                     for verdict in body["verdicts"]:
-                        backend.verdicts[(verdict["trace_id"], verdict["evaluator"])] = verdict
+                        backend.verdicts[(verdict["run_id"], verdict["trace_id"], verdict["evaluator"])] = verdict
                 self.answer(200, {"written": len(body["verdicts"])})
 
             def log_message(self, *args: Any) -> None:

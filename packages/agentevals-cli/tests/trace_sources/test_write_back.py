@@ -50,20 +50,34 @@ def explanation(m: dict) -> str | None:
             or (f"score {m['score']:g} < threshold {m['threshold']:g}" if failed else None))
 
 
-def expected_verdicts(document: dict) -> dict[tuple[str, str], tuple]:
+def expected_verdicts(document: dict) -> dict[tuple[str, str, str], tuple]:
     """What the backend should hold for a run's JSON report: every trace of a case × every result."""
     label = {"PASSED": True, "FAILED": False}
-    return {(trace_id, m["name"]): (m["score"], label.get(m["status"]), m["status"], document["run_id"],
-                                    c["case_id"], explanation(m))
+    return {(document["run_id"], trace_id, m["name"]): (m["score"], label.get(m["status"]), m["status"],
+                                                        c["case_id"], explanation(m))
             for c in document["cases"] for trace_id in c["trace_ids"] for m in c["metrics"]}
 
 
-def held(backend: Backend) -> dict[tuple[str, str], tuple]:
-    return {key: (v["score"], v["passed"], v["status"], v["run_id"], v["case_id"], v["explanation"])
-            for key, v in backend.verdicts.items()}
+def held(backend: Backend, run_id: str | None = None) -> dict[tuple[str, str, str], tuple]:
+    return {key: (v["score"], v["passed"], v["status"], v["case_id"], v["explanation"])
+            for key, v in backend.verdicts.items() if run_id is None or key[0] == run_id}
 
 
-def test_write_back_sends_each_trace_its_verdicts_and_a_rerun_updates_them(backend, site, tmp_path):
+REDELIVER = """\
+import json, sys
+from agentevals.results import RunResult
+from agentevals.trace_sources.write_back import WriteBack
+
+run = RunResult.model_validate_json(sys.stdin.read())   # a run's -o json report
+again = WriteBack([sys.argv[1]])
+again.run_id = run.run_id
+for index, case in enumerate(run.cases):
+    again.case_finished(index, case)
+print(json.dumps(again.deliver().lines()))
+"""
+
+
+def test_write_back_sends_each_trace_its_verdicts_and_writing_a_run_again_updates_them(backend, site, tmp_path):
     first = agentevals(site, tmp_path, "run", backend.uri(), "-e", EVAL_SET, *METRICS, "-o", "json", "--write-back")
     assert first.returncode in (0, 1), first.stderr
     document = json.loads(first.stdout)
@@ -78,13 +92,25 @@ def test_write_back_sends_each_trace_its_verdicts_and_a_rerun_updates_them(backe
     assert f"wrote 4 results back to {backend.uri()}" in first.stderr
     assert backend.posts == 1  # one write_back call per source
 
+    # The same run written back again: the same keys, so the backend updates (the run id is in the key,
+    # as Phoenix's annotation identifier and Langfuse's score id have it).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTEVALS_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    again = subprocess.run([sys.executable, "-c", REDELIVER, backend.uri()], input=first.stdout, capture_output=True,
+                           text=True, timeout=120, cwd=tmp_path, env=env)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == [f"wrote 4 results back to {backend.uri()}"]
+    assert backend.posts == 2 and len(backend.verdicts) == 4  # updated, never duplicated
+    assert held(backend) == expected_verdicts(document)
+
+    # A re-run is a new run: its results stand beside the first run's, which stay as they were.
     second = agentevals(site, tmp_path, "run", backend.uri(), "-e", EVAL_SET, *METRICS, "-o", "json", "--write-back")
     assert second.returncode == first.returncode, second.stderr
     rerun = json.loads(second.stdout)
     assert rerun["run_id"] != document["run_id"]
-    assert len(backend.verdicts) == 4  # upserted by (trace, evaluator), never duplicated
-    assert held(backend) == expected_verdicts(rerun)
-    assert backend.posts == 2
+    assert len(backend.verdicts) == 8
+    assert held(backend, rerun["run_id"]) == expected_verdicts(rerun)
+    assert held(backend, document["run_id"]) == expected_verdicts(document)
 
 
 def test_without_write_back_nothing_is_sent_and_files_are_skipped(backend, site, tmp_path):
@@ -136,7 +162,7 @@ def test_write_back_in_the_config_does_what_the_flag_does(backend, site, tmp_pat
     assert result.returncode in (0, 1), result.stderr
     document = json.loads(result.stdout)
     assert held(backend) == expected_verdicts(document)
-    assert {evaluator for _, evaluator in backend.verdicts} == {"tool_trajectory_avg_score"}
+    assert {evaluator for _, _, evaluator in backend.verdicts} == {"tool_trajectory_avg_score"}
 
 
 def test_the_python_api_writes_back_too(backend, site, tmp_path):
@@ -154,7 +180,7 @@ def test_the_python_api_writes_back_too(backend, site, tmp_path):
     run_ids = {v["run_id"] for v in backend.verdicts.values()}
     assert len(run_ids) == 1 and run_ids.pop()  # one id for the whole run, even outside the run store
     assert {(t, m["name"]): m["score"] for c in answer["cases"] for t in c["trace_ids"] for m in c["metrics"]} == {
-        key: v["score"] for key, v in backend.verdicts.items()}
+        (trace_id, evaluator): v["score"] for (_, trace_id, evaluator), v in backend.verdicts.items()}
 
 
 def test_a_source_that_stores_nothing_gets_otel_events_parented_to_the_evaluated_spans(backend, site, tmp_path):
