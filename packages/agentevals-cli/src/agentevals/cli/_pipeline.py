@@ -130,7 +130,7 @@ def execute(req: RunRequest) -> int:
             from ..store import StoreConsumer
 
             recorder = StoreConsumer(store, run_id, meta=_meta(req), reuse=reuse, resume=resume_from is not None,
-                                     exit_code=lambda run: _exit_code(finisher, write_back))
+                                     exit_code=lambda run: finisher.outcome.exit_code if finisher.outcome else 1)
             consumers.append(recorder)
         color = req.color if req.color is not None else (sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         progress = progress_consumer(quiet=req.quiet, verbose=req.verbose,
@@ -142,7 +142,7 @@ def execute(req: RunRequest) -> int:
 
             emitter = EvaluationEventEmitter.from_env()
             consumers.append(emitter)
-        emitter = _otel_for_write_back(write_back, consumers, emitter)
+        emitter = _write_back_setup(write_back, consumers, emitter, recorder)
 
         with contextlib.redirect_stdout(sys.stderr) if req.stdout_to_stderr else contextlib.nullcontext():
             run, signum = run_interruptible(run_evaluation(
@@ -170,23 +170,21 @@ def execute(req: RunRequest) -> int:
         unwritten = write_outputs(run, outputs, context, color=color)
         from ..core.redact import redact
 
-        for line in unwritten:
-            click.echo(redact(f"agentevals: {line}"), err=True)
+        for line in [*unwritten, *(unsent if stdout_format(outputs) not in ("json", None) else [])]:
+            click.echo(redact(f"agentevals: {line}"), err=True)  # (write-back failures: json gives them as notes)
         if stdout_format(outputs) == "json" or stdout_format(outputs) is None:
             for note in [*(e.error for e in run.input_errors), *run.notes]:
                 click.echo(redact(f"agentevals: {note}"), err=True)
         elif store_line is not None:  # the table shows it among the notes; stderr says it too (CI logs)
             click.echo(redact(f"agentevals: {store_line}"), err=True)
-        if stdout_format(outputs) not in ("json", None):
-            for line in unsent:  # the table shows them among the notes; stderr says them too (CI logs)
-                click.echo(redact(f"agentevals: {line}"), err=True)
         if signum is not None:
             name = signal.Signals(signum).name
             click.echo(f"agentevals: interrupted by {name}: {len(run.cases)} case(s) finished"
                        + (f"; continue with: agentevals run ... --resume={run.run_id}" if run.run_id else ""), err=True)
             return 128 + signum
+        unwritten = [*unwritten, *unsent]  # a source not written back: exit 2, as for a report not written
         assert finisher.outcome is not None
-        if unwritten or unsent or (recorder is not None and recorder.failure is not None):
+        if unwritten or (recorder is not None and recorder.failure is not None):
             return max(finisher.outcome.exit_code, _UNSAVED)
         return finisher.outcome.exit_code
     finally:
@@ -200,8 +198,7 @@ def execute(req: RunRequest) -> int:
 
 
 _UNSAVED = 2
-"""Exit code when a report, the run store or a ``--write-back`` could not be written (every other result
-was kept)."""
+"""Exit code when a report or the run store could not be written (every other result was kept)."""
 
 
 def _write_back(req: RunRequest, consumers: list[RunConsumer]) -> Any:
@@ -217,10 +214,16 @@ def _write_back(req: RunRequest, consumers: list[RunConsumer]) -> Any:
     return write_back
 
 
-def _otel_for_write_back(write_back: Any, consumers: list[RunConsumer], emitter: Any) -> Any:
+def _write_back_setup(write_back: Any, consumers: list[RunConsumer], emitter: Any, recorder: Any) -> Any:
     """For sources that store no results (Jaeger, Tempo), an OTel emitter for their cases, unless
-    ``--emit-otel`` already sends every result. Returns the emitter in use (or None)."""
-    if write_back is None or not write_back.otel_sources:
+    ``--emit-otel`` already sends every result; the stored exit code is 2 when a write-back fails. Returns
+    the emitter in use (or None)."""
+    if write_back is None:
+        return emitter
+    if recorder is not None:
+        gates_code = recorder.exit_code
+        recorder.exit_code = lambda run: _exit_code(gates_code(run), write_back)
+    if not write_back.otel_sources:
         return emitter
     if emitter is None:
         from ..report.otel_events import EvaluationEventEmitter
@@ -231,10 +234,10 @@ def _otel_for_write_back(write_back: Any, consumers: list[RunConsumer], emitter:
     return emitter
 
 
-def _exit_code(finisher: _Finisher, write_back: Any) -> int:
-    """The run's exit code as the store records it: the gates', or 2 when a write-back failed."""
-    code = finisher.outcome.exit_code if finisher.outcome else 1
-    failed = write_back is not None and write_back.outcome is not None and write_back.outcome.failed
+def _exit_code(code: int, write_back: Any) -> int:
+    """The run's exit code as the store records it: ``code``, or 2 (``_UNSAVED``: the results are kept, but
+    what was asked did not happen) when a write-back failed."""
+    failed = write_back.outcome is not None and write_back.outcome.failed
     return max(code, _UNSAVED) if failed else code
 
 

@@ -121,10 +121,10 @@ def run_command(
     no_cache: bool,
     store: Optional[str],
     no_store: bool,
+    write_back: bool,
     color: Optional[bool],
     quiet: bool,
     emit_otel: bool,
-    write_back: bool,
     dump_inputs: Optional[Path],
 ) -> None:
     """Score TRACE_FILES (Jaeger JSON, OTLP JSON or Tempo exports; globs allowed) against an eval set.
@@ -147,12 +147,12 @@ def run_command(
     options.persistent_workers = not no_workers
     options.write_back = write_back = write_back or options.write_back  # the flag, or write_back: in the config
     request = RunRequest(
-        inputs=expand_globs(trace_files), evaluators=evaluators, options=options, eval_set=eval_set_obj,
+        inputs=expand_globs(trace_files), evaluators=evaluators, options=options, eval_set=eval_set_obj, write_back=write_back,
         eval_set_path=eval_set, config_path=config_path, trace_format=trace_format or options.trace_format,
         outputs=outputs or ((options.output,) if options.output else ()),
         output_file=output_file, min_pass_rates=min_pass_rates, baseline=baseline, resume=resume,
         rerun_failed=rerun_failed, cache=not no_cache and dump_inputs is None, store=None if no_store else store, no_store=no_store,
-        color=color, quiet=quiet or quiet_enabled(), verbose=verbosity(), emit_otel=emit_otel, write_back=write_back,
+        color=color, quiet=quiet or quiet_enabled(), verbose=verbosity(), emit_otel=emit_otel,
         stdout_to_stderr=executor != "local",
     )
     code = execute(request)
