@@ -158,7 +158,10 @@ async def _run(traces: Union[TraceInput, Sequence[TraceInput]], evaluators: list
     finally:
         if emitter is not None:
             emitter.shutdown()
-    await asyncio.to_thread(sink.deliver, run, otel=emitter.by_source if emitter is not None else None)
+    from .report.otel_events import disabled_by_env
+
+    await asyncio.to_thread(sink.deliver, run, otel=emitter.by_source if emitter is not None else None,
+                            otel_off=disabled_by_env())
     return run
 
 

@@ -234,3 +234,18 @@ def test_a_conversation_across_two_sources_gives_each_trace_the_case_verdicts_at
                            ("t2", "traj", None, "error", False, ours, "no eval set"),
                            ("t2", "help", None, "not_evaluated", True, ours, "no key")]}
     assert {v.run_id for rows in grouped.values() for v in rows} == {"run-1"}
+
+
+def test_with_opentelemetry_turned_off_a_source_that_stores_nothing_gets_nothing_and_says_so(backend, site,
+                                                                                             tmp_path):
+    pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
+    from support.otlp_recorder import OtlpRecorder
+
+    with OtlpRecorder() as recorder:
+        result = agentevals(site, tmp_path, "run", backend.uri("acmeotel"), "-e", EVAL_SET, *METRICS, "-o", "json",
+                            "--write-back", env={"OTEL_EXPORTER_OTLP_ENDPOINT": recorder.url,
+                                                 "OTEL_SDK_DISABLED": "true"})
+    assert result.returncode in (0, 1), result.stderr
+    assert recorder.requests == [] and backend.posts == 0
+    assert (f"agentevals: nothing sent for {backend.uri('acmeotel')}: OpenTelemetry is turned off "
+            "(OTEL_SDK_DISABLED=true or OTEL_LOGS_EXPORTER=none)") in result.stderr.splitlines()

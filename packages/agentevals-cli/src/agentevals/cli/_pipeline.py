@@ -230,7 +230,10 @@ def _write_back_setup(write_back: Any, consumers: list[RunConsumer], emitter: An
 
         emitter = EvaluationEventEmitter.from_env(sources=write_back.otel_sources)
         consumers.append(emitter)
+    from ..report.otel_events import disabled_by_env
+
     write_back.otel_counts = emitter.by_source  # counted as the cases finish, read when the run does
+    write_back.otel_off = disabled_by_env()
     return emitter
 
 

@@ -50,6 +50,8 @@ class WriteBackOutcome:
     failures: dict[str, str] = field(default_factory=dict)
     otel: dict[str, int] = field(default_factory=dict)
     """Source → results sent as OpenTelemetry events (filled by the caller that emits them)."""
+    otel_off: bool = False
+    """OpenTelemetry is turned off by the environment: nothing was sent for the ``otel`` sources."""
 
     @property
     def failed(self) -> bool:
@@ -58,8 +60,12 @@ class WriteBackOutcome:
     def lines(self) -> list[str]:
         """The summary, one line per source: ``wrote N result(s) back to URI`` or the failure."""
         out = [f"wrote {n} result{'s' if n != 1 else ''} back to {uri}" for uri, n in self.written.items()]
-        out += [f"sent {n} result{'s' if n != 1 else ''} for {uri} as OpenTelemetry events (--emit-otel)"
-                for uri, n in self.otel.items()]
+        if self.otel_off:
+            out += [f"nothing sent for {uri}: OpenTelemetry is turned off (OTEL_SDK_DISABLED=true or "
+                    "OTEL_LOGS_EXPORTER=none)" for uri in self.otel]
+        else:
+            out += [f"sent {n} result{'s' if n != 1 else ''} for {uri} as OpenTelemetry events (--emit-otel)"
+                    for uri, n in self.otel.items()]
         return out + self.failure_lines()
 
     def failure_lines(self) -> list[str]:
@@ -157,6 +163,8 @@ class WriteBack(RunConsumer):
         """Why not to deliver in ``run_finished`` (set by the caller: ``"the run was interrupted"``)."""
         self.otel_counts: Optional[Mapping[str, int]] = None
         """Results sent as OTel events per source, kept up to date by the caller's emitter."""
+        self.otel_off = False
+        """Set by the caller when the environment turns OpenTelemetry off (``OTEL_SDK_DISABLED``)."""
         self.outcome: Optional[WriteBackOutcome] = None
 
     @property
@@ -187,17 +195,20 @@ class WriteBack(RunConsumer):
         if self.skip:
             run.notes.append(f"--write-back: nothing written back ({self.skip})")
             return
-        self.outcome = self.deliver(run, otel=self.otel_counts)
+        self.outcome = self.deliver(run, otel=self.otel_counts, otel_off=self.otel_off)
 
-    def deliver(self, run: Optional[RunResult] = None, *, otel: Optional[Mapping[str, int]] = None) -> WriteBackOutcome:
+    def deliver(self, run: Optional[RunResult] = None, *, otel: Optional[Mapping[str, int]] = None,
+                otel_off: bool = False) -> WriteBackOutcome:
         """Write each source's verdicts back (blocking: call it outside the event loop) and add the summary
-        lines to ``run.notes`` (``otel``: results the caller sent as OTel events, per source). Never raises
-        for a source's failure: it is that source's one line."""
+        lines to ``run.notes`` (``otel``: results the caller sent as OTel events, per source; ``otel_off``:
+        the environment turned OpenTelemetry off, so nothing was). Never raises for a source's failure: it
+        is that source's one line."""
         from ..errors import InputFileError
         from .pull import PullSource
         from .resolve import source_for
 
-        outcome = WriteBackOutcome(otel={uri: (otel or {}).get(uri, 0) for uri in self.otel_sources})
+        outcome = WriteBackOutcome(otel={uri: (otel or {}).get(uri, 0) for uri in self.otel_sources},
+                                   otel_off=bool(self.otel_sources) and otel_off)
         for uri in self.targets:
             rows = self.verdicts.get(uri, [])
             if not rows:
