@@ -151,7 +151,8 @@ async def _run(traces: Union[TraceInput, Sequence[TraceInput]], evaluators: list
     if sink.otel_sources:  # Jaeger, Tempo: the results go out as OpenTelemetry events (run --emit-otel)
         from .report.otel_events import EvaluationEventEmitter
 
-        emitter = EvaluationEventEmitter.from_env(sources=sink.otel_sources)
+        emitter = EvaluationEventEmitter.from_env(sources=sink.otel_sources,
+                                                  feature=f"write_back to {sink.otel_sources[0]}")
     try:
         run = await run_evaluation(inputs, evaluators, options=options,
                                    consumers=[sink] + ([emitter] if emitter is not None else []), **kwargs)

@@ -228,7 +228,8 @@ def _write_back_setup(write_back: Any, consumers: list[RunConsumer], emitter: An
     if emitter is None:
         from ..report.otel_events import EvaluationEventEmitter
 
-        emitter = EvaluationEventEmitter.from_env(sources=write_back.otel_sources)
+        emitter = EvaluationEventEmitter.from_env(sources=write_back.otel_sources,
+                                                  feature=f"--write-back to {write_back.otel_sources[0]}")
         consumers.append(emitter)
     from ..report.otel_events import disabled_by_env
 

@@ -75,15 +75,17 @@ class EvaluationEventEmitter(RunConsumer):
         """Results of cases whose turns carry no span id (nothing to parent them to)."""
 
     @classmethod
-    def from_env(cls, *, sources: Optional[Collection[str]] = None) -> EvaluationEventEmitter:
+    def from_env(cls, *, sources: Optional[Collection[str]] = None,
+                 feature: str = "--emit-otel") -> EvaluationEventEmitter:
         """An emitter whose OTLP exporter is configured by ``OTEL_EXPORTER_OTLP_*`` (``ConfigError`` on a bad
-        protocol); ``sources``: emit only for cases read from these sources."""
+        protocol); ``sources``: emit only for cases read from these sources; ``feature``: what needs the
+        ``otel`` extra when it is missing."""
         try:
             from opentelemetry.sdk._logs import LoggerProvider
             from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
             from opentelemetry.sdk.resources import Resource
         except ImportError as exc:
-            raise MissingDependencyError("--emit-otel", "otel") from exc
+            raise MissingDependencyError(feature, "otel") from exc
         from ..__about__ import __version__
 
         provider = LoggerProvider(resource=Resource.create({"service.name": "agentevals",
