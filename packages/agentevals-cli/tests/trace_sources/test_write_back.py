@@ -249,3 +249,33 @@ def test_with_opentelemetry_turned_off_a_source_that_stores_nothing_gets_nothing
     assert recorder.requests == [] and backend.posts == 0
     assert (f"agentevals: nothing sent for {backend.uri('acmeotel')}: OpenTelemetry is turned off "
             "(OTEL_SDK_DISABLED=true or OTEL_LOGS_EXPORTER=none)") in result.stderr.splitlines()
+
+
+def test_jaeger_write_back_is_otel_events_parented_to_the_spans_it_read(site, tmp_path):
+    """Against the Jaeger stand-in of ``tests/standins`` (Jaeger's query API v3, built from the shipped helm
+    trace; it arrives with the Jaeger lane): Jaeger stores no results, so ``--write-back`` sends each one as
+    a ``gen_ai.evaluation.result`` event parented to the span it judges."""
+    pytest.importorskip("opentelemetry.proto", reason="the otel extra is not installed")
+    standin = pytest.importorskip("standins.jaeger", reason="the Jaeger stand-in (tests/standins) is not here")
+    from agentevals.trace_sources import load_traces
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+    from support.otlp_recorder import OtlpRecorder
+
+    with standin.JaegerStandIn.from_files([TRACES[0]]) as jaeger, OtlpRecorder() as recorder:
+        uri = f"jaeger+{jaeger.url}?service=helm_agent&since=2h"
+        result = agentevals(site, tmp_path, "run", uri, "-e", EVAL_SET, *METRICS, "-o", "json", "--write-back",
+                            env={"OTEL_EXPORTER_OTLP_ENDPOINT": recorder.url})
+        (trace,), errors = load_traces([uri], keep_spans=False)
+    assert result.returncode in (0, 1), result.stderr
+    assert not errors
+    (case,) = json.loads(result.stdout)["cases"]
+    records = []
+    for body in recorder.bodies("/v1/logs"):
+        message = ExportLogsServiceRequest()
+        message.ParseFromString(body)
+        records += [(r.trace_id.hex(), r.span_id.hex(), {kv.key: kv.value.string_value for kv in r.attributes}
+                     ["gen_ai.evaluation.name"]) for rl in message.resource_logs for sl in rl.scope_logs
+                    for r in sl.log_records]
+    assert sorted(records) == sorted((trace.trace_id, trace.invocations[-1].span_id, m["name"])
+                                     for m in case["metrics"])
+    assert f"sent 2 results for {uri} as OpenTelemetry events (--emit-otel)" in result.stderr
