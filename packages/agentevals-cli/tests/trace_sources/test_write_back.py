@@ -46,8 +46,10 @@ def agentevals(site: Path, tmp_path: Path, *args: str, env: dict[str, str] | Non
 
 def explanation(m: dict) -> str | None:
     failed = m["status"] == "FAILED" and m["score"] is not None
+    informational = m["status"] == "INFORMATIONAL" and m.get("value") is not None
     return (m.get("reason") or m.get("reasoning") or m.get("error") or "; ".join(m.get("misses") or [])
-            or (f"score {m['score']:g} < threshold {m['threshold']:g}" if failed else None))
+            or (f"score {m['score']:g} < threshold {m['threshold']:g}" if failed else None)
+            or (f"value: {json.dumps(m['value'], sort_keys=True)}" if informational else None))
 
 
 def expected_verdicts(document: dict) -> dict[tuple[str, str, str], tuple]:
@@ -86,6 +88,8 @@ def test_write_back_sends_each_trace_its_verdicts_and_writing_a_run_again_update
     assert len(backend.verdicts) == 2 * 2  # two traces x two evaluators
     assert {v["explanation"] for v in backend.verdicts.values() if v["status"] == "FAILED"} == {
         "score 0 < threshold 0.5"}  # k8s.json called no tool: its trajectory fails
+    assert {v["explanation"] for v in backend.verdicts.values() if v["evaluator"] == "tool_call_count_v1"} == {
+        "value: 1.0", "value: 0.0"}  # an informational metric's value (a count)
     assert {v["evaluator_version"] for v in backend.verdicts.values()} == {
         f"agentevals {document['agentevals_version']}"}
     assert not any(v["judge"] for v in backend.verdicts.values())

@@ -21,6 +21,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from collections.abc import Collection, Iterable, Mapping
@@ -75,10 +76,13 @@ class WriteBackOutcome:
 
 
 def _explanation(metric: MetricResult) -> Optional[str]:
-    """The metric's reason, reasoning or error; else its misses; else, for a FAILED score, the threshold."""
+    """The metric's reason, reasoning or error; else its misses; else, for a FAILED score, the threshold; for
+    an informational metric, its value."""
     text = metric.reason or metric.reasoning or metric.error or "; ".join(metric.misses)
     if not text and metric.status == Status.FAILED and metric.score is not None and metric.threshold is not None:
         text = f"score {metric.score:g} < threshold {metric.threshold:g}"
+    if not text and metric.status == Status.INFORMATIONAL and metric.value is not None:
+        text = f"value: {json.dumps(metric.value, default=str, sort_keys=True)}"
     return text[:MAX_EXPLANATION] if text else None
 
 
