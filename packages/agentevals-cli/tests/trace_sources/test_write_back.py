@@ -91,7 +91,7 @@ def test_write_back_sends_each_trace_its_verdicts_and_writing_a_run_again_update
     assert {v["explanation"] for v in backend.verdicts.values() if v["evaluator"] == "tool_call_count_v1"} == {
         "value: 1.0", "value: 0.0"}  # an informational metric's value (a count)
     assert {v["evaluator_version"] for v in backend.verdicts.values()} == {
-        f"agentevals {document['agentevals_version']}"}
+        document['agentevals_version']}
     assert not any(v["judge"] for v in backend.verdicts.values())
     assert f"wrote 4 results back to {backend.uri()}" in first.stderr
     assert backend.posts == 1  # one write_back call per source
@@ -228,7 +228,7 @@ def test_a_conversation_across_two_sources_gives_each_trace_the_case_verdicts_at
                           MetricResult.errored("traj", "no eval set"),
                           MetricResult(name="help", type="builtin", status=Status.NOT_EVALUATED, reason="no key")])
     grouped = verdicts_for(case, "run-1", judges={"help"}, versions={"judge": "2"})
-    ours = f"agentevals {__version__}"  # builtin metrics ship with agentevals
+    ours = __version__  # builtin metrics ship with agentevals
     assert {uri: [(v.trace_id, v.evaluator, v.passed, v.label, v.judge, v.evaluator_version, v.explanation)
                   for v in rows] for uri, rows in grouped.items()} == {
         "b+http://h?x=2": [("t1", "judge", True, "pass", True, "2", "ok"),

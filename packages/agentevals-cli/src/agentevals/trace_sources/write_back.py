@@ -104,7 +104,7 @@ def verdicts_for(case: CaseResult, run_id: str, *, judges: Collection[str] = (),
                 trace_id=trace_id, evaluator=metric.name, score=metric.score, passed=passed,
                 status=metric.status.value, run_id=run_id,
                 evaluator_version=(versions or {}).get(metric.name)
-                or (f"agentevals {__version__}" if metric.type == "builtin" else None),
+                or (__version__ if metric.type == "builtin" else None),  # builtins ship with agentevals
                 explanation=_explanation(metric), case_id=case.case_id,
                 judge=metric.name in judges or metric.type in JUDGE_TYPES or "judge_model" in metric.details))
     return out
