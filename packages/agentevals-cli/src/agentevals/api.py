@@ -55,11 +55,17 @@ def prepare_run(
     concurrency: Optional[int] = None,
     executor: str = "local",
     ray_address: Optional[str] = None,
+    write_back: Optional[bool] = None,
 ) -> tuple[list[LoadedEvaluator], RunOptions, Optional[EvalSet]]:
     """Validate everything before anything runs: config, metric names, evaluator files, eval set.
 
     Order of evaluators: config order, then ``metrics`` order, then ``evaluators``. With neither a
     config, metrics nor evaluators, ``tool_trajectory_avg_score`` runs. Raises ``ConfigError`` (exit 2).
+
+    ``write_back=True`` (or ``write_back: true`` in the config; ``evaluate`` takes it too): after the run,
+    each result goes back to the backend its trace came from (source URIs such as ``phoenix+http://…``;
+    files are skipped), as ``run --write-back`` does; the run's ``notes`` say how many were written to each
+    source, or the one line why a source could not be written.
     """
     if isinstance(trajectory_match_type, str):
         trajectory_match_type = trajectory_match_type.lower()
@@ -82,6 +88,7 @@ def prepare_run(
         trace_format=settings.trace_format if settings else None,
         output=(settings.output or settings.output_format) if settings else None,
         notes=list(loaded.notes) if loaded else [],
+        write_back=bool(write_back if write_back is not None else settings.write_back if settings else False),
     )
     if eval_set is None and loaded is not None and loaded.settings.eval_set:
         eval_set, note = resolve_config_path(loaded.settings.eval_set, loaded.base_dir or Path.cwd())
@@ -127,6 +134,38 @@ def prepare_run(
     return chosen, options, eval_set_obj
 
 
+async def _run(traces: Union[TraceInput, Sequence[TraceInput]], evaluators: list[LoadedEvaluator], *,
+               options: RunOptions, **kwargs: Any) -> RunResult:
+    """``run_evaluation``, and with ``options.write_back`` each result written back to the backend its trace
+    came from afterwards (``trace_sources.write_back``; Jaeger and Tempo: OpenTelemetry events)."""
+    if not options.write_back:
+        return await run_evaluation(traces, evaluators, options=options, **kwargs)
+    import asyncio
+
+    from .trace_sources.write_back import WriteBack, evaluator_facts
+
+    inputs: list[TraceInput] = list(traces) if isinstance(traces, (list, tuple)) else [traces]  # type: ignore[list-item]
+    judges, versions = evaluator_facts(evaluators)
+    sink = WriteBack(inputs, judges=judges, versions=versions)
+    emitter = None
+    if sink.otel_sources:  # Jaeger, Tempo: the results go out as OpenTelemetry events (run --emit-otel)
+        from .report.otel_events import EvaluationEventEmitter
+
+        emitter = EvaluationEventEmitter.from_env(sources=sink.otel_sources,
+                                                  feature=f"write_back to {sink.otel_sources[0]}")
+    try:
+        run = await run_evaluation(inputs, evaluators, options=options,
+                                   consumers=[sink] + ([emitter] if emitter is not None else []), **kwargs)
+    finally:
+        if emitter is not None:
+            emitter.shutdown()
+    from .report.otel_events import disabled_by_env
+
+    await asyncio.to_thread(sink.deliver, run, otel=emitter.by_source if emitter is not None else None,
+                            otel_off=disabled_by_env())
+    return run
+
+
 def _check_arguments(
     *, metrics: Sequence[str], threshold: Optional[float], trajectory_match_type: Optional[str], group_by: str,
     pass_at_k: Sequence[int], concurrency: Optional[int] = None,
@@ -154,7 +193,7 @@ async def evaluate_async(
 ) -> RunResult:
     """Async form of ``evaluate``."""
     evaluators, options, eval_set = prepare_run(**kwargs)
-    return await run_evaluation(traces, evaluators, eval_set=eval_set, options=options, trace_format=trace_format)
+    return await _run(traces, evaluators, eval_set=eval_set, options=options, trace_format=trace_format)
 
 
 def evaluate(

@@ -1,7 +1,7 @@
 """What ``agentevals run`` does around the engine: store, reuse, gates, reports, progress, interrupts.
 
-    parse -o and gates → open the store → load the baseline → run (consumers: finisher, store,
-    progress) → on a signal: finish the partial run → write every report → exit code
+    parse -o and gates → open the store → load the baseline → run (consumers: finisher, write-back,
+    store, progress, OTel) → on a signal: finish the partial run → write every report → exit code
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ class RunRequest:
     quiet: bool = False
     verbose: int = 0
     emit_otel: bool = False
+    write_back: bool = False
+    """``--write-back``: each result to the backend its trace came from (``trace_sources.write_back``)."""
     stdout_to_stderr: bool = False
     """While the run goes, what is printed to stdout goes to stderr (Ray prints cluster events there)."""
 
@@ -122,6 +124,7 @@ def execute(req: RunRequest) -> int:
                                ignore=[o.path for o in outputs if o.path is not None])
         finisher = _Finisher(gates=gates, baseline=baseline, strict=req.options.strict, reuse=reuse)
         consumers: list[RunConsumer] = [finisher]
+        write_back = _write_back(req, consumers)  # before the store: its summary is stored with the run
         recorder = None
         if store is not None and run_id is not None:
             from ..store import StoreConsumer
@@ -139,6 +142,7 @@ def execute(req: RunRequest) -> int:
 
             emitter = EvaluationEventEmitter.from_env()
             consumers.append(emitter)
+        emitter = _write_back_setup(write_back, consumers, emitter, recorder)
 
         with contextlib.redirect_stdout(sys.stderr) if req.stdout_to_stderr else contextlib.nullcontext():
             run, signum = run_interruptible(run_evaluation(
@@ -149,12 +153,15 @@ def execute(req: RunRequest) -> int:
         if signum is not None:
             run = _partial(finisher, signum, req.options)
             incomplete = run.aborted
+            if write_back is not None:
+                write_back.skip = "the run was interrupted"
             if recorder is not None:
                 recorder.interrupted = True
                 recorder.exit_code = lambda _run: 128 + signum
             if not finisher.finished:
                 emit(consumers, "run_finished", run)
         assert run is not None
+        unsent = write_back.outcome.failure_lines() if write_back is not None and write_back.outcome else []
         store_line = _store_failure(store, recorder, reuse, len(run.cases))
         if store_line is not None:
             run.notes.append(store_line)
@@ -163,8 +170,8 @@ def execute(req: RunRequest) -> int:
         unwritten = write_outputs(run, outputs, context, color=color)
         from ..core.redact import redact
 
-        for line in unwritten:
-            click.echo(redact(f"agentevals: {line}"), err=True)
+        for line in [*unwritten, *(unsent if stdout_format(outputs) not in ("json", None) else [])]:
+            click.echo(redact(f"agentevals: {line}"), err=True)  # (write-back failures: json gives them as notes)
         if stdout_format(outputs) == "json" or stdout_format(outputs) is None:
             for note in [*(e.error for e in run.input_errors), *run.notes]:
                 click.echo(redact(f"agentevals: {note}"), err=True)
@@ -175,6 +182,7 @@ def execute(req: RunRequest) -> int:
             click.echo(f"agentevals: interrupted by {name}: {len(run.cases)} case(s) finished"
                        + (f"; continue with: agentevals run ... --resume={run.run_id}" if run.run_id else ""), err=True)
             return 128 + signum
+        unwritten = [*unwritten, *unsent]  # a source not written back: exit 2, as for a report not written
         assert finisher.outcome is not None
         if unwritten or (recorder is not None and recorder.failure is not None):
             return max(finisher.outcome.exit_code, _UNSAVED)
@@ -191,6 +199,50 @@ def execute(req: RunRequest) -> int:
 
 _UNSAVED = 2
 """Exit code when a report or the run store could not be written (every other result was kept)."""
+
+
+def _write_back(req: RunRequest, consumers: list[RunConsumer]) -> Any:
+    """``--write-back``: the consumer that collects each pull source's verdicts and writes them back when the
+    run finishes (``trace_sources.write_back``), or None."""
+    if not req.write_back:
+        return None
+    from ..trace_sources.write_back import WriteBack, evaluator_facts
+
+    judges, versions = evaluator_facts(req.evaluators)
+    write_back = WriteBack(req.inputs, judges=judges, versions=versions, on_finish=True)
+    consumers.append(write_back)
+    return write_back
+
+
+def _write_back_setup(write_back: Any, consumers: list[RunConsumer], emitter: Any, recorder: Any) -> Any:
+    """For sources that store no results (Jaeger, Tempo), an OTel emitter for their cases, unless
+    ``--emit-otel`` already sends every result; the stored exit code is 2 when a write-back fails. Returns
+    the emitter in use (or None)."""
+    if write_back is None:
+        return emitter
+    if recorder is not None:
+        gates_code = recorder.exit_code
+        recorder.exit_code = lambda run: _exit_code(gates_code(run), write_back)
+    if not write_back.otel_sources:
+        return emitter
+    if emitter is None:
+        from ..report.otel_events import EvaluationEventEmitter
+
+        emitter = EvaluationEventEmitter.from_env(sources=write_back.otel_sources,
+                                                  feature=f"--write-back to {write_back.otel_sources[0]}")
+        consumers.append(emitter)
+    from ..report.otel_events import disabled_by_env
+
+    write_back.otel_counts = emitter.by_source  # counted as the cases finish, read when the run does
+    write_back.otel_off = disabled_by_env()
+    return emitter
+
+
+def _exit_code(code: int, write_back: Any) -> int:
+    """The run's exit code as the store records it: ``code``, or 2 (``_UNSAVED``: the results are kept, but
+    what was asked did not happen) when a write-back failed."""
+    failed = write_back.outcome is not None and write_back.outcome.failed
+    return max(code, _UNSAVED) if failed else code
 
 
 def _store_failure(store: Any, recorder: Any, reuse: Any, cases: int) -> Optional[str]:

@@ -1,7 +1,8 @@
 """``agentevals run``: evaluate trace files, record the run, write its reports, exit by the gates.
 
 Exit codes: 0 passed, 1 failed (see ``agentevals.results.gates`` for the rule), 2 usage or config error,
-130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (partial reports written, run stored as interrupted).
+130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (partial reports written, run stored as interrupted);
+2 too when ``--write-back`` could not write to a source (one line each; the reports hold every result).
 """
 
 from __future__ import annotations
@@ -85,6 +86,10 @@ def _prepare_dump_dir(path: Path) -> None:
 @click.option("--emit-otel", is_flag=True,
               help="Also send each result as an OpenTelemetry gen_ai.evaluation.result event, parented to the "
                    "evaluated span; the exporter is set by the standard OTEL_EXPORTER_OTLP_* variables.")
+@click.option("--write-back", is_flag=True,
+              help="After the run, write each result back to the backend its trace came from (Phoenix annotations, "
+                   "MLflow assessments, Langfuse scores; Jaeger and Tempo: OpenTelemetry events as with --emit-otel). "
+                   "Files are skipped. A source that cannot be written is one line and exit code 2.")
 @click.option("--dump-inputs", type=click.Path(file_okay=False, path_type=Path),
               help="Write the EvalInput each evaluator program receives to DIR/<evaluator>/<case>.json "
               "(replay one: agentevals evaluator run PATH --input FILE); every pair runs (no result cache).")
@@ -116,6 +121,7 @@ def run_command(
     no_cache: bool,
     store: Optional[str],
     no_store: bool,
+    write_back: bool,
     color: Optional[bool],
     quiet: bool,
     emit_otel: bool,
@@ -139,8 +145,9 @@ def run_command(
         _prepare_dump_dir(dump_inputs)
     options.dump_inputs = dump_inputs
     options.persistent_workers = not no_workers
+    options.write_back = write_back = write_back or options.write_back  # the flag, or write_back: in the config
     request = RunRequest(
-        inputs=expand_globs(trace_files), evaluators=evaluators, options=options, eval_set=eval_set_obj,
+        inputs=expand_globs(trace_files), evaluators=evaluators, options=options, eval_set=eval_set_obj, write_back=write_back,
         eval_set_path=eval_set, config_path=config_path, trace_format=trace_format or options.trace_format,
         outputs=outputs or ((options.output,) if options.output else ()),
         output_file=output_file, min_pass_rates=min_pass_rates, baseline=baseline, resume=resume,

@@ -46,11 +46,14 @@ __all__ = ["serve_command"]
 @click.option("--allow-code-evaluators", is_flag=True,
               help="Let configs sent to the API or MCP port name evaluators that run code on this machine "
                    "(code, remote, python, code_judge…). Off: such configs are refused (HTTP 403).")
+@click.option("--allow-source-host", "allow_source_hosts", multiple=True, metavar="HOST[:PORT]",
+              help="Let the API's 'sources' field and MCP evaluate_traces read trace backend URIs "
+                   "(jaeger+http://…, phoenix+http://…) on this host (repeatable). None: source URIs are refused.")
 def serve_command(dev: bool, host: str, port: int, otlp_http_port: int, otlp_grpc_port: int, mcp_port: Optional[int],
                   eval_sets: Optional[str], config_path: Optional[str], metrics: tuple[str, ...], headless: bool,
                   emit_otel: bool, api_token: Optional[str], session_idle: float, max_buffered: int,
                   max_upload_mb: int, store: Optional[str], no_store: bool, allowed_hosts: tuple[str, ...],
-                  allow_code_evaluators: bool) -> None:
+                  allow_code_evaluators: bool, allow_source_hosts: tuple[str, ...]) -> None:
     """Receive agent traces over OTLP, evaluate each session as it completes, and serve the results."""
     import asyncio
 
@@ -64,7 +67,7 @@ def serve_command(dev: bool, host: str, port: int, otlp_http_port: int, otlp_grp
                            token=api_token or None, session_idle=session_idle, max_buffered=max_buffered,
                            max_upload=max_upload_mb * 2**20, emit_otel=emit_otel, ui=not headless,
                            store=store, no_store=no_store, allowed_hosts=list(allowed_hosts),
-                           allow_code=allow_code_evaluators)
+                           allow_code=allow_code_evaluators, allow_source_hosts=list(allow_source_hosts))
 
     def announce(a: dict) -> None:
         shown = f"[{a['host']}]" if ":" in a["host"] else a["host"]

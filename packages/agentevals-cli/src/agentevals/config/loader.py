@@ -106,6 +106,9 @@ class RunSettings(BaseModel):
     """k values for pass@k / pass^k (default: k = number of repetitions)."""
     concurrency: Optional[Annotated[int, Field(ge=1)]] = None
     """How many evaluations run at once, across all cases (default: the number of cores)."""
+    write_back: bool = False
+    """After the run, write each result back to the trace backend its trace came from (``--write-back``;
+    ``agentevals run`` and the Python API, never ``serve``)."""
     agentv_rules: Literal["auto", "2.19", "current"] = "auto"
     """AgentV's scoring rules for AgentV entries: ``2.19`` (verdict ``borderline`` from 0.6, counted as passing by a
     composite's ``threshold``), ``current`` (AgentV 4.2+: pass at 0.8, else fail) or ``auto``: ``current`` when an

@@ -41,16 +41,18 @@ def pair_with_eval_case(case: Case, eval_set: Optional[EvalSet], *, only_trace: 
 def case_header(case: Case) -> CaseResult:
     """A case's result before any evaluator ran: what it is, where it came from, its figures."""
     invocations = case.invocations
+    responses = {span: rid for t in case.traces for span, rid in getattr(t, "response_ids", {}).items()}
     result = CaseResult(
         case_id=case.case_id,
         trace_ids=[t.trace_id for t in case.traces],
         sources=sorted({t.source for t in case.traces}),
+        trace_sources=[t.source for t in case.traces],
         eval_id=case.eval_case.eval_id if case.eval_case else None,
         match_reason=case.match_reason,
         invocation_count=len(invocations),
         user_contents=[inv.user_content for inv in invocations],
-        invocation_spans=[SpanRef(trace_id=inv.trace_id, span_id=inv.span_id) if inv.trace_id and inv.span_id
-                          else None for inv in invocations],
+        invocation_spans=[SpanRef(trace_id=inv.trace_id, span_id=inv.span_id, response_id=responses.get(inv.span_id))
+                          if inv.trace_id and inv.span_id else None for inv in invocations],
         performance_metrics=case_metrics(case.traces),
         warnings=[w for t in case.traces for w in t.warnings],
     )

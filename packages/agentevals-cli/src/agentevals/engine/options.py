@@ -58,6 +58,10 @@ class RunOptions:
     with every case, as it pairs with the only trace of a run (agentevals-cli 0.11's rule)."""
     notes: list[str] = field(default_factory=list)
     """Load-time notes for the run's report (e.g. a config path found relative to the working directory)."""
+    write_back: bool = False
+    """Results go back to the trace backends their traces came from after the run (``--write-back``,
+    ``write_back:`` in eval_config.yaml). Done by the caller (``run``, the Python API; see
+    ``agentevals.trace_sources.write_back``), not the engine; recorded with the run's options."""
     persistent_workers: bool = True
     """Offer persistent worker processes (protocol 1.2) to local ``type: code`` evaluators; ``False``
     (``--no-persistent-workers``, and with ``dump_inputs``) starts one process per evaluation, as in 1.0."""

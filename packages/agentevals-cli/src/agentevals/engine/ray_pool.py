@@ -385,6 +385,7 @@ def _errored_case(case: Case, evaluators: Sequence[BaseEvaluator], attempts: int
     text = f"ray: batch failed after {attempts} attempt(s): {why}"
     result = CaseResult(case_id=case.case_id, trace_ids=[t.trace_id for t in case.traces],
                         sources=sorted({t.source for t in case.traces}),
+                        trace_sources=[t.source for t in case.traces],
                         metrics=[MetricResult.errored(ev.display_name, text, type=ev.name) for ev in evaluators],
                         evaluation_status="evaluation_failed")
     result.score, result.verdict = case_score(result.metrics)

@@ -7,6 +7,7 @@ to the agent's turn. Attributes follow the OpenTelemetry GenAI semantic conventi
     gen_ai.evaluation.score.value   the score, when there is one
     gen_ai.evaluation.score.label   pass | fail | not_evaluated | informational (absent on error)
     gen_ai.evaluation.explanation   the reason or reasoning, cut to 2,048 characters
+    gen_ai.response.id              the turn's last model response id, where the trace carries one
     error.type                      on an evaluator error, with no score or label
 
 A metric with per-turn scores gives one event per turn, on that turn's span; any other metric gives
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Collection
 from typing import Any, Optional
 
 from ..engine.consumers import RunConsumer
@@ -61,31 +63,47 @@ def event_attributes(metric: MetricResult, score: Optional[float], case: CaseRes
 class EvaluationEventEmitter(RunConsumer):
     """A run consumer that emits one ``gen_ai.evaluation.result`` event per result (per turn when scored per turn)."""
 
-    def __init__(self, logger_provider: Any) -> None:
+    def __init__(self, logger_provider: Any, *, sources: Optional[Collection[str]] = None) -> None:
         self.provider = logger_provider
         self.logger = logger_provider.get_logger("agentevals")
+        self.sources = None if sources is None else frozenset(sources)
+        """Only cases read from these sources (``--write-back`` to Jaeger/Tempo); ``None``: every case."""
         self.emitted = 0
+        self.by_source: dict[str, int] = {}
+        """Events emitted per source (a case's first source)."""
         self.skipped = 0
         """Results of cases whose turns carry no span id (nothing to parent them to)."""
 
     @classmethod
-    def from_env(cls) -> EvaluationEventEmitter:
-        """An emitter whose OTLP exporter is configured by ``OTEL_EXPORTER_OTLP_*`` (``ConfigError`` on a bad protocol)."""
+    def from_env(cls, *, sources: Optional[Collection[str]] = None,
+                 feature: str = "--emit-otel") -> EvaluationEventEmitter:
+        """An emitter whose OTLP exporter is configured by ``OTEL_EXPORTER_OTLP_*`` (``ConfigError`` on a bad
+        protocol); ``sources``: emit only for cases read from these sources; ``feature``: what needs the
+        ``otel`` extra when it is missing."""
         try:
             from opentelemetry.sdk._logs import LoggerProvider
             from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
             from opentelemetry.sdk.resources import Resource
         except ImportError as exc:
-            raise MissingDependencyError("--emit-otel", "otel") from exc
+            raise MissingDependencyError(feature, "otel") from exc
         from ..__about__ import __version__
 
         provider = LoggerProvider(resource=Resource.create({"service.name": "agentevals",
                                                            "service.version": __version__}))
         if not disabled_by_env():
             provider.add_log_record_processor(BatchLogRecordProcessor(_exporter()))
-        return cls(provider)
+        return cls(provider, sources=sources)
 
     def case_finished(self, index: int, case: CaseResult) -> None:
+        if self.sources is not None and not self.sources.intersection(case.sources):
+            return
+        before = self.emitted
+        self._emit_case(case)
+        if self.emitted > before:
+            source = next((s for s in case.sources if self.sources is None or s in self.sources), "")
+            self.by_source[source] = self.by_source.get(source, 0) + self.emitted - before
+
+    def _emit_case(self, case: CaseResult) -> None:
         spans = case.invocation_spans
         last = next((s for s in reversed(spans) if s is not None), None)
         for metric in case.metrics:
@@ -109,6 +127,8 @@ class EvaluationEventEmitter(RunConsumer):
         except ValueError:
             self.skipped += 1
             return
+        if span.response_id:  # the model response judged, where the trace named it (GenAI conventions)
+            attributes = {**attributes, "gen_ai.response.id": span.response_id}
         self.logger.emit(context=set_span_in_context(NonRecordingSpan(parent)), event_name=EVENT_NAME,
                          attributes=attributes)
         self.emitted += 1

@@ -109,6 +109,8 @@ class SpanRef(BaseModel):
 
     trace_id: str
     span_id: str
+    response_id: Optional[str] = None
+    """The turn's ``gen_ai.response.id``, where the trace carries one."""
 
 
 class CaseResult(BaseModel):
@@ -141,6 +143,9 @@ class CaseResult(BaseModel):
     invocation_spans: SkipJsonSchema[list[Optional[SpanRef]]] = Field(default_factory=list, exclude=True)
     """The span that delimits each invocation (in ``user_contents`` order), for parenting results
     (``--emit-otel``). Internal: not part of the ``-o json`` document."""
+    trace_sources: SkipJsonSchema[list[str]] = Field(default_factory=list, exclude=True)
+    """The source of each trace (in ``trace_ids`` order), for ``--write-back``. Internal: not part of the
+    ``-o json`` document (``sources`` lists them without repeats)."""
     _transcript: list[dict[str, Any]] = PrivateAttr(default_factory=list)
     """The conversation, compact (user text, tool calls, response per turn), for the HTML report and the
     run store; not part of the JSON document."""

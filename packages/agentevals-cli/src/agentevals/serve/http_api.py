@@ -17,7 +17,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 from urllib.parse import quote
@@ -36,6 +36,7 @@ from ._csrf import CsrfCheck, CsrfTokens
 from ._guard import HostPolicy, RequestGuard
 from ._input import install_input_guards, one_line, parse_run_options, refuse_long_ref
 from ._limits import check_token
+from ._sources import SourceHosts, SourceRefused
 from ._trust import code_in_config
 from .sessions import SessionAssembler
 from .store import SessionStore
@@ -52,7 +53,8 @@ class ApiContext:
     def __init__(self, *, assembler: SessionAssembler, store: SessionStore, token: Optional[str] = None,
                  max_upload: int = 10 * 2**20, otlp: Optional[dict[str, Any]] = None,
                  settings: Any = None, ui: bool = True, runs: Optional[RunStore] = None,
-                 policy: Optional[HostPolicy] = None, allow_code: bool = False) -> None:
+                 policy: Optional[HostPolicy] = None, allow_code: bool = False,
+                 source_hosts: Optional[SourceHosts] = None) -> None:
         self.assembler = assembler
         self.store = store
         self.runs = runs
@@ -67,6 +69,8 @@ class ApiContext:
         self.allow_code = allow_code
         """``serve --allow-code-evaluators``: uploaded configs may name evaluators that run code."""
         self.csrf = CsrfTokens()
+        self.source_hosts = source_hosts or SourceHosts()
+        """``serve --allow-source-host``: the hosts the ``sources`` field's URIs may name (none: refused)."""
 
 
 _UPLOAD_PATH = re.compile(re.escape(tempfile.gettempdir()) + r"/agentevals-upload-[^/\s]+/(?:\d{3}/)?")
@@ -188,15 +192,17 @@ def api_app(ctx: ApiContext) -> FastAPI:
             converted = await asyncio.to_thread(operations.convert_files, paths, trace_format=trace_format)
             return ok(compat_011.convert_answer(converted, group_by))
 
-    @app.post("/api/evaluate", summary="Evaluate uploaded trace files; the whole run result")
+    @app.post("/api/evaluate", summary="Evaluate uploaded trace files (or traces in a backend); the whole run result")
     async def evaluate(
-        trace_files: list[UploadFile] = File(...),
+        trace_files: Optional[list[UploadFile]] = File(None),
         eval_set_file: Optional[UploadFile] = File(None),
         config_file: Optional[UploadFile] = File(None, description="eval_config.yaml"),
         config: Optional[str] = Form(None, description='JSON options: {"metrics": [...], "threshold": 0.8, …}'),
+        sources: Optional[list[str]] = Form(None, description=_SOURCES_HELP),
     ) -> dict[str, Any]:
         with Uploads(ctx.max_upload) as up:
-            kwargs = trusted(await up.run_options(trace_files, eval_set_file, config_file, config))
+            kwargs = trusted(await up.run_options(trace_files, eval_set_file, config_file, config,
+                                                  sources=_sources(ctx, trace_files, sources)))
             run = await operations.evaluate_files_async(**kwargs)
             return ok({**run.model_dump(mode="json"), **compat_011.legacy_run(run)})
 
@@ -204,14 +210,16 @@ def api_app(ctx: ApiContext) -> FastAPI:
               response_class=StreamingResponse)
     async def evaluate_stream(
         request: Request,
-        trace_files: list[UploadFile] = File(...),
+        trace_files: Optional[list[UploadFile]] = File(None),
         eval_set_file: Optional[UploadFile] = File(None),
         config_file: Optional[UploadFile] = File(None, description="eval_config.yaml"),
         config: Optional[str] = Form(None),
+        sources: Optional[list[str]] = Form(None, description=_SOURCES_HELP),
     ) -> StreamingResponse:
         up = Uploads(ctx.max_upload).__enter__()
         try:
-            kwargs = trusted(await up.run_options(trace_files, eval_set_file, config_file, config))
+            kwargs = trusted(await up.run_options(trace_files, eval_set_file, config_file, config,
+                                                  sources=_sources(ctx, trace_files, sources)))
             events = start_evaluation(up, kwargs)
         except BaseException:
             up.__exit__(None, None, None)
@@ -280,6 +288,21 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
 
 _COOKIE = "agentevals_token"
+_SOURCES_HELP = ("Trace backend query URIs (jaeger+http://HOST:PORT?service=NAME&since=1h, …; repeatable), read "
+                 "like uploaded files; only hosts given to serve --allow-source-host")
+
+
+def _sources(ctx: ApiContext, trace_files: Optional[list[UploadFile]], sources: Optional[list[str]]) -> list[str]:
+    """The ``sources`` form field, checked against ``--allow-source-host`` (400, one line, when refused)."""
+    wanted = [s for s in sources or [] if s.strip()]
+    if not wanted and not trace_files:
+        raise HTTPException(400, "give trace_files (uploads) or sources (trace backend URIs)")
+    try:
+        return ctx.source_hosts.check(wanted)
+    except SourceRefused as exc:
+        raise HTTPException(403, str(exc)) from None
+    except AgentevalsError as exc:
+        raise HTTPException(400, str(exc)) from None
 
 
 def start_evaluation(up: Uploads, kwargs: dict[str, Any]) -> asyncio.Queue[tuple[str, Any]]:
@@ -381,11 +404,13 @@ class Uploads:
             options["config"] = path
         return options
 
-    async def run_options(self, trace_files: list[UploadFile], eval_set_file: Optional[UploadFile],
-                          config_file: Optional[UploadFile], config: Optional[str]) -> dict[str, Any]:
-        """Uploads and the JSON ``config`` form field → keyword arguments of ``operations.evaluate_files``."""
+    async def run_options(self, trace_files: Optional[list[UploadFile]], eval_set_file: Optional[UploadFile],
+                          config_file: Optional[UploadFile], config: Optional[str], *,
+                          sources: Sequence[str] = ()) -> dict[str, Any]:
+        """Uploads, source URIs (checked by the caller) and the JSON ``config`` form field → keyword arguments
+        of ``operations.evaluate_files``."""
         options = self.config_options(config, config_file=config_file is not None and bool(config_file.filename))
-        kwargs: dict[str, Any] = {"paths": [await self.save(f) for f in trace_files], **options}
+        kwargs: dict[str, Any] = {"paths": [*[await self.save(f) for f in trace_files or []], *sources], **options}
         if eval_set_file is not None and eval_set_file.filename:
             kwargs["eval_set"] = await self.save(eval_set_file)
         if config_file is not None and config_file.filename:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Optional, Protocol
 from ..core.redact import redact_obj
 from ..errors import AgentevalsError
 from . import compat_011, operations
+from ._sources import SourceHosts
 from .sessions import SessionAssembler
 from .store import SessionRecord, SessionStore
 
@@ -124,12 +125,15 @@ def _server_class() -> Any:
     return MCPServer
 
 
-def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allow_code: bool = True) -> Any:
+def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allow_code: bool = True,
+              source_hosts: Optional[SourceHosts] = None) -> Any:
     """The MCP server with the eight tools; ``.run_stdio_async()`` or ``.streamable_http_app()`` to serve it.
 
     ``allow_code=False`` (``serve --mcp-port`` without ``--allow-code-evaluators``): ``evaluate_traces``
     refuses a config naming evaluators that run code (``serve._trust``). Stdio (``agentevals mcp``) runs
     as the user who started it, for that user's own agent, so it allows them as ``agentevals run`` does.
+    ``source_hosts`` (``serve --mcp-port``): URIs among ``evaluate_traces``'s ``trace_files`` must name one
+    of these hosts (``serve --allow-source-host``; ``_sources``); ``None`` (stdio): any, as for ``run``.
     """
     runs = runs or StoreRuns()
     server = _server_class()("agentevals", instructions=(
@@ -150,13 +154,19 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allo
                               trajectory_match_type: Optional[str] = None,
                               judge_model: Optional[str] = None,
                               eval_config_file: Optional[str] = None) -> dict[str, Any]:
-        """Evaluate trace files (Jaeger JSON, OTLP JSON) exactly like `agentevals run`; returns the run result
+        """Evaluate trace files (Jaeger JSON, OTLP JSON) or trace backend URIs (jaeger+http://HOST:PORT?service=NAME&since=1h,
+        tempo+, phoenix+, mlflow+, langfuse+https://) exactly like `agentevals run`; returns the run result
         (cases with each metric's status, score and reason) and its exit code, and agentevals 0.11's
         `passed`, `traces`, `errors`. `eval_config_file` is 0.11's name for `config_file`."""
         if eval_config_file is not None:
             if config_file is not None and config_file != eval_config_file:
                 return {"error": "evaluate_traces: give the config as config_file or eval_config_file, not both"}
             config_file = eval_config_file
+        if source_hosts is not None:
+            try:
+                source_hosts.check([f for f in trace_files if "://" in str(f)], what="trace_files")
+            except AgentevalsError as exc:
+                return {"error": str(exc)}
         if config_file and not allow_code:
             from ._trust import code_in_config
 

@@ -63,6 +63,9 @@ class ServeOptions:
     """``--allowed-host``: names (besides loopback and ``host``) the API, UI and MCP ports answer to."""
     allow_code: bool = False
     """``--allow-code-evaluators``: configs sent to the API or MCP port may run code on this machine."""
+    allow_source_hosts: list[str] = field(default_factory=list)
+    """``--allow-source-host``: hosts whose trace backends the API's ``sources`` and MCP ``evaluate_traces``
+    may read (``HOST`` or ``HOST:PORT``); none: source URIs are refused (``_sources``)."""
 
     def check(self) -> None:
         """Refuse to listen beyond this machine without a token (raises ``ConfigError``)."""
@@ -72,6 +75,9 @@ class ServeOptions:
         if self.session_idle <= 0:
             raise ConfigError(f"--session-idle must be positive, got {self.session_idle}")
         self.policy()
+        from ._sources import SourceHosts
+
+        SourceHosts(self.allow_source_hosts)  # a malformed --allow-source-host: ConfigError before listening
 
     def policy(self) -> HostPolicy:
         """The Host/Origin policy of the HTTP ports (``ConfigError`` for a malformed ``--allowed-host``)."""
@@ -143,6 +149,7 @@ async def _serve(options: ServeOptions, settings: Any, assembler: Any, store: An
     import uvicorn
 
     from ._guard import RequestGuard
+    from ._sources import SourceHosts
     from .http_api import ApiContext, api_app
     from .otlp_grpc import start_otlp_grpc
     from .otlp_http import otlp_http_app
@@ -162,6 +169,7 @@ async def _serve(options: ServeOptions, settings: Any, assembler: Any, store: An
                  "run_id": recorder.run_id if recorder else None, "store": _shown(runs.location) if runs else None}
     ctx = ApiContext(assembler=assembler, store=store, token=options.token, max_upload=options.max_upload,
                      settings=settings, ui=options.ui, runs=runs, policy=policy, allow_code=options.allow_code,
+                     source_hosts=SourceHosts(options.allow_source_hosts),
                      otlp={"http": f"http://{options.host}:{addresses['otlp_http_port']}",
                            "grpc": f"{options.host}:{grpc_port}"})
     apps: list[tuple[Any, socket.socket]] = [
@@ -175,7 +183,8 @@ async def _serve(options: ServeOptions, settings: Any, assembler: Any, store: An
         from ._input import check_mcp_session
         from .mcp_tools import LocalSessions, StoreRuns, build_mcp
 
-        mcp = build_mcp(LocalSessions(store, assembler), runs=StoreRuns(runs), allow_code=options.allow_code)
+        mcp = build_mcp(LocalSessions(store, assembler), runs=StoreRuns(runs), allow_code=options.allow_code,
+                        source_hosts=SourceHosts(options.allow_source_hosts))
         apps.append((RequestGuard(check_mcp_session(_mcp_http_app(mcp)), policy, what="MCP", token=options.token),
                      mcp_sock))
     servers = [_QuietServer(uvicorn.Config(app, log_level="warning", lifespan="on" if i == 2 else "off",

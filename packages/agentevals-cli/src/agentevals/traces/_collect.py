@@ -7,7 +7,7 @@ converters, not the engine and its models (a tenth of a second per process).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 from .convert import convert_trace
 from .model import ConvertedTrace, Trace
@@ -37,9 +37,32 @@ def convert_into(trace: Trace, log_events: LogEvents, keep_spans: bool, out: lis
             f"{trace.source}: trace {trace.trace_id} could not be converted: "
             f"{type(exc).__name__}: {one_line(exc)}")))
         return
+    item.response_ids = response_ids(trace, item.invocations)
     if not keep_spans:
         item.trace = None
     out.append(item)
+
+
+RESPONSE_ID = "gen_ai.response.id"
+
+
+def response_ids(trace: Trace, invocations: list) -> dict[str, str]:
+    """Each invocation span's ``gen_ai.response.id``: that of the latest-ending span under it (or itself)
+    carrying one. Empty when the trace names none."""
+    turns = {inv.span_id for inv in invocations if getattr(inv, "span_id", None)}
+    carrying = [s for s in trace.spans if isinstance(s.attributes.get(RESPONSE_ID), str) and s.attributes[RESPONSE_ID]]
+    if not turns or not carrying:
+        return {}
+    parent = {s.span_id: s.parent_span_id for s in trace.spans}
+    found: dict[str, tuple[int, str]] = {}
+    for span in carrying:
+        node: Optional[str] = span.span_id
+        hops = 0
+        while node is not None and node not in turns and hops < 1000:  # a cycle in bad data ends here
+            node, hops = parent.get(node), hops + 1
+        if node is not None and node in turns and (node not in found or span.end_ns >= found[node][0]):
+            found[node] = (span.end_ns, span.attributes[RESPONSE_ID])
+    return {turn: rid for turn, (_, rid) in found.items()}
 
 
 def convert_for_worker(keep_spans: bool, trace: Trace) -> list[Union[ConvertedTrace, InputError]]:

@@ -86,3 +86,6 @@ class ConvertedTrace:
     """The raw spans, kept for evaluators that read the trace itself."""
     measure: Any = None
     """Raw measurements (``convert._common.Measure``) behind ``performance_metrics``, for merging traces."""
+    response_ids: dict[str, str] = field(default_factory=dict)
+    """Invocation span id → ``gen_ai.response.id`` of the turn's last model response, where the trace
+    carries one (results sent as OTel events name it)."""
