@@ -10,7 +10,7 @@ import contextlib
 import os
 import signal
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Optional
 
 import click
@@ -56,6 +56,8 @@ class RunRequest:
     emit_otel: bool = False
     stdout_to_stderr: bool = False
     """While the run goes, what is printed to stdout goes to stderr (Ray prints cluster events there)."""
+    since: Optional[str] = None
+    """``--since``: the window of backend sources whose URI names none (a duration, a time, or ``last``)."""
 
 
 @dataclass
@@ -113,6 +115,11 @@ def execute(req: RunRequest) -> int:
     try:
         baseline = load_baseline(req.baseline, store) if req.baseline else None
         run_id, resume_from, rerun_from = _run_identity(req, store)
+        from ._sourced import SourcedInputs
+
+        sourced = SourcedInputs.plan(req.inputs, since=req.since, store=store, again_from=resume_from or rerun_from)
+        req.options.read_context = sourced.context
+        req.options.notes.extend(sourced.notes)
         reuse = None
         if store is not None:
             from ..store import StoreReuse
@@ -127,7 +134,9 @@ def execute(req: RunRequest) -> int:
             from ..store import StoreConsumer
 
             recorder = StoreConsumer(store, run_id, meta=_meta(req), reuse=reuse, resume=resume_from is not None,
-                                     exit_code=lambda run: finisher.outcome.exit_code if finisher.outcome else 1)
+                                     exit_code=lambda run: max(finisher.outcome.exit_code if finisher.outcome else 1,
+                                                               _SOURCE_FAILED if sourced.failures(run) else 0),
+                                     sources=sourced.records)
             consumers.append(recorder)
         color = req.color if req.color is not None else (sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         progress = progress_consumer(quiet=req.quiet, verbose=req.verbose,
@@ -168,17 +177,19 @@ def execute(req: RunRequest) -> int:
         if stdout_format(outputs) == "json" or stdout_format(outputs) is None:
             for note in [*(e.error for e in run.input_errors), *run.notes]:
                 click.echo(redact(f"agentevals: {note}"), err=True)
-        elif store_line is not None:  # the table shows it among the notes; stderr says it too (CI logs)
-            click.echo(redact(f"agentevals: {store_line}"), err=True)
+        else:  # the table shows them; stderr says them too (CI logs)
+            for line in [*(e.error for e in sourced.failures(run)), *([store_line] if store_line else [])]:
+                click.echo(redact(f"agentevals: {line}"), err=True)
         if signum is not None:
             name = signal.Signals(signum).name
             click.echo(f"agentevals: interrupted by {name}: {len(run.cases)} case(s) finished"
                        + (f"; continue with: agentevals run ... --resume={run.run_id}" if run.run_id else ""), err=True)
             return 128 + signum
         assert finisher.outcome is not None
+        code = max(finisher.outcome.exit_code, _SOURCE_FAILED if sourced.failures(run) else 0)
         if unwritten or (recorder is not None and recorder.failure is not None):
-            return max(finisher.outcome.exit_code, _UNSAVED)
-        return finisher.outcome.exit_code
+            return max(code, _UNSAVED)
+        return code
     finally:
         if emitter is not None:
             emitter.shutdown()
@@ -191,6 +202,8 @@ def execute(req: RunRequest) -> int:
 
 _UNSAVED = 2
 """Exit code when a report or the run store could not be written (every other result was kept)."""
+_SOURCE_FAILED = 2
+"""Exit code when a backend source could not be read (the other inputs' results are in every report)."""
 
 
 def _store_failure(store: Any, recorder: Any, reuse: Any, cases: int) -> Optional[str]:
@@ -243,7 +256,9 @@ def _partial(finisher: _Finisher, signum: int, options: RunOptions) -> RunResult
 def _meta(req: RunRequest) -> dict[str, Any]:
     from ..store._recording import run_meta
 
-    options = asdict(req.options)
+    options = asdict(replace(req.options, read_context=None))
+    del options["read_context"]  # the windows read are stored apart (run_sources)
+    options.update(since=req.since)
     options.update(inputs=req.inputs[:1000], evaluators=[e.evaluator.config.name for e in req.evaluators],
                    outputs=list(req.outputs), min_pass_rates=list(req.min_pass_rates), baseline=req.baseline)
     return run_meta(options=options, config_path=req.config_path, eval_set_path=req.eval_set_path)

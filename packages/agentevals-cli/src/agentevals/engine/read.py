@@ -12,20 +12,25 @@ from collections.abc import AsyncIterator
 from typing import Optional, Union
 
 from ..results import InputError
-from ..trace_sources import TraceInput, resolve
+from ..trace_sources import ReadContext, TraceInput, resolve
 from ..traces.model import ConvertedTrace
 
 __all__ = ["read_in_background"]
 
 
 async def read_in_background(inputs: list[TraceInput], trace_format: Optional[str], *, keep_spans: bool,
-                             workers: int) -> AsyncIterator[tuple[Union[ConvertedTrace, InputError], float]]:
+                             workers: int, context: Optional[ReadContext] = None
+                             ) -> AsyncIterator[tuple[Union[ConvertedTrace, InputError], float]]:
     """``trace_sources.resolve`` in a background thread, so that evaluation runs while the input is read;
     each item comes with how far the reading had got when it was read (0 to 1, for the estimate of the
     run's size).
 
-    Items come in batches through a bounded queue: the reader waits when the engine is behind.
+    Items come in batches through a bounded queue: the reader waits when the engine is behind. ``context``
+    (``RunOptions.read_context``): how pull sources read; it gets the other arguments and, as the sources
+    read, their windows.
     """
+    if context is not None:
+        context.trace_format, context.keep_spans, context.workers = trace_format, keep_spans, workers
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Union[list, BaseException, None]] = asyncio.Queue(maxsize=8)
     stop = threading.Event()
@@ -43,7 +48,8 @@ async def read_in_background(inputs: list[TraceInput], trace_format: Optional[st
         batch: list = []
         last = time.monotonic()
         try:
-            for item in resolve(inputs, trace_format=trace_format, keep_spans=keep_spans, workers=workers):
+            for item in resolve(inputs, trace_format=trace_format, keep_spans=keep_spans, workers=workers,
+                                context=context):
                 if stop.is_set():
                     return
                 batch.append(item)
