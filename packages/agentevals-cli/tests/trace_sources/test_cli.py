@@ -377,3 +377,37 @@ def test_the_python_api_takes_since_and_reports_the_windows(site, tmp_path, back
                             env=_env(site, tmp_path))
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == [[[HELM]], 1, 4 * 3600]
+
+
+def test_progress_says_which_source_it_is_reading_while_the_read_goes_on(backend, capsys):
+    """A source's reads have no known size: the progress line names the source and its traces so far."""
+    import asyncio
+
+    from agentevals.api import prepare_run
+    from agentevals.cli._progress import PlainProgress
+    from agentevals.cli._sourced import SourcedInputs
+    from agentevals.engine.run import run_evaluation
+    from agentevals.trace_sources import ReadContext
+
+    namespace: dict[str, Any] = {}
+    exec(PLUGIN, namespace)  # the plugin's class, in this process (given as a TraceSource object)
+    now = datetime.now(timezone.utc)
+    backend.add(HELM, now - timedelta(minutes=10))
+    backend.add(K8S, now - timedelta(minutes=5))
+    backend.hold = K8S  # held until the progress line has said what is read
+    sourced = SourcedInputs(ReadContext())
+
+    def reading() -> str:
+        said = sourced.reading()
+        if said.endswith(": 1 trace"):
+            backend.release.set()
+        return said
+
+    evaluators, options, _ = prepare_run(metrics=["tool_trajectory_avg_score"], concurrency=1, group_by="trace")
+    options.read_context = sourced.context
+    progress = PlainProgress(every=0, reading=reading)
+    run = asyncio.run(run_evaluation([namespace["LoopSource"](backend.uri())], evaluators, options=options,
+                                     consumers=[progress]))
+    assert sorted(t for c in run.cases for t in c.trace_ids) == sorted([HELM, K8S])
+    lines = capsys.readouterr().err.splitlines()
+    assert any(line.endswith(f"; reading {backend.uri()}: 1 trace") for line in lines), lines

@@ -140,7 +140,8 @@ def execute(req: RunRequest) -> int:
             consumers.append(recorder)
         color = req.color if req.color is not None else (sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         progress = progress_consumer(quiet=req.quiet, verbose=req.verbose,
-                                     color=req.color if req.color is not None else not os.environ.get("NO_COLOR"))
+                                     color=req.color if req.color is not None else not os.environ.get("NO_COLOR"),
+                                     reading=sourced.reading if sourced.keys else None)
         if progress is not None:
             consumers.append(progress)
         if req.emit_otel:

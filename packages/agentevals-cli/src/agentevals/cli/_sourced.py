@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..api import _check_since as check_since
+from ..core.redact import redact
 from ..errors import ConfigError
 from ..results import InputError, RunResult
 from ..trace_sources import ReadContext, is_conversion_error, source_for
@@ -73,6 +74,15 @@ class SourcedInputs:
                 sourced.notes.append(f"--since last: {key} from {found[0].isoformat()} on (where run {found[1]} "
                                      "stopped)")
         return sourced
+
+    def reading(self) -> str:
+        """``reading jaeger+http://host:16686?service=shop: 40 traces`` while a backend source is read (the
+        latest that began), "" when none has begun; for the progress display."""
+        windows = list(self.context.windows.values())
+        if not windows:
+            return ""
+        now = windows[-1]
+        return f"reading {redact(now.uri)}: {now.traces} trace{'s' if now.traces != 1 else ''}"
 
     def records(self, run: RunResult) -> list[SourceRecord]:
         """What the store keeps about each pull source the run read (its window, and its error if it failed)."""
