@@ -208,6 +208,34 @@ def test_since_last_reads_only_traces_newer_than_the_previous_runs_window(site, 
     assert f"source {backend.uri()} · window {start} → {end} · 1 trace\n" in shown.stdout
 
 
+@pytest.fixture
+def postgres_store() -> Iterator[str]:
+    """A migrated database on a throwaway PostgreSQL server (skipped, with the reason, where none can start)."""
+    from agentevals.store import connect
+    from support.postgres import start_postgres
+
+    server = start_postgres()
+    if isinstance(server, str):
+        pytest.skip(server)
+    try:
+        url = server.create_database("since_last")
+        connect(url, migrate=True).close()
+        yield url
+    finally:
+        server.stop()
+
+
+def test_since_last_on_a_postgres_store(site, tmp_path, backend, postgres_store):
+    backend.add(HELM, datetime.now(timezone.utc) - timedelta(minutes=30))
+    args = ("-e", EVAL_SET, "-o", "json", "--store", postgres_store, "--since", "last")
+    first = agentevals(site, tmp_path, "run", backend.uri(), *args)
+    assert set(scored(first)) == {HELM}, first.stderr
+    backend.add(K8S, datetime.now(timezone.utc))
+    second = agentevals(site, tmp_path, "run", backend.uri(), *args)
+    assert set(scored(second)) == {K8S}, second.stderr
+    assert backend.searches[1][0] == backend.searches[0][1]
+
+
 def test_a_failed_read_is_no_watermark_its_window_is_read_again(site, tmp_path, backend):
     store = str(tmp_path / "runs.sqlite")
     backend.add(HELM, datetime.now(timezone.utc) - timedelta(minutes=10))
