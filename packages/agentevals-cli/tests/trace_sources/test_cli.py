@@ -66,6 +66,12 @@ def _micros(moment: datetime) -> int:
     return int(moment.timestamp() * 1_000_000)
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):  # a client stopped mid-answer
+            super().handle_error(request, client_address)
+
+
 class Backend:
     """The loopback stand-in: ``add(trace_id, started)`` serves a shipped trace from that start time on."""
 
@@ -110,7 +116,7 @@ class Backend:
                 else:
                     self.answer(404, {"error": f"no such trace or path: {url.path}"})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
