@@ -338,8 +338,11 @@ def test_a_failing_source_beside_a_file_exits_2_and_keeps_the_files_results(site
     result = agentevals(site, tmp_path, "run", bad, str(DATA / "helm.json"), "-e", EVAL_SET, "--no-store",
                         "-o", fmt, "-o", f"junit={junit}")
     assert result.returncode == 2, result.stderr
-    lines = [line for line in result.stderr.splitlines() if "down" in line]
-    assert lines == [f"agentevals: {bad}: 500 Internal Server Error: storage backend unavailable"]
+    # As for an unreadable file: one line, on stderr beside a JSON report, in the table's own report otherwise.
+    shown = result.stderr if fmt == "json" else result.stdout + result.stderr  # (the JSON report has it too)
+    lines = [line for line in shown.splitlines() if "down" in line]
+    said = f"{bad}: 500 Internal Server Error: storage backend unavailable"
+    assert lines == [f"agentevals: {said}" if fmt == "json" else f"input error: {said}"], result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     if fmt == "json":
         assert scored(result) == {HELM: ("PASSED",)}

@@ -178,9 +178,8 @@ def execute(req: RunRequest) -> int:
         if stdout_format(outputs) == "json" or stdout_format(outputs) is None:
             for note in [*(e.error for e in run.input_errors), *run.notes]:
                 click.echo(redact(f"agentevals: {note}"), err=True)
-        else:  # the table shows them; stderr says them too (CI logs)
-            for line in [*(e.error for e in sourced.failures(run)), *([store_line] if store_line else [])]:
-                click.echo(redact(f"agentevals: {line}"), err=True)
+        elif store_line is not None:  # the table shows it among the notes; stderr says it too (CI logs)
+            click.echo(redact(f"agentevals: {store_line}"), err=True)
         if signum is not None:
             name = signal.Signals(signum).name
             click.echo(f"agentevals: interrupted by {name}: {len(run.cases)} case(s) finished"
