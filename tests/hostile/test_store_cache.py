@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from agentevals.cli._main import cli
+from agentevals.store import SCHEMA_VERSION
 from click.testing import CliRunner
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,10 +72,10 @@ def _show(ref: str) -> Callable[[Path], list[str]]:
 STORE_CASES = [
     StoreCase("future-schema-runs-list", lambda tmp: ["runs", "list", "--store", _future(tmp)], 2,
               r"Error: run store .*runs\.sqlite is at schema version 99, written by a newer agentevals; this "
-              r"agentevals knows up to version 2: upgrade agentevals-cli \(or use another --store\)"),
+              rf"agentevals knows up to version {SCHEMA_VERSION}: upgrade agentevals-cli \(or use another --store\)"),
     StoreCase("future-schema-store-migrate", lambda tmp: ["store", "migrate", "--store", _future(tmp)], 2,
               r"Error: run store .*is at schema version 99, written by a newer agentevals; this agentevals knows "
-              r"up to version 2: .*"),
+              rf"up to version {SCHEMA_VERSION}: .*"),
     StoreCase("future-schema-run", lambda tmp: ["run", str(HELM), "--store", _future(tmp)], 2,
               r"Error: run store .*is at schema version 99, .*"),
     StoreCase("run-id-percent-wildcard", _show("%"), 2,
@@ -130,7 +131,8 @@ def test_store_input_postgres_future_schema(tmp_path: Path) -> None:
             result = cli_run(*args, "--store", url)
             assert result.exit_code == 2
             assert re.fullmatch(r"Error: run store postgresql://.* is at schema version 99, written by a newer "
-                                r"agentevals; this agentevals knows up to version 2: .*", one_line_error(result.output))
+                                rf"agentevals; this agentevals knows up to version {SCHEMA_VERSION}: .*",
+                                one_line_error(result.output))
     finally:
         server.stop()
 

@@ -31,7 +31,7 @@ from .errors import ConfigError, InputFileError
 from .evalsets import EvalSet, load_eval_set
 from .evaluators.base import BaseEvaluator
 from .results import RunResult
-from .trace_sources import TraceInput
+from .trace_sources import ReadContext, TraceInput
 
 __all__ = ["DEFAULT_METRIC", "evaluate", "evaluate_async", "prepare_run"]
 
@@ -188,16 +188,38 @@ def _check_arguments(
             raise ConfigError(f"pass_at_k values must be integers >= 1, got {k!r}")
 
 
+def _check_since(since: Optional[str], *, flag: str = "--since") -> Optional[str]:
+    """``since`` if it is a duration (``24h``), an RFC 3339 time or ``last``; else a one-line ``ConfigError``."""
+    from .trace_sources.pull import parse_duration, parse_time
+
+    if since is None or since == "last":
+        return since
+    for parse in (parse_duration, parse_time):
+        try:
+            parse(since)
+            return since
+        except ValueError:
+            continue
+    raise ConfigError(f"{flag} {since}: not a duration (30m, 24h, 7d), an RFC 3339 time (2026-11-26T00:00:00Z) "
+                      "or 'last'")
+
+
 async def evaluate_async(
-    traces: Union[TraceInput, Sequence[TraceInput]], *, trace_format: Optional[str] = None, **kwargs: Any
+    traces: Union[TraceInput, Sequence[TraceInput]], *, trace_format: Optional[str] = None,
+    since: Optional[str] = None, read_context: Optional[ReadContext] = None, **kwargs: Any
 ) -> RunResult:
     """Async form of ``evaluate``."""
     evaluators, options, eval_set = prepare_run(**kwargs)
+    if since is not None or read_context is not None:
+        options.read_context = read_context or ReadContext()
+        if since is not None:
+            options.read_context.since = _check_since(since, flag="since=")
     return await _run(traces, evaluators, eval_set=eval_set, options=options, trace_format=trace_format)
 
 
 def evaluate(
-    traces: Union[TraceInput, Sequence[TraceInput]], *, trace_format: Optional[str] = None, **kwargs: Any
+    traces: Union[TraceInput, Sequence[TraceInput]], *, trace_format: Optional[str] = None,
+    since: Optional[str] = None, read_context: Optional[ReadContext] = None, **kwargs: Any
 ) -> RunResult:
     """Evaluate trace files (or in-memory ``Trace``/``ConvertedTrace`` objects; one or a list) and return results.
 
@@ -205,5 +227,16 @@ def evaluate(
     ``evaluators`` (instances of any evaluator type), ``judge_model``, ``threshold``,
     ``trajectory_match_type``, ``group_by``, ``strict``, ``repeat_key``, ``pass_at_k``,
     ``fail_on_evaluation_error``, ``concurrency``, ``executor`` (``local`` or ``ray``), ``ray_address``.
+
+    Backend sources (``"jaeger+http://127.0.0.1:16686?service=shop"``, see ``agentevals sources list``) read
+    the window their URI names, else ``since`` (a duration such as ``"24h"``, or an RFC 3339 time), else the
+    last hour. ``read_context`` (a ``trace_sources.ReadContext``) gives more: ``since="last"`` with your own
+    ``watermarks`` (source key → the time to read from), and, after the run, ``read_context.windows`` (the
+    window each source read: keep its ``end`` as the next watermark)::
+
+        ctx = ReadContext(since="last", watermarks=saved)
+        run = agentevals.evaluate([uri], metrics=[...], read_context=ctx)
+        saved = {w.key: w.end for w in ctx.windows.values()}
     """
-    return run_sync(evaluate_async(traces, trace_format=trace_format, **kwargs))
+    return run_sync(evaluate_async(traces, trace_format=trace_format, since=since, read_context=read_context,
+                                   **kwargs))

@@ -10,7 +10,7 @@ import contextlib
 import os
 import signal
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Optional
 
 import click
@@ -58,6 +58,8 @@ class RunRequest:
     """``--write-back``: each result to the backend its trace came from (``trace_sources.write_back``)."""
     stdout_to_stderr: bool = False
     """While the run goes, what is printed to stdout goes to stderr (Ray prints cluster events there)."""
+    since: Optional[str] = None
+    """``--since``: the window of backend sources whose URI names none (a duration, a time, or ``last``)."""
 
 
 @dataclass
@@ -115,6 +117,11 @@ def execute(req: RunRequest) -> int:
     try:
         baseline = load_baseline(req.baseline, store) if req.baseline else None
         run_id, resume_from, rerun_from = _run_identity(req, store)
+        from ._sourced import SourcedInputs
+
+        sourced = SourcedInputs.plan(req.inputs, since=req.since, store=store, again_from=resume_from or rerun_from)
+        req.options.read_context = sourced.context
+        req.options.notes.extend(sourced.notes)
         reuse = None
         if store is not None:
             from ..store import StoreReuse
@@ -130,11 +137,14 @@ def execute(req: RunRequest) -> int:
             from ..store import StoreConsumer
 
             recorder = StoreConsumer(store, run_id, meta=_meta(req), reuse=reuse, resume=resume_from is not None,
-                                     exit_code=lambda run: finisher.outcome.exit_code if finisher.outcome else 1)
+                                     exit_code=lambda run: max(finisher.outcome.exit_code if finisher.outcome else 1,
+                                                               _SOURCE_FAILED if sourced.failures(run) else 0),
+                                     sources=sourced.records)
             consumers.append(recorder)
         color = req.color if req.color is not None else (sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         progress = progress_consumer(quiet=req.quiet, verbose=req.verbose,
-                                     color=req.color if req.color is not None else not os.environ.get("NO_COLOR"))
+                                     color=req.color if req.color is not None else not os.environ.get("NO_COLOR"),
+                                     reading=sourced.reading if sourced.keys else None)
         if progress is not None:
             consumers.append(progress)
         if req.emit_otel:
@@ -184,9 +194,10 @@ def execute(req: RunRequest) -> int:
             return 128 + signum
         unwritten = [*unwritten, *unsent]  # a source not written back: exit 2, as for a report not written
         assert finisher.outcome is not None
+        code = max(finisher.outcome.exit_code, _SOURCE_FAILED if sourced.failures(run) else 0)
         if unwritten or (recorder is not None and recorder.failure is not None):
-            return max(finisher.outcome.exit_code, _UNSAVED)
-        return finisher.outcome.exit_code
+            return max(code, _UNSAVED)
+        return code
     finally:
         if emitter is not None:
             emitter.shutdown()
@@ -199,6 +210,8 @@ def execute(req: RunRequest) -> int:
 
 _UNSAVED = 2
 """Exit code when a report or the run store could not be written (every other result was kept)."""
+_SOURCE_FAILED = 2
+"""Exit code when a backend source could not be read (the other inputs' results are in every report)."""
 
 
 def _write_back(req: RunRequest, consumers: list[RunConsumer]) -> Any:
@@ -295,7 +308,9 @@ def _partial(finisher: _Finisher, signum: int, options: RunOptions) -> RunResult
 def _meta(req: RunRequest) -> dict[str, Any]:
     from ..store._recording import run_meta
 
-    options = asdict(req.options)
+    options = asdict(replace(req.options, read_context=None))
+    del options["read_context"]  # the windows read are stored apart (run_sources)
+    options.update(since=req.since)
     options.update(inputs=req.inputs[:1000], evaluators=[e.evaluator.config.name for e in req.evaluators],
                    outputs=list(req.outputs), min_pass_rates=list(req.min_pass_rates), baseline=req.baseline)
     return run_meta(options=options, config_path=req.config_path, eval_set_path=req.eval_set_path)

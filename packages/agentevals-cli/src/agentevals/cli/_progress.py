@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, Optional
 
 import click
@@ -26,9 +27,11 @@ def _of(done: int, total: Optional[int], estimated: bool) -> str:
 class RichProgress(RunConsumer):
     """``⠼ cases ━━━━━━╸━━━━ 1043/~2000 52% · 3 failed · elapsed 0:01:22 · ETA 0:01:15`` on stderr."""
 
-    def __init__(self, *, color: bool, console: Any = None) -> None:
+    def __init__(self, *, color: bool, console: Any = None, reading: Optional[Callable[[], str]] = None) -> None:
         from rich.console import Console
 
+        self.reading = reading
+        """What the run is reading now (a backend source and its traces so far), "" when nothing to say."""
         self.console = console if console is not None else Console(stderr=True, no_color=not color)
         self.failed = self.done = 0
         self.total: Optional[int] = None
@@ -50,7 +53,8 @@ class RichProgress(RunConsumer):
         self.progress = Progress(
             SpinnerColumn(), TextColumn("cases"), BarColumn(), TextColumn("{task.fields[count]}"),
             TaskProgressColumn(), TextColumn("· {task.fields[failed]} failed · elapsed"), TimeElapsedColumn(),
-            TextColumn("· ETA"), TimeRemainingColumn(), console=self.console, transient=True)
+            TextColumn("· ETA"), TimeRemainingColumn(), *([_reading_column(self._reading)] if self.reading else []),
+            console=self.console, transient=True)
         self.progress.start()
         self.task = self.progress.add_task("run", total=None, failed=0, count=_of(0, None, False))
 
@@ -74,14 +78,32 @@ class RichProgress(RunConsumer):
             self.progress.stop()
             self.progress = None
 
+    def _reading(self) -> str:
+        return self.reading() if self.reading is not None and (self.total is None or self.estimated) else ""
+
+
+def _reading_column(text: Callable[[], str]) -> Any:
+    """A column of the bar that shows ``text()`` at each refresh (a backend source's reads come in without
+    a known size: the bar says what is being read rather than stand still)."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class Reading(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            said = text()
+            return Text(f"· {said}" if said else "")
+
+    return Reading()
+
 
 class PlainProgress(RunConsumer):
     """``progress: 400/~2000 cases (20%), 3 failed, 41s elapsed, ~2m44s left`` at most every 10 s (CI logs).
 
     ``~`` before the total marks the engine's estimate (the input is still being read)."""
 
-    def __init__(self, *, every: float = 10.0) -> None:
+    def __init__(self, *, every: float = 10.0, reading: Optional[Callable[[], str]] = None) -> None:
         self.every = every
+        self.reading = reading
         self.start = self.last = 0.0
         self.total: Optional[int] = None
         self.estimated = False
@@ -110,7 +132,8 @@ class PlainProgress(RunConsumer):
             text += f", {self.failed} failed, {_dur(elapsed)} elapsed, ~{_dur(left)} left"
         else:
             text += f", {self.failed} failed, {_dur(elapsed)} elapsed"
-        return text
+        said = self.reading() if self.reading is not None and (self.total is None or self.estimated) else ""
+        return text + (f"; {said}" if said else "")
 
 
 def _dur(seconds: float) -> str:
@@ -118,12 +141,14 @@ def _dur(seconds: float) -> str:
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
-def progress_consumer(*, quiet: bool, verbose: int, color: bool) -> Optional[RunConsumer]:
-    """A bar when stderr is a terminal (not with -q), plain lines with -v otherwise, else nothing."""
+def progress_consumer(*, quiet: bool, verbose: int, color: bool,
+                      reading: Optional[Callable[[], str]] = None) -> Optional[RunConsumer]:
+    """A bar when stderr is a terminal (not with -q), plain lines with -v otherwise, else nothing.
+    ``reading``: what the run is reading while the input is read (``reading jaeger+http://…: 40 traces``)."""
     if quiet:
         return None
     if sys.stderr.isatty():
-        return RichProgress(color=color)
+        return RichProgress(color=color, reading=reading)
     if verbose >= 1:
-        return PlainProgress()
+        return PlainProgress(reading=reading)
     return None

@@ -78,6 +78,9 @@ def _prepare_dump_dir(path: Path) -> None:
 @click.option("--no-cache", is_flag=True,
               help="Run every (trace, evaluator) pair even when the store holds a result for the same trace "
                    "content and evaluator.")
+@click.option("--since", metavar="DURATION|TIME|last",
+              help="Window of backend sources whose URI names none: a duration (24h), an RFC 3339 time, or "
+                   "'last': from where the previous completed run of the same source stopped (the run store).")
 @click.option("--store", "store", metavar="PATH|URL", help="Run store: a SQLite file or postgresql:// URL "
               "(default: $AGENTEVALS_STORE, else runs.sqlite in the user data folder).")
 @click.option("--no-store", is_flag=True, help="Do not record this run (no cache, resume or rerun-failed).")
@@ -126,8 +129,10 @@ def run_command(
     quiet: bool,
     emit_otel: bool,
     dump_inputs: Optional[Path],
+    since: Optional[str],
 ) -> None:
-    """Score TRACE_FILES (Jaeger JSON, OTLP JSON or Tempo exports; globs allowed) against an eval set.
+    """Score TRACE_FILES (Jaeger JSON, OTLP JSON or Tempo exports; globs allowed) or backend query URIs
+    (jaeger+http://HOST:PORT?service=NAME&since=2h, …: see 'agentevals sources list') against an eval set.
 
     Put --resume/--rerun-failed without a RUN after the trace files (or write --resume=RUN).
     """
@@ -153,7 +158,7 @@ def run_command(
         output_file=output_file, min_pass_rates=min_pass_rates, baseline=baseline, resume=resume,
         rerun_failed=rerun_failed, cache=not no_cache and dump_inputs is None, store=None if no_store else store, no_store=no_store,
         color=color, quiet=quiet or quiet_enabled(), verbose=verbosity(), emit_otel=emit_otel,
-        stdout_to_stderr=executor != "local",
+        stdout_to_stderr=executor != "local", since=since,
     )
     code = execute(request)
     if verbosity() >= 1:

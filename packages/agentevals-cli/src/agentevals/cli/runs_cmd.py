@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime
 from typing import TYPE_CHECKING, Optional
 
 import click
@@ -71,6 +72,7 @@ def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
 def show_command(run: str, fmt: str, store: Optional[str]) -> None:
     """One stored run (id, unique prefix or latest) as any report; an interrupted run is marked incomplete."""
     from ..report import ReportContext, render
+    from ..report._workflow import defuse
     from ..store._store import incomplete_reason
 
     db = _open(store)
@@ -78,11 +80,16 @@ def show_command(run: str, fmt: str, store: Optional[str]) -> None:
         run_id = db.resolve(run)
         record = db.get_run(run_id)
         result = db.load_run(run_id)
+        sources = db.sources(run_id)
     finally:
         db.close()
     incomplete = incomplete_reason(record, result)
     if fmt in ("table", "summary"):
         click.echo(f"run {run_id} · {record.status} · started {record.started_at} · {record.command}")
+        for source in sources:  # the backends it read, and the window: what --resume reads again
+            click.echo(defuse(f"source {source.uri} · window {_when(source.start)} → {_when(source.end)} · "
+                              f"{source.traces} trace{'s' if source.traces != 1 else ''}"
+                              + (f" · failed: {source.error}" if source.error else ""), "table"))
     click.echo(render(result, fmt, color=fmt in ("table", "summary") and sys.stdout.isatty(),
                       context=ReportContext(incomplete=incomplete)), nl=False)
 
@@ -148,6 +155,10 @@ def path_command(store: Optional[str]) -> None:
     from ..store import store_location
 
     click.echo(redact_url(store_location(store)))
+
+
+def _when(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _short(command: str, width: int = 60) -> str:

@@ -6,7 +6,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Optional
+from typing import TYPE_CHECKING, Literal, Optional
+
+if TYPE_CHECKING:
+    from ..trace_sources import ReadContext
 
 __all__ = ["BuiltinThresholds", "GroupBy", "RunOptions", "TrajectoryMatchType", "default_concurrency"]
 
@@ -65,6 +68,11 @@ class RunOptions:
     persistent_workers: bool = True
     """Offer persistent worker processes (protocol 1.2) to local ``type: code`` evaluators; ``False``
     (``--no-persistent-workers``, and with ``dump_inputs``) starts one process per evaluation, as in 1.0."""
+    read_context: Optional[ReadContext] = None
+    """How pull sources read (``--since``, ``--since last``'s watermarks, the windows ``--resume`` re-reads)
+    and, after the run, the window each one read (``ReadContext.windows``). None: the defaults. Under
+    ``--executor ray`` the reader actor reads with its ``since``, watermarks and pinned windows, but the
+    windows it read stay on the cluster (not recorded in the run store)."""
 
 
 def default_concurrency() -> int:

@@ -126,7 +126,8 @@ class LocalPool:
              keep_spans: bool) -> AsyncIterator[tuple[Union[ConvertedTrace, InputError], float]]:
         """The run's converted traces (and input errors), in input order, read in this process; each with
         the fraction of the input read so far (0 to 1)."""
-        return read_in_background(inputs, trace_format, keep_spans=keep_spans, workers=self.options.concurrency)
+        return read_in_background(inputs, trace_format, keep_spans=keep_spans, workers=self.options.concurrency,
+                                  context=self.options.read_context)
 
     def submit(self, seq: int, case: Case, *, only_trace: bool = False) -> None:
         """Match a complete case to its eval case (``only_trace``: it is the run's only case, see

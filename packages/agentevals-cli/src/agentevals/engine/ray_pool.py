@@ -53,7 +53,7 @@ from ..execution.ray_executor import (
     unpack_bundle,
 )
 from ..results import CaseResult, InputError, MetricResult
-from ..trace_sources import TraceInput, resolve
+from ..trace_sources import ReadContext, TraceInput, resolve
 from ..traces.model import ConvertedTrace
 from .consumers import ResultReuse
 from .evaluate import pair_with_eval_case
@@ -158,7 +158,10 @@ class RayPool:
         read (as ``RunPool.read``); the files are opened by the reader actor, where they live (paths relative
         to this directory, or absolute on a shared filesystem)."""
         reader_cls = self._ray.remote(TraceReader).options(num_cpus=0, max_restarts=0, namespace=NAMESPACE)
-        self._reader = reader_cls.remote(inputs, trace_format, keep_spans, os.getcwd())
+        given = self.options.read_context  # how pull sources read; the windows they read stay on the cluster
+        context = None if given is None else ReadContext(since=given.since, watermarks=given.watermarks,
+                                                         pinned=given.pinned)
+        self._reader = reader_cls.remote(inputs, trace_format, keep_spans, os.getcwd(), context)
         pending = self._reader.next.remote()
         while True:
             try:
@@ -400,10 +403,13 @@ class TraceReader:
     reader's own path: files it can open, http(s) URLs it downloads, logs files wherever they are), a chunk
     at a time; the chunks stay in the object store, the driver gets their references."""
 
-    def __init__(self, inputs: list[Any], trace_format: Optional[str], keep_spans: bool, cwd: str) -> None:
+    def __init__(self, inputs: list[Any], trace_format: Optional[str], keep_spans: bool, cwd: str,
+                 context: Optional[ReadContext] = None) -> None:
         if os.path.isdir(cwd):  # the driver's folder, when this node sees it: relative paths read as there
             os.chdir(cwd)
-        self._items = resolve(inputs, trace_format=trace_format, keep_spans=keep_spans, workers=1)
+        if context is not None:
+            context.trace_format, context.keep_spans, context.workers = trace_format, keep_spans, 1
+        self._items = resolve(inputs, trace_format=trace_format, keep_spans=keep_spans, workers=1, context=context)
 
     def next(self) -> tuple[list[Any], list[Any], bool]:
         """The next chunk: index entries (a trace's ``(trace_id, session_id, start_ns, source, position in

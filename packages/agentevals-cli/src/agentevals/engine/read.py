@@ -12,20 +12,25 @@ from collections.abc import AsyncIterator
 from typing import Optional, Union
 
 from ..results import InputError
-from ..trace_sources import TraceInput, resolve
+from ..trace_sources import ReadContext, TraceInput, resolve
 from ..traces.model import ConvertedTrace
 
 __all__ = ["read_in_background"]
 
 
 async def read_in_background(inputs: list[TraceInput], trace_format: Optional[str], *, keep_spans: bool,
-                             workers: int) -> AsyncIterator[tuple[Union[ConvertedTrace, InputError], float]]:
+                             workers: int, context: Optional[ReadContext] = None
+                             ) -> AsyncIterator[tuple[Union[ConvertedTrace, InputError], float]]:
     """``trace_sources.resolve`` in a background thread, so that evaluation runs while the input is read;
     each item comes with how far the reading had got when it was read (0 to 1, for the estimate of the
     run's size).
 
-    Items come in batches through a bounded queue: the reader waits when the engine is behind.
+    Items come in batches through a bounded queue: the reader waits when the engine is behind. ``context``
+    (``RunOptions.read_context``): how pull sources read; it gets the other arguments and, as the sources
+    read, their windows.
     """
+    if context is not None:
+        context.trace_format, context.keep_spans, context.workers = trace_format, keep_spans, workers
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Union[list, BaseException, None]] = asyncio.Queue(maxsize=8)
     stop = threading.Event()
@@ -39,22 +44,47 @@ async def read_in_background(inputs: list[TraceInput], trace_format: Optional[st
             except concurrent.futures.TimeoutError:
                 continue
 
+    batch: list = []
+    last = time.monotonic()
+    held = threading.Lock()  # the batch, and the order of the puts (producer and flusher)
+    done = threading.Event()
+
+    def flush(*, stale: bool = False) -> None:
+        nonlocal batch, last
+        if batch and (not stale or time.monotonic() - last > _STALE):
+            put(batch)
+            batch, last = [], time.monotonic()
+
     def produce() -> None:
-        batch: list = []
-        last = time.monotonic()
         try:
-            for item in resolve(inputs, trace_format=trace_format, keep_spans=keep_spans, workers=workers):
+            for item in resolve(inputs, trace_format=trace_format, keep_spans=keep_spans, workers=workers,
+                                context=context):
                 if stop.is_set():
                     return
-                batch.append(item)
-                if len(batch) >= _BATCH or time.monotonic() - last > 0.05:
-                    put(batch)
-                    batch, last = [], time.monotonic()
-            put(batch)
-            put(None)
+                with held:
+                    batch.append(item)
+                    if len(batch) >= _BATCH:
+                        flush()
+                    else:
+                        flush(stale=True)
+            with held:
+                flush()
+                put(None)
         except BaseException as exc:  # handed to the event loop, raised there
-            put(exc)
+            with held:
+                put(exc)
+        finally:
+            done.set()
 
+    def flusher() -> None:
+        # What was read goes on even while the next item is slow to come (a backend that answers slowly):
+        # its cases are evaluated meanwhile, and a stopped run has them.
+        while not done.wait(_STALE) and not stop.is_set():
+            with held:
+                if not done.is_set() and not stop.is_set():
+                    flush(stale=True)
+
+    threading.Thread(target=flusher, name="agentevals-reader-flush", daemon=True).start()
     thread = threading.Thread(target=produce, name="agentevals-reader", daemon=True)
     switch = sys.getswitchinterval()
     sys.setswitchinterval(min(switch, _SWITCH))  # the event loop gets the GIL back quickly after each I/O call
@@ -77,6 +107,8 @@ async def read_in_background(inputs: list[TraceInput], trace_format: Optional[st
 
 _BATCH = 64
 """Converted traces handed from the reader thread to the engine at a time."""
+_STALE = 0.05
+"""Seconds a partial batch waits for more traces before it is handed on anyway."""
 _SWITCH = 0.0005
 """GIL switch interval while the reader thread runs (Python's default, 5 ms, would delay the event loop
 by up to that much after every pipe write to an evaluator)."""

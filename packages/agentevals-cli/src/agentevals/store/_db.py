@@ -66,6 +66,21 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (2, "cases by case id (serve replaces a re-evaluated session's case)", [
         "CREATE INDEX cases_case_id ON cases (run_id, case_id)",
     ]),
+    (3, "the pull sources each run read and their windows (--since last, --resume of sourced runs)", [
+        """CREATE TABLE run_sources (
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            pos INTEGER NOT NULL,
+            uri TEXT NOT NULL,
+            source_key TEXT NOT NULL,
+            window_start TEXT NOT NULL,
+            window_end TEXT NOT NULL,
+            traces INTEGER NOT NULL,
+            newest TEXT,
+            error TEXT,
+            PRIMARY KEY (run_id, pos)
+        )""",
+        "CREATE INDEX run_sources_key ON run_sources (source_key)",
+    ]),
 ]
 """(version, what it adds, statements). Append; never edit a released entry."""
 

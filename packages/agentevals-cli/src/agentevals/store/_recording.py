@@ -16,7 +16,7 @@ from .keys import NotCacheable, case_digest, evaluator_identity, file_digest, wo
 if TYPE_CHECKING:
     from ..engine.grouping import Case
     from ..evaluators.base import BaseEvaluator
-    from ._store import RunStore
+    from ._store import RunStore, SourceRecord
 
 __all__ = ["LiveRunRecorder", "StoreConsumer", "StoreReuse", "run_meta"]
 
@@ -179,8 +179,14 @@ class StoreConsumer(RunConsumer):
     """
 
     def __init__(self, store: RunStore, run_id: str, *, meta: dict[str, Any], reuse: Optional[StoreReuse] = None,
-                 resume: bool = False, exit_code: Optional[Callable[[RunResult], int]] = None) -> None:
+                 resume: bool = False, exit_code: Optional[Callable[[RunResult], int]] = None,
+                 sources: Optional[Callable[[RunResult], list[SourceRecord]]] = None) -> None:
         self.store = store
+        self.sources = sources
+        """The pull sources the run reads and their windows (``runs show``, ``--since last``, ``--resume``):
+        recorded as they appear (a killed run's windows are kept for ``--resume``), then when the run ends."""
+        self._run: Optional[RunResult] = None
+        self._sources_seen = 0
         self.run_id = run_id
         self.meta = meta
         self.reuse = reuse
@@ -202,6 +208,7 @@ class StoreConsumer(RunConsumer):
 
     def run_started(self, run: RunResult) -> None:
         run.run_id = self.run_id
+        self._run = run
         try:
             if self.resume:
                 self.store.reopen_run(self.run_id)
@@ -216,6 +223,7 @@ class StoreConsumer(RunConsumer):
             self.unstored += 1
             return
         try:
+            self._record_sources(final=False)
             self.store.record_case(self.run_id, index, case, keys)
             self.recorded += 1
         except Exception as exc:
@@ -225,6 +233,12 @@ class StoreConsumer(RunConsumer):
     def run_finished(self, run: RunResult) -> None:
         from ..errors import StoreError
 
+        self._run = run
+        if self.failure is None:  # before the run is "completed" (a completed run's windows are watermarks)
+            try:
+                self._record_sources(final=True)
+            except Exception as exc:
+                self._fail(exc)
         status = "interrupted" if self.interrupted else "aborted" if run.aborted else "completed"
         code = self.exit_code(run) if self.exit_code else run.exit_code()
         stored = run
@@ -239,6 +253,15 @@ class StoreConsumer(RunConsumer):
             self.finished = True
         except Exception as exc:
             self._fail(exc)
+
+    def _record_sources(self, *, final: bool) -> None:
+        """Store the sources' windows: at the end, or when a source has begun reading since the last time."""
+        if self.sources is None or self._run is None:
+            return
+        records = self.sources(self._run)
+        if final or len(records) > self._sources_seen:
+            self.store.record_sources(self.run_id, records)
+            self._sources_seen = len(records)
 
     def abandon(self, exit_code: int) -> None:
         """The process ends now (a second Ctrl-C): the run is marked ``interrupted`` with what it recorded,

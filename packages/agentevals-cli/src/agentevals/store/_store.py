@@ -6,8 +6,10 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Optional
 
 from ..core.redact import redact, redact_obj, redact_url
@@ -15,7 +17,7 @@ from ..errors import RunNotFoundError, StoreError
 from ..results import CaseResult, MetricResult, RunResult, Status, case_status, utc_now
 from ._db import Database, connect
 
-__all__ = ["RUN_STATUSES", "RunRecord", "RunStore", "new_run_id", "utc_now"]
+__all__ = ["RUN_STATUSES", "RunRecord", "RunStore", "SourceRecord", "new_run_id", "utc_now"]
 
 RUN_STATUSES = ("running", "completed", "aborted", "interrupted", "failed", "live")
 """``running`` also marks a run whose process died without a word (killed with SIGKILL). ``failed``: the
@@ -62,6 +64,23 @@ class RunRecord:
     options: dict[str, Any]
     totals: Optional[dict[str, Any]]
     exit_code: Optional[int]
+
+
+@dataclass
+class SourceRecord:
+    """One pull source a run read (a row of ``run_sources``): what ``runs show`` lists, what ``--resume`` and
+    ``--rerun-failed`` read again, and, for ``--since last``, where the next run of the same source starts."""
+
+    uri: str
+    key: str
+    """The source without its window (``PullQuery.key``): runs of the same source share it."""
+    start: datetime
+    end: datetime
+    traces: int = 0
+    newest: Optional[datetime] = None
+    """The latest start time among the traces read (None: unknown or none)."""
+    error: Optional[str] = None
+    """Why the read failed (the run's input error), None when it read the whole window."""
 
 
 _RUN_COLUMNS = ("run_id, started_at, finished_at, status, command, cwd, config_digest, eval_set_digest, versions, "
@@ -159,7 +178,32 @@ class RunStore:
                 self.db.execute("DELETE FROM metric_results WHERE run_id = ? AND idx >= ?", (run.run_id, len(run.cases)))
                 self.db.execute("DELETE FROM cases WHERE run_id = ? AND idx >= ?", (run.run_id, len(run.cases)))
 
+    def record_sources(self, run_id: str, sources: Sequence[SourceRecord]) -> None:
+        """Store the pull sources the run read, with their windows (replacing what a resumed run stored)."""
+        rows = [(run_id, pos, redact(s.uri), redact(s.key), s.start.isoformat(), s.end.isoformat(), s.traces,
+                 s.newest.isoformat() if s.newest else None, s.error) for pos, s in enumerate(sources)]
+        with self._writing():
+            self.db.execute("DELETE FROM run_sources WHERE run_id = ?", (run_id,))
+            self.db.executemany("INSERT INTO run_sources (run_id, pos, uri, source_key, window_start, window_end, "
+                                "traces, newest, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
     # Reading ---------------------------------------------------------------------------------------
+    def sources(self, run_id: str) -> list[SourceRecord]:
+        """The pull sources the run read, in input order (empty for a run of files only)."""
+        return [_source(row) for row in self.db.execute(
+            "SELECT uri, source_key, window_start, window_end, traces, newest, error FROM run_sources "
+            "WHERE run_id = ? ORDER BY pos", (run_id,))]
+
+    def watermark(self, key: str) -> Optional[tuple[datetime, str]]:
+        """``--since last``: the end of the window that the latest completed run of the source ``key`` read
+        in full, and that run's id; None when no completed run read it (a failed read does not count: its
+        window is read again)."""
+        rows = self.db.execute(
+            "SELECT s.window_end, s.run_id FROM run_sources s JOIN runs r ON r.run_id = s.run_id "
+            "WHERE s.source_key = ? AND s.error IS NULL AND r.status = 'completed' "
+            "ORDER BY r.started_at DESC, r.run_id DESC, s.window_end DESC LIMIT 1", (key,))
+        return (datetime.fromisoformat(rows[0][0]), rows[0][1]) if rows else None
+
     def list_runs(self, *, limit: int = 20) -> list[RunRecord]:
         rows = self.db.execute(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?",
                                (limit,))
@@ -311,6 +355,12 @@ def _record(row: tuple[Any, ...]) -> RunRecord:
     return RunRecord(run_id, started, finished, status, command, cwd, config_digest, eval_set_digest,
                      json.loads(versions or "{}"), json.loads(options or "{}"),
                      json.loads(totals) if totals else None, exit_code)
+
+
+def _source(row: tuple[Any, ...]) -> SourceRecord:
+    uri, key, start, end, traces, newest, error = row
+    return SourceRecord(uri, key, datetime.fromisoformat(start), datetime.fromisoformat(end), int(traces),
+                        datetime.fromisoformat(newest) if newest else None, error)
 
 
 def _shell(case: CaseResult) -> dict[str, Any]:

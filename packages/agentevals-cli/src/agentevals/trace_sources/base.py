@@ -60,6 +60,9 @@ class ReadContext:
     """``--since last``: pull source key (``PullQuery.key``) → the end of the window its last run read."""
     windows: dict[str, SourceWindow] = field(default_factory=dict)
     """Filled by pull sources as they read: source URI → the window read (for the run store)."""
+    pinned: dict[str, tuple[datetime, datetime]] = field(default_factory=dict)
+    """Source URI → the exact window to read again, whatever its ``since``/``--since`` say (``--resume`` and
+    ``--rerun-failed`` re-read the window the stored run read, not one ending now)."""
 
 
 class TraceSource(ABC):

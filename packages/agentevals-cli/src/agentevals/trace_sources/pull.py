@@ -401,7 +401,8 @@ class PullSource(TraceSource):
     def read(self, ctx: ReadContext, position: ReadPosition) -> Iterator[Union[ConvertedTrace, InputError]]:
         from ..traces._collect import convert_into
 
-        self.window = self._window(ctx.since, ctx.watermarks.get(self.query.key) if ctx.since == "last" else None)
+        after = ctx.watermarks.get(self.query.key) if ctx.since == "last" else None
+        self.window = ctx.pinned.get(self.label) or self._window(ctx.since, after)
         record = SourceWindow(uri=self.label, key=self.query.key, start=self.window[0], end=self.window[1])
         ctx.windows[self.label] = record
         seen: set[str] = set()
