@@ -231,7 +231,7 @@ def test_unknown_experiment_is_one_line(mlflow_url: str, tmp_path: Path) -> None
     assert len(lines) == 1, done.stdout + done.stderr
     assert uri in lines[0] and "'424242'" in lines[0]
     assert "Traceback" not in done.stderr
-    assert done.returncode != 0  # 2 once the CLI maps input errors to usage errors (the CLI lane's change)
+    assert done.returncode == 2
 
 
 def test_bad_filter_is_one_line_naming_the_source(mlflow_url: str, experiment: str, tmp_path: Path) -> None:
@@ -294,6 +294,22 @@ def test_write_back_assessments_idempotent(mlflow_url: str, experiment: str,
     assert source_for(uri).write_back(other) == 2
     assert sorted(a["metadata"]["agentevals_run_id"] for a in assessments(mlflow_url, HELM_TRACE)) == sorted(
         [report["run_id"], "another-run"])
+
+
+def test_run_write_back_stores_assessments(mlflow_url: str, experiment: str, tmp_path: Path) -> None:
+    """The issue's own command: `agentevals run 'mlflow+…' --eval-set … -m tool_trajectory_avg_score
+    --write-back` scores what MLflow holds like the files and leaves one assessment per trace in MLflow's
+    API, carrying the run id; the same run id is never written twice by one run."""
+    uri = f"mlflow+{mlflow_url}?experiment={experiment}&since=1h"
+    done = agentevals("run", uri, "--eval-set", str(EVAL_SET), "-m", METRIC, "-o", "json",
+                      "--store", str(tmp_path / "runs.sqlite"), "--no-cache", "--write-back", cwd=tmp_path)
+    report = json.loads(done.stdout)
+    _, file_report = run_json([str(p) for p in TRACES], tmp_path)
+    assert cases_without_sources(report) == cases_without_sources(file_report)
+    assert any("wrote 2 results back" in note for note in report["notes"]), (report["notes"], done.stderr)
+    for trace, label in ((HELM_TRACE, "pass"), (K8S_TRACE, "fail")):
+        mine = [a for a in assessments(mlflow_url, trace) if a["metadata"]["agentevals_run_id"] == report["run_id"]]
+        assert [(a["metadata"]["label"], a["source"]["source_type"]) for a in mine] == [(label, "CODE")]
 
 
 def test_write_back_to_a_missing_trace_is_one_line(mlflow_url: str, experiment: str) -> None:

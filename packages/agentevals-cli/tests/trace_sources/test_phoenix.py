@@ -320,7 +320,7 @@ def test_a_bad_filter_is_one_line(phoenix: PhoenixServer, field: dict[str, Trace
 def test_an_unknown_project_is_one_line_and_exit_2_keeping_the_other_inputs(phoenix: PhoenixServer,
                                                                            field: dict[str, Trace]) -> None:
     code, report, stderr = score(str(HELM), uri(phoenix, "nope"))
-    assert code != 0  # 2 once the CLI's source-error path lands (issue #24); an unreadable input exits 1 today
+    assert code == 2, stderr
     lines = [line for line in stderr.splitlines() if "nope" in line]
     assert len(lines) == 1 and "no project 'nope'" in lines[0] and "field" in lines[0], stderr
     assert "Traceback" not in stderr
@@ -365,6 +365,28 @@ def test_write_back_adds_trace_annotations_once(phoenix: PhoenixServer, field: d
     assert _ids(uri(phoenix, "field", f"since=1h&filter={failed}")) == [HELM_ID]
 
 
+def test_run_write_back_annotates_what_phoenix_holds(phoenix: PhoenixServer, field: dict[str, Trace],
+                                                     tmp_path: Path) -> None:
+    """The issue's own command: `agentevals run 'phoenix+…' --eval-set … -m tool_trajectory_avg_score
+    --write-back` scores what Phoenix holds like the files, and the annotations are in Phoenix's API; a
+    second write-back of the same results (`--rerun-failed` re-reads nothing new: the same run again) does
+    not duplicate them."""
+    source_uri = uri(phoenix, "field", f"trace_id={HELM_ID},{TEMPO_ID}")
+    store = tmp_path / "runs.sqlite"
+    done = agentevals("run", source_uri, "--eval-set", str(EVAL_SET), "-m", METRIC, "-o", "json",
+                      "--store", str(store), "--no-cache", "--write-back")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    _, from_file, _ = score(str(HELM), str(TEMPO))
+    assert_same(without_sources(report["cases"]), without_sources(from_file["cases"]))
+    assert any("wrote 2 results back" in note for note in report["notes"]), report["notes"]
+    found = phoenix.get(f"/v1/projects/field/trace_annotations?trace_ids={HELM_ID}&trace_ids={TEMPO_ID}")["data"]
+    mine = [a for a in found if a["identifier"] == f"agentevals:{report['run_id']}"]
+    assert sorted((a["trace_id"], a["name"], a["result"]["label"]) for a in mine) == sorted(
+        [(HELM_ID, METRIC, "pass"), (TEMPO_ID, METRIC, "pass")])
+    assert all(a["metadata"]["agentevals_run_id"] == report["run_id"] for a in mine)
+
+
 def test_write_back_to_a_trace_phoenix_does_not_hold_is_one_line(phoenix: PhoenixServer,
                                                                  field: dict[str, Trace]) -> None:
     from agentevals.trace_sources.pull import SourceError
@@ -392,13 +414,13 @@ def test_auth_reads_phoenix_api_key(phoenix_with_auth: PhoenixServer) -> None:
     source_uri = uri(phoenix_with_auth, "secured")
 
     code, report, stderr = score(source_uri)
-    assert code != 0 and report["cases"] == []
+    assert code == 2 and report["cases"] == []
     lines = [line for line in stderr.splitlines() if "phoenix+" in line]
     assert len(lines) == 1 and "401" in lines[0] and "set PHOENIX_API_KEY" in lines[0], stderr
     assert ADMIN_SECRET not in stderr
 
     code, report, stderr = score(source_uri, env={"PHOENIX_API_KEY": "not-the-key-0123456789abcdefghijkl"})
-    assert code != 0 and "set PHOENIX_API_KEY" in stderr
+    assert code == 2 and "set PHOENIX_API_KEY" in stderr
 
     code, report, stderr = score(source_uri, env={"PHOENIX_API_KEY": ADMIN_SECRET})
     assert code == 0, stderr
