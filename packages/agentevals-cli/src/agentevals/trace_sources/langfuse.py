@@ -38,7 +38,7 @@ from typing import Any, ClassVar, Optional
 
 from ..errors import ConfigError
 from ..traces.readers.otlp import hex_id
-from .pull import PulledTrace, PullSource, SourceError, Verdict, env_credentials
+from .pull import PulledTrace, PullSource, SourceError, Verdict, env_credentials, otlp_value
 
 log = logging.getLogger("agentevals.engine")
 
@@ -277,23 +277,8 @@ def _span_id(observation_id: Any) -> str:
     return text.lower() if _HEX16.match(text) else hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _value(value: Any) -> dict[str, Any]:
-    """A plain value → an OTLP ``AnyValue``."""
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, list):
-        return {"arrayValue": {"values": [_value(v) for v in value]}}
-    if isinstance(value, str):
-        return {"stringValue": value}
-    return {"stringValue": json.dumps(value)}
-
-
 def _key_values(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [{"key": k, "value": _value(v)} for k, v in attributes.items() if v is not None]
+    return [{"key": k, "value": otlp_value(v)} for k, v in attributes.items() if v is not None]
 
 
 def _restore(value: Any) -> Any:

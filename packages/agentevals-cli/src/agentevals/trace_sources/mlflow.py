@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from typing import Any, ClassVar, Optional
 
 from ..errors import ConfigError
-from .pull import PulledTrace, PullQuery, PullSource, SourceError, Verdict, parse_time
+from .pull import PulledTrace, PullQuery, PullSource, SourceError, Verdict, otlp_value, parse_time
 
 __all__ = ["MlflowSource", "otlp_document"]
 
@@ -299,7 +299,7 @@ def _otlp_span(raw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 def _event(raw: dict[str, Any]) -> dict[str, Any]:
     stored = raw.get("attributes")
     if isinstance(stored, dict):  # the span dict keeps event attributes as plain values
-        attributes = [{"key": k, "value": _value(v)} for k, v in stored.items() if v is not None]
+        attributes = [{"key": k, "value": otlp_value(v)} for k, v in stored.items() if v is not None]
     else:
         attributes = [a for a in (_attribute(kv) for kv in stored or ()) if a is not None]
     return {"name": raw.get("name", ""), "timeUnixNano": str(raw.get("time_unix_nano") or raw.get("timestamp") or 0),
@@ -311,29 +311,14 @@ def _stored_attribute(key: str, text: Any) -> Optional[dict[str, Any]]:
     itself JSON (an object or array), which it stores as it is: JSON text holding a map (or a list of maps or
     lists) was such a string, and comes back as exactly that text."""
     if not isinstance(text, str):
-        return None if text is None else {"key": key, "value": _value(text)}
+        return None if text is None else {"key": key, "value": otlp_value(text)}
     try:
         value = json.loads(text)
     except ValueError:
         return {"key": key, "value": {"stringValue": text}}
     if isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value)):
         return {"key": key, "value": {"stringValue": text}}
-    return None if value is None else {"key": key, "value": _value(value)}
-
-
-def _value(value: Any) -> dict[str, Any]:
-    """A plain value → an OTLP JSON ``AnyValue`` (a map as JSON text: attributes hold no maps)."""
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, list):
-        return {"arrayValue": {"values": [_value(v) for v in value]}}
-    if isinstance(value, dict):
-        return {"stringValue": json.dumps(value, ensure_ascii=False)}
-    return {"stringValue": str(value)}
+    return None if value is None else {"key": key, "value": otlp_value(value)}
 
 
 def _tag(info: dict[str, Any], key: str) -> Optional[str]:

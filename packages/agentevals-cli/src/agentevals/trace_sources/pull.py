@@ -48,7 +48,7 @@ from ..traces.readers import ReadPosition, detect_format
 from .base import ReadContext, TraceSource
 
 __all__ = ["COMMON_PARAMETERS", "PullClient", "PullQuery", "PullSource", "PulledTrace", "SourceError",
-           "SourceWindow", "Verdict", "parse_duration", "parse_time"]
+           "SourceWindow", "Verdict", "otlp_value", "parse_duration", "parse_time"]
 
 log = logging.getLogger("agentevals.engine")
 
@@ -434,6 +434,22 @@ class PullSource(TraceSource):
             yield from out
             yield from errors
         position.fraction = 1.0
+
+
+def otlp_value(value: Any) -> dict[str, Any]:
+    """A plain value → an OTLP JSON ``AnyValue``, for backends that answer plain JSON attributes (a map, or
+    anything else that is not a scalar or a list, as JSON text: span attributes hold no maps)."""
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, list):
+        return {"arrayValue": {"values": [otlp_value(v) for v in value]}}
+    if isinstance(value, str):
+        return {"stringValue": value}
+    return {"stringValue": json.dumps(value, ensure_ascii=False)}
 
 
 def env_credentials(*names: str) -> Optional[tuple[str, ...]]:
