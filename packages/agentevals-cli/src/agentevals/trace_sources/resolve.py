@@ -28,6 +28,8 @@ TRACE_SOURCES: Registry[type[TraceSource]] = Registry("trace source", "agenteval
     "files": "agentevals.trace_sources.files:FileSource",  # also `file` (its class's aliases)
     "http": "agentevals.trace_sources.http:HttpSource",  # also `https`
     "memory": "agentevals.trace_sources.memory:MemorySource",
+    "jaeger": "agentevals.trace_sources.jaeger:JaegerSource",
+    "tempo": "agentevals.trace_sources.tempo:TempoSource",
 }, base=TraceSource)
 """Source name (the scheme of its URIs) → ``TraceSource`` class; entry-point group ``agentevals.trace_sources``."""
 
