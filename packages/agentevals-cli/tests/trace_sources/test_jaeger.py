@@ -102,15 +102,16 @@ def test_start_end_window(jaeger):
 
 
 def test_pages_by_time_window_and_deduplicates():
-    """Stand-in, API v3: 250 traces (made from the real ones with new ids) with searches of 100 at most:
-    the source searches again below each full page's oldest time; every trace is read once."""
+    """Stand-in, API v3: 250 traces (made from the real ones with new ids), searches of 50 at most: a full
+    answer makes the source search narrower time slices, newest first; every trace is read once."""
     bank = TraceBank(load_templates([HELM, K8S]), 250, spacing=5.0)
     with JaegerStandIn(bank) as server:
         traces = [t for t in ids(f"jaeger+{server.url}?service=helm_agent&since=1h")]
         searches = [r for r in server.requests if r.path == "/api/v3/traces"]
     assert len(traces) == len(set(traces)) == 125  # every other trace is a helm one
-    assert len(searches) >= 2 and all(r.query["query.search_depth"] == ["100"] for r in searches)
-    assert searches[1].query["query.start_time_max"] < searches[0].query["query.start_time_max"]
+    assert len(searches) >= 3 and all(r.query["query.search_depth"] == ["50"] for r in searches)
+    assert searches[1].query["query.start_time_min"] > searches[0].query["query.start_time_min"]  # halved
+    assert searches[-1].query["query.start_time_max"] < searches[0].query["query.start_time_max"]  # older
 
 
 def test_limit_stops_early():

@@ -6,7 +6,7 @@ API v3 (the default): ``GET /api/v3/traces`` searches (``query.service_name``, `
 such objects in one body); ``GET /api/v3/traces/{id}`` fetches one trace. ``api=v1`` uses the legacy
 ``/api/traces`` (Jaeger JSON, times in microseconds). A search answers whole traces, so nothing is fetched
 twice; the answer is split into one trace per id. Jaeger has no cursor: when a search returns a full page,
-the next one asks for what is older than the page's oldest matching time (duplicates are dropped).
+the window is read in slices sized to the density seen (duplicates are dropped).
 
     agentevals run 'jaeger+http://127.0.0.1:16686?service=helm_agent&since=2h' --eval-set golden.json
     agentevals run 'jaeger+http://127.0.0.1:16686?trace_id=3e28…,d497…' -m tool_trajectory_avg_score
@@ -15,6 +15,7 @@ the next one asks for what is older than the page's oldest matching time (duplic
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar, Optional
@@ -24,8 +25,15 @@ from .pull import PulledTrace, PullSource, SourceError, env_credentials
 
 __all__ = ["JaegerSource", "split_otlp", "v3_results"]
 
-PAGE = 100
-"""Traces asked for per search (``query.search_depth``/``limit``): one answer holds whole traces."""
+PAGE = 50
+"""Traces asked for per search (``query.search_depth``/``limit``): one answer holds whole traces (≈ 100 KB
+each for an agent's trace), so this bounds the memory of one answer."""
+MAX_PAGE = 800
+"""The most asked for when many traces overlap one narrow slice."""
+NARROW = timedelta(seconds=1)
+"""A slice is not halved below this: traces last seconds, so a narrower one finds the same traces."""
+
+log = logging.getLogger("agentevals.engine")
 
 
 def v3_results(body: bytes) -> list[Any]:
@@ -69,10 +77,9 @@ def split_otlp(result: Any) -> dict[str, list[dict[str, Any]]]:
     return traces
 
 
-def _ns_bounds(batches: list[dict[str, Any]]) -> tuple[int, int]:
-    """(earliest, latest) span start of a trace, in ns."""
-    starts = [int(s.get("startTimeUnixNano") or 0) for b in batches for sc in b["scopeSpans"] for s in sc["spans"]]
-    return min(starts), max(starts)
+def _first_ns(batches: list[dict[str, Any]]) -> int:
+    """The earliest span start of a trace, in ns."""
+    return min(int(s.get("startTimeUnixNano") or 0) for b in batches for sc in b["scopeSpans"] for s in sc["spans"])
 
 
 def _rfc3339(moment: datetime) -> str:
@@ -143,43 +150,54 @@ class JaegerSource(PullSource):
             raise SourceError(f"{self.label}: trace not found: {', '.join(missing)}")
 
     def _search(self) -> Iterator[PulledTrace]:
-        """Newest first, page by page: after a full page, search again up to the page's oldest matching
-        time (a trace matches by a span's start, which is at most its latest span start)."""
+        """Newest first, window by window. Jaeger has no cursor and a trace matches by any span starting
+        in the window, so moving the end back to a page's oldest time re-reads every trace that spans it
+        (a page of long traces could make no progress). Instead the window is cut into slices read from
+        the newest: a slice whose search comes back full is halved; the next slice's width aims at half a
+        page from the density just seen. A trace crossing a slice edge is read twice (dropped as a
+        duplicate). When a slice of a second is still full, more traces are asked for at once (up to
+        ``MAX_PAGE``); beyond that the page is kept as it is (logged: some traces may be lost)."""
         start, end = self.window
-        boundary: set[str] = set()
+        width = end - start
+        depth = PAGE
+        previous: set[str] = set()
         read = 0
-        while True:
-            page = PAGE if self.limit is None else min(PAGE, self.limit - read)
-            hits = self._search_page(start, end, page)
-            fresh = [h for h in hits if h[0].trace_id not in boundary]
-            for pulled, _ in fresh:
-                yield pulled
+        while end > start:
+            page = depth if self.limit is None else min(depth, self.limit - read)
+            low = max(start, end - width)
+            hits = self._search_page(low, end, page)
+            fresh = [pulled for pulled in hits if pulled.trace_id not in previous]
+            full = len(hits) >= page
+            if full and self.limit is not None and read + len(fresh) >= self.limit:
+                yield from fresh
+                return
+            if full and end - low > NARROW:
+                width = (end - low) / 2
+                continue
+            if full and depth < MAX_PAGE:  # as many traces overlap a narrow slice: ask for more at once
+                depth *= 2
+                continue
+            if full:
+                log.warning("%s: more than %d traces overlap %s; some may be missed", self.label, page, NARROW)
+            yield from fresh
             read += len(fresh)
-            if len(hits) < page or (self.limit is not None and read >= self.limit):
+            if self.limit is not None and read >= self.limit:
                 return
-            cut = min(latest for _, latest in hits)
-            next_end = _from_ns(cut)
-            if not fresh or next_end >= end:  # no progress: step past the crowded instant
-                next_end = end - timedelta(microseconds=1)
-            boundary = {h[0].trace_id for h in hits}
-            end = next_end
-            if end < start:
-                return
+            previous = {pulled.trace_id for pulled in hits}
+            end = low
+            width = width * min(4.0, (depth / 2) / max(1, len(hits)))
 
-    def _search_page(self, start: datetime, end: datetime, page: int) -> list[tuple[PulledTrace, int]]:
+    def _search_page(self, start: datetime, end: datetime, page: int) -> list[PulledTrace]:
         service, operation, attributes = self.query.param("service"), self.query.param("operation"), \
             self.query.attributes()
-        out: list[tuple[PulledTrace, int]] = []
+        out: list[PulledTrace] = []
         if self.api == "v1":
             params: dict[str, Any] = {"service": service, "operation": operation,
                                       "tags": json.dumps(attributes) if attributes else None,
                                       "start": int(start.timestamp() * 1e6), "end": int(end.timestamp() * 1e6),
                                       "limit": page}
             body = self.client.get_json("/api/traces", params=params) or {}
-            for trace in body.get("data") or ():
-                pulled = self._v1_trace(trace)
-                out.append((pulled, max(int(s.get("startTime") or 0) for s in trace.get("spans") or [{}]) * 1000))
-            return out
+            return [self._v1_trace(trace) for trace in body.get("data") or ()]
         params = {"query.service_name": service, "query.operation_name": operation,
                   "query.attributes": json.dumps(attributes) if attributes else None,
                   "query.start_time_min": _rfc3339(start), "query.start_time_max": _rfc3339(end),
@@ -189,7 +207,7 @@ class JaegerSource(PullSource):
             return out
         for result in results:
             for trace_id, batches in split_otlp(result).items():
-                out.append((self._v3_trace(trace_id, batches), _ns_bounds(batches)[1]))
+                out.append(self._v3_trace(trace_id, batches))
         return out
 
     def _decode(self, body: bytes) -> list[Any]:
@@ -200,7 +218,7 @@ class JaegerSource(PullSource):
 
     @staticmethod
     def _v3_trace(trace_id: str, batches: list[dict[str, Any]]) -> PulledTrace:
-        return PulledTrace(trace_id, {"resourceSpans": batches}, "otlp-json", _from_ns(_ns_bounds(batches)[0]))
+        return PulledTrace(trace_id, {"resourceSpans": batches}, "otlp-json", _from_ns(_first_ns(batches)))
 
     @staticmethod
     def _v1_trace(trace: dict[str, Any]) -> PulledTrace:
