@@ -2,7 +2,7 @@
 ``agentevals run 'jaeger+http://…'`` with one metric and ``--no-store``: wall time, traces/s and the run
 process's peak RSS. Bounded memory is the point: compare ``--traces 10000`` with ``--traces 100000``.
 
-    python tools/bench/pull_bench.py [--traces 10000,100000] [--backends jaeger,tempo] [--output summary]
+    hatch run bench:pull    # or: python tools/bench/pull_bench.py [--traces 10000,100000] [--backends jaeger,tempo]
 
 The stand-in (packages/agentevals-cli/tests/standins) runs in its own process, so its memory is not
 counted; it makes each trace lazily from the shipped helm trace with a new id and start time (nothing is
