@@ -24,6 +24,9 @@ _KIND = {"internal": 1, "server": 2, "client": 3, "producer": 4, "consumer": 5}
 _DROPPED = {"span.kind", "otel.scope.name", "otel.scope.version", "otel.library.name", "otel.library.version",
             "otel.status_code", "otel.status_description", "w3c.tracestate", "internal.span.format"}
 """Jaeger tags the v3 translator turns into OTLP fields (kind, scope, status, trace state) or drops."""
+SESSION_KEYS = ("gen_ai.conversation.id", "gcp.vertex.agent.session_id")
+"""Attributes holding the conversation id: a generated trace gets its own (``session-I``), else every copy
+would join one conversation of N turns."""
 
 
 def _value(tag: dict[str, Any]) -> dict[str, Any]:
@@ -144,7 +147,7 @@ class Template:
         self.root_service = _kv((root_batch.get("resource") or {}).get("attributes")).get("service.name", "")
         self.root_name = root["name"]
 
-    def jaeger_at(self, trace_id: str, delta_ns: int) -> dict[str, Any]:
+    def jaeger_at(self, trace_id: str, delta_ns: int, session: Optional[str] = None) -> dict[str, Any]:
         assert self.jaeger is not None, "an OTLP template has no Jaeger JSON"
         trace = copy.deepcopy(self.jaeger)
         delta_us = delta_ns // 1000
@@ -157,9 +160,12 @@ class Template:
                     ref["traceID"] = trace_id
             for log in span.get("logs") or ():
                 log["timestamp"] = int(log["timestamp"]) + delta_us
+            for tag in span.get("tags") or () if session else ():
+                if tag.get("key") in SESSION_KEYS:
+                    tag["value"] = session
         return trace
 
-    def otlp_at(self, trace_id: str, delta_ns: int) -> list[dict[str, Any]]:
+    def otlp_at(self, trace_id: str, delta_ns: int, session: Optional[str] = None) -> list[dict[str, Any]]:
         batches = copy.deepcopy(self.otlp)
         for batch in batches:
             for scope in batch.get("scopeSpans", []):
@@ -169,6 +175,9 @@ class Template:
                         span[key] = str(int(span[key]) + delta_ns)
                     for event in span.get("events") or ():
                         event["timeUnixNano"] = str(int(event["timeUnixNano"]) + delta_ns)
+                    for attribute in span.get("attributes") or () if session else ():
+                        if attribute.get("key") in SESSION_KEYS:
+                            attribute["value"] = {"stringValue": session}
         return batches
 
 
@@ -197,7 +206,8 @@ def load_templates(paths: Sequence[Union[str, Path]]) -> list[Template]:
 class TraceBank:
     """``count`` traces made from ``templates`` (default: one of each, keeping their own ids), the newest
     starting at ``newest`` (default: now minus one minute), each ``spacing`` seconds older than the one
-    before. ``fresh_ids``: trace ``i`` gets id ``ae…i`` (always when ``count`` exceeds the templates)."""
+    before. ``fresh_ids``: trace ``i`` gets id ``ae…i`` and conversation ``session-i`` (always when
+    ``count`` exceeds the templates)."""
 
     def __init__(self, templates: Sequence[Template], count: Optional[int] = None, *, spacing: float = 30.0,
                  newest: Optional[datetime] = None, fresh_ids: bool = False) -> None:
@@ -233,11 +243,14 @@ class TraceBank:
     def delta_ns(self, i: int) -> int:
         return self.start_ns(i) - self.template(i).start_ns
 
+    def session(self, i: int) -> Optional[str]:
+        return f"session-{i}" if self.fresh_ids else None
+
     def jaeger(self, i: int) -> dict[str, Any]:
-        return self.template(i).jaeger_at(self.trace_id(i), self.delta_ns(i))
+        return self.template(i).jaeger_at(self.trace_id(i), self.delta_ns(i), self.session(i))
 
     def otlp(self, i: int) -> list[dict[str, Any]]:
-        return self.template(i).otlp_at(self.trace_id(i), self.delta_ns(i))
+        return self.template(i).otlp_at(self.trace_id(i), self.delta_ns(i), self.session(i))
 
     def duration_ns(self, i: int) -> int:
         t = self.template(i)
