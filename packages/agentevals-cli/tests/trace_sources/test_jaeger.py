@@ -244,3 +244,16 @@ def test_window_is_recorded(jaeger):
     assert window.traces == 1 and window.newest is not None
     assert window.end - window.start == timedelta(hours=2)
     assert abs(window.newest.timestamp() - jaeger.bank.start_ns(0) / 1e9) < 1
+
+
+def test_unreachable_is_one_line():
+    """No Jaeger at all (a port nobody listens on): one line naming the source, no retry with retries=0."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again when the block ends: nobody listens there
+    uri = f"jaeger+http://127.0.0.1:{port}?service=helm_agent&retries=0&timeout=2"
+    traces, errors = load_traces([uri])
+    assert not traces and len(errors) == 1
+    assert errors[0].error.startswith(f"{uri}: ") and "\n" not in errors[0].error

@@ -124,3 +124,15 @@ def test_hang_ends_in_one_line_and_the_file_beside_keeps_its_results(tempo):
     assert len(lines) == 1 and "no answer within 1s" in lines[0], proc.stderr
     assert [c["eval_id"] for c in report_of(proc)["cases"]] == ["helm_list_releases"]
     assert proc.returncode != 0
+
+
+def test_token_from_the_environment(tempo, monkeypatch):
+    """Stand-in behind a bearer-token gateway: 401 without TEMPO_TOKEN (one line, the hint), read with it;
+    the token never appears in the error."""
+    tempo.auth = ("Authorization", "Bearer t0ken")
+    monkeypatch.delenv("TEMPO_TOKEN", raising=False)
+    _, errors = load_traces([uri := f"tempo+{tempo.url}?since=1h&retries=0"])
+    assert [e.error for e in errors] == [f"{uri}: 401 Unauthorized: Unauthorized (set tenant= (X-Scope-OrgID) "
+                                         "or TEMPO_TOKEN)"]
+    monkeypatch.setenv("TEMPO_TOKEN", "t0ken")
+    assert sorted(ids(uri)) == sorted([HELM_ID, K8S_ID])
