@@ -34,7 +34,7 @@ import random
 import re
 import time
 from abc import abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar, Optional, Union
@@ -198,9 +198,10 @@ class PullClient:
 
     def send(self, method: str, path: str, *, params: Optional[Union[Mapping[str, Any], Sequence[tuple[str, Any]]]] = None,
              body: Any = None, headers: Optional[Mapping[str, str]] = None,
-             ok: Sequence[int] = ()) -> tuple[int, Any]:
+             ok: Sequence[int] = (), decode: Optional[Callable[[bytes], Any]] = None) -> tuple[int, Any]:
         """One request with retries → ``(status, parsed JSON or None)``. A status in ``ok`` (besides 2xx)
-        is returned as it is (a 404 the caller reads as "not there"); any other non-2xx raises."""
+        is returned as it is (a 404 the caller reads as "not there"); any other non-2xx raises. ``decode``
+        reads a body that is not one JSON document (Jaeger v3 streams several ``{"result": …}`` objects)."""
         from ..core._http import HttpError, request
 
         url = self.url(path, params)
@@ -219,6 +220,8 @@ class PullClient:
                 failure = f"{self.source}: {exc.detail}"
             else:
                 if answer.ok or answer.status in ok:
+                    if decode is not None and answer.ok:
+                        return answer.status, decode(answer.body)
                     return answer.status, _json(answer.body, self.source, url) if answer.body.strip() else None
                 problem = f"{answer.status} {answer.reason}".strip()
                 failure = f"{self.source}: {problem}{_said(answer.body)}"
@@ -264,12 +267,23 @@ def _said(body: bytes) -> str:
         data = json.loads(body)
     except ValueError:
         return f": {_first(body)}"
+    said = _message(data)
+    return f": {_first((said if said is not None else body.decode('utf-8', 'replace')).encode())}"
+
+
+def _message(data: Any) -> Optional[str]:
+    """The message in an error body: ``{"message": …}``, ``{"error": {"message": …}}`` (Jaeger v3),
+    ``{"errors": [{"msg": …}]}`` (Jaeger v1), ``{"detail": …}``; ``None`` when there is none."""
+    if isinstance(data, str):
+        return data or None
+    if isinstance(data, list):
+        said = [m for m in (_message(item) for item in data) if m]
+        return "; ".join(said) or None
     if isinstance(data, dict):
         for key in ("message", "error", "detail", "errors", "msg"):
             if data.get(key):
-                said = data[key] if isinstance(data[key], str) else json.dumps(data[key])
-                return f": {_first(said.encode())}"
-    return f": {_first(body)}"
+                return _message(data[key]) or json.dumps(data[key])
+    return None
 
 
 def _retry_after(value: Optional[str]) -> Optional[float]:

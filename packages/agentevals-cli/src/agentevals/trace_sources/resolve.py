@@ -27,10 +27,12 @@ __all__ = ["TRACE_SOURCES", "expand_globs", "iter_traces", "load_traces", "resol
 TRACE_SOURCES: Registry[type[TraceSource]] = Registry("trace source", "agentevals.trace_sources", {
     "files": "agentevals.trace_sources.files:FileSource",  # also `file` (its class's aliases)
     "http": "agentevals.trace_sources.http:HttpSource",  # also `https`
+    "jaeger": "agentevals.trace_sources.jaeger:JaegerSource",
     "langfuse": "agentevals.trace_sources.langfuse:LangfuseSource",
     "memory": "agentevals.trace_sources.memory:MemorySource",
     "mlflow": "agentevals.trace_sources.mlflow:MlflowSource",
     "phoenix": "agentevals.trace_sources.phoenix:PhoenixSource",
+    "tempo": "agentevals.trace_sources.tempo:TempoSource",
 }, base=TraceSource)
 """Source name (the scheme of its URIs) → ``TraceSource`` class; entry-point group ``agentevals.trace_sources``."""
 
