@@ -188,22 +188,6 @@ def _check_arguments(
             raise ConfigError(f"pass_at_k values must be integers >= 1, got {k!r}")
 
 
-def _check_since(since: Optional[str], *, flag: str = "--since") -> Optional[str]:
-    """``since`` if it is a duration (``24h``), an RFC 3339 time or ``last``; else a one-line ``ConfigError``."""
-    from .trace_sources.pull import parse_duration, parse_time
-
-    if since is None or since == "last":
-        return since
-    for parse in (parse_duration, parse_time):
-        try:
-            parse(since)
-            return since
-        except ValueError:
-            continue
-    raise ConfigError(f"{flag} {since}: not a duration (30m, 24h, 7d), an RFC 3339 time (2026-11-26T00:00:00Z) "
-                      "or 'last'")
-
-
 async def evaluate_async(
     traces: Union[TraceInput, Sequence[TraceInput]], *, trace_format: Optional[str] = None,
     since: Optional[str] = None, read_context: Optional[ReadContext] = None, **kwargs: Any
@@ -213,7 +197,9 @@ async def evaluate_async(
     if since is not None or read_context is not None:
         options.read_context = read_context or ReadContext()
         if since is not None:
-            options.read_context.since = _check_since(since, flag="since=")
+            from .trace_sources.pull import check_since
+
+            options.read_context.since = check_since(since, flag="since=")
     return await _run(traces, evaluators, eval_set=eval_set, options=options, trace_format=trace_format)
 
 

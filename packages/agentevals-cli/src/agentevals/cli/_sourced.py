@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..api import _check_since as check_since
 from ..core.redact import redact
 from ..errors import ConfigError
 from ..results import InputError, RunResult
 from ..trace_sources import ReadContext, is_conversion_error, source_for
+from ..trace_sources.pull import check_since
 
 if TYPE_CHECKING:
     from ..store import SourceRecord

@@ -48,7 +48,7 @@ from ..traces.readers import ReadPosition, detect_format
 from .base import ReadContext, TraceSource
 
 __all__ = ["COMMON_PARAMETERS", "PullClient", "PullQuery", "PullSource", "PulledTrace", "SourceError",
-           "SourceWindow", "Verdict", "otlp_value", "parse_duration", "parse_time"]
+           "SourceWindow", "Verdict", "check_since", "otlp_value", "parse_duration", "parse_time"]
 
 log = logging.getLogger("agentevals.engine")
 
@@ -92,6 +92,20 @@ def parse_time(text: str) -> datetime:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc)
+
+
+def check_since(since: Optional[str], *, flag: str = "--since") -> Optional[str]:
+    """``since`` if it is a duration (``24h``), an RFC 3339 time or ``last``; else a one-line ``ConfigError``."""
+    if since is None or since == "last":
+        return since
+    for parse in (parse_duration, parse_time):
+        try:
+            parse(since)
+            return since
+        except ValueError:
+            continue
+    raise ConfigError(f"{flag} {since}: not a duration (30m, 24h, 7d), an RFC 3339 time (2026-11-26T00:00:00Z) "
+                      "or 'last'")
 
 
 @dataclass(frozen=True)
