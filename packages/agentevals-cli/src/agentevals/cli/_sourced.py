@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from ..core.redact import redact
 from ..errors import ConfigError
 from ..results import InputError, RunResult
-from ..trace_sources import ReadContext, is_conversion_error, source_for
+from ..trace_sources import ReadContext, is_conversion_error, uri_sources
 from ..trace_sources.pull import check_since
 
 if TYPE_CHECKING:
@@ -45,15 +45,10 @@ class SourcedInputs:
         from ..trace_sources.pull import PullSource
 
         sourced = cls(ReadContext(since=check_since(since)))
-        for item in inputs:
-            if "://" not in item:
-                continue
-            try:
-                source = source_for(item)
-            except ConfigError:
+        for item, source in uri_sources(inputs):
+            if source is None:
                 sourced.refused.add(item)
-                continue
-            if isinstance(source, PullSource):
+            elif isinstance(source, PullSource):
                 sourced.keys[item] = source.query.key
         if since == "last" and store is None:
             raise ConfigError("--since last needs the run store, where the previous run's window is kept "

@@ -25,7 +25,8 @@ from .resolve import (
            load_traces,
            resolve,
            source_for,
+           uri_sources,
 )
 
 __all__ = ["TRACE_SOURCES", "ReadContext", "TraceInput", "TraceSource", "expand_globs", "is_conversion_error",
-           "iter_traces", "load_traces", "resolve", "source_for"]
+           "iter_traces", "load_traces", "resolve", "source_for", "uri_sources"]

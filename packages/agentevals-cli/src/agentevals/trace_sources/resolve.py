@@ -16,13 +16,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Optional, Union
 
 from ..core._registry import Registry
-from ..errors import ConfigError, InputFileError
+from ..errors import AgentevalsError, ConfigError, InputFileError
 from ..results import InputError
 from ..traces.model import ConvertedTrace, Trace
 from ..traces.readers import ReadPosition
 from .base import ReadContext, TraceInput, TraceSource
 
-__all__ = ["TRACE_SOURCES", "expand_globs", "iter_traces", "load_traces", "resolve", "source_for"]
+__all__ = ["TRACE_SOURCES", "expand_globs", "iter_traces", "load_traces", "resolve", "source_for", "uri_sources"]
 
 TRACE_SOURCES: Registry[type[TraceSource]] = Registry("trace source", "agentevals.trace_sources", {
     "files": "agentevals.trace_sources.files:FileSource",  # also `file` (its class's aliases)
@@ -62,6 +62,20 @@ def source_for(item: TraceInput) -> TraceSource:
     if isinstance(item, str) and sep and scheme and "/" not in scheme:
         return TRACE_SOURCES.get(scheme.split("+", 1)[0].lower())(item)
     return TRACE_SOURCES.get("files")(item)
+
+
+def uri_sources(inputs: Iterable[TraceInput]) -> Iterator[tuple[str, Optional[TraceSource]]]:
+    """Each URI among ``inputs`` (``scheme://…``, or a ``TraceSource`` given as an object) with the source that
+    reads it, ``None`` when none takes it (an unknown scheme, a bad parameter, credentials in the URI: that
+    input's error is the run's to report). Paths and in-memory traces are skipped. Nothing is read."""
+    for item in inputs:
+        if isinstance(item, TraceSource):
+            yield item.label, item
+        elif isinstance(item, str) and "://" in item:
+            try:
+                yield item, source_for(item)
+            except AgentevalsError:  # ConfigError for a bad URI, or a source's own refusal
+                yield item, None
 
 
 def resolve(inputs: Sequence[TraceInput], *, trace_format: Optional[str] = None, keep_spans: bool = True,

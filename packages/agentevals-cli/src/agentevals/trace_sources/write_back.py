@@ -32,7 +32,7 @@ from ..__about__ import __version__
 from ..engine.consumers import RunConsumer
 from ..errors import AgentevalsError
 from ..results import CaseResult, MetricResult, RunResult, Status
-from .base import TraceInput, TraceSource
+from .base import TraceInput
 
 __all__ = ["WriteBack", "WriteBackOutcome", "evaluator_facts", "verdicts_for"]
 
@@ -137,24 +137,14 @@ class WriteBack(RunConsumer):
     def __init__(self, inputs: Iterable[TraceInput], *, judges: Collection[str] = (),
                  versions: Optional[Mapping[str, str]] = None, on_finish: bool = False) -> None:
         from .pull import PullSource
-        from .resolve import source_for
+        from .resolve import uri_sources
 
         self.judges, self.versions = frozenset(judges), dict(versions or {})
         self.targets: list[str] = []
         """Sources that store results (``writes_back`` set), in input order."""
         self.otel_sources: list[str] = []
         """Sources that store none (Jaeger, Tempo): their results go out as OpenTelemetry events."""
-        for item in inputs:
-            source: TraceSource
-            if isinstance(item, PullSource):  # given as an object: written back through a fresh one
-                source = item
-            elif not isinstance(item, str) or "://" not in item:
-                continue
-            else:
-                try:
-                    source = source_for(item)
-                except AgentevalsError:  # an unknown scheme: that input's error is reported by the run
-                    continue
+        for _, source in uri_sources(inputs):  # a source given as an object is written back through a fresh one
             if isinstance(source, PullSource):
                 (self.targets if source.writes_back else self.otel_sources).append(source.label)
         self.verdicts: dict[str, list] = {uri: [] for uri in self.targets}
@@ -207,7 +197,6 @@ class WriteBack(RunConsumer):
         lines to ``run.notes`` (``otel``: results the caller sent as OTel events, per source; ``otel_off``:
         the environment turned OpenTelemetry off, so nothing was). Never raises for a source's failure: it
         is that source's one line."""
-        from ..errors import InputFileError
         from .pull import PullSource
         from .resolve import source_for
 
@@ -222,7 +211,7 @@ class WriteBack(RunConsumer):
                 source = source_for(uri)  # a fresh instance: a clean client, nothing left from the read
                 assert isinstance(source, PullSource)
                 outcome.written[uri] = int(source.write_back(rows))
-            except (AgentevalsError, InputFileError) as exc:
+            except AgentevalsError as exc:  # SourceError and ConfigError are ones
                 outcome.failures[uri] = " ".join(str(exc).split())
             except Exception as exc:  # a plugin's bug is still one line naming the source, never a traceback
                 log.debug("write-back to %s failed", uri, exc_info=True)
