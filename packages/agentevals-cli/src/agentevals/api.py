@@ -89,6 +89,8 @@ def prepare_run(
         output=(settings.output or settings.output_format) if settings else None,
         notes=list(loaded.notes) if loaded else [],
         write_back=bool(write_back if write_back is not None else settings.write_back if settings else False),
+        sample=settings.sample if settings else None,
+        filter=settings.filter if settings else None,
     )
     if eval_set is None and loaded is not None and loaded.settings.eval_set:
         eval_set, note = resolve_config_path(loaded.settings.eval_set, loaded.base_dir or Path.cwd())

@@ -60,6 +60,8 @@ class RunRequest:
     """While the run goes, what is printed to stdout goes to stderr (Ray prints cluster events there)."""
     since: Optional[str] = None
     """``--since``: the window of backend sources whose URI names none (a duration, a time, or ``last``)."""
+    unscored: bool = False
+    """``--unscored``: only traces the run store holds no result for (a backfill over a source's window)."""
 
 
 @dataclass

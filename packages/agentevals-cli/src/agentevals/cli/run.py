@@ -81,6 +81,14 @@ def _prepare_dump_dir(path: Path) -> None:
 @click.option("--since", metavar="DURATION|TIME|last",
               help="Window of backend sources whose URI names none: a duration (24h), an RFC 3339 time, or "
                    "'last': from where the previous completed run of the same source stopped (the run store).")
+@click.option("--unscored", is_flag=True,
+              help="Only traces the run store holds no result for (backfill: run SOURCE --since 7d --unscored).")
+@click.option("--sample", type=click.FloatRange(0.0, 1.0, min_open=True), metavar="RATE",
+              help="Evaluate this share of sessions (0-1], chosen by a hash of the conversation (else trace) id: "
+                   "the same sessions on every run and machine (overrides the config's 'sample').")
+@click.option("--filter", "filter_expr", metavar="EXPR",
+              help="Evaluate only sessions matching EXPR, e.g. 'attr.deployment.environment == \"prod\" and "
+                   "duration > 2s' (overrides the config's 'filter'); the others are counted as filtered out.")
 @click.option("--store", "store", metavar="PATH|URL", help="Run store: a SQLite file or postgresql:// URL "
               "(default: $AGENTEVALS_STORE, else runs.sqlite in the user data folder).")
 @click.option("--no-store", is_flag=True, help="Do not record this run (no cache, resume or rerun-failed).")
@@ -130,6 +138,9 @@ def run_command(
     emit_otel: bool,
     dump_inputs: Optional[Path],
     since: Optional[str],
+    unscored: bool = False,
+    sample: Optional[float] = None,
+    filter_expr: Optional[str] = None,
 ) -> None:
     """Score TRACE_FILES (Jaeger JSON, OTLP JSON or Tempo exports; globs allowed) or backend query URIs
     (jaeger+http://HOST:PORT?service=NAME&since=2h, …: see 'agentevals sources list') against an eval set.
@@ -150,6 +161,8 @@ def run_command(
         _prepare_dump_dir(dump_inputs)
     options.dump_inputs = dump_inputs
     options.persistent_workers = not no_workers
+    options.sample = sample if sample is not None else options.sample
+    options.filter = filter_expr if filter_expr is not None else options.filter
     options.write_back = write_back = write_back or options.write_back  # the flag, or write_back: in the config
     request = RunRequest(
         inputs=expand_globs(trace_files), evaluators=evaluators, options=options, eval_set=eval_set_obj, write_back=write_back,
@@ -158,7 +171,7 @@ def run_command(
         output_file=output_file, min_pass_rates=min_pass_rates, baseline=baseline, resume=resume,
         rerun_failed=rerun_failed, cache=not no_cache and dump_inputs is None, store=None if no_store else store, no_store=no_store,
         color=color, quiet=quiet or quiet_enabled(), verbose=verbosity(), emit_otel=emit_otel,
-        stdout_to_stderr=executor != "local", since=since,
+        stdout_to_stderr=executor != "local", since=since, unscored=unscored,
     )
     code = execute(request)
     if verbosity() >= 1:

@@ -49,25 +49,50 @@ __all__ = ["serve_command"]
 @click.option("--allow-source-host", "allow_source_hosts", multiple=True, metavar="HOST[:PORT]",
               help="Let the API's 'sources' field and MCP evaluate_traces read trace backend URIs "
                    "(jaeger+http://…, phoenix+http://…) on this host (repeatable). None: source URIs are refused.")
+@click.option("--pull", "pull", multiple=True, metavar="SOURCE_URI",
+              help="Poll this trace backend (jaeger+http://…, phoenix+http://…: see 'agentevals sources list') for "
+                   "traces newer than its watermark in the run store, and evaluate them (repeatable).")
+@click.option("--every", default="1m", show_default=True, metavar="DURATION",
+              help="Time between two polls of each --pull source (30s, 5m, 1h).")
+@click.option("--sample", type=click.FloatRange(0.0, 1.0, min_open=True), metavar="RATE",
+              help="Evaluate this share of sessions (0-1], chosen by a hash of the conversation (else trace) id "
+                   "(overrides the config's 'sample').")
+@click.option("--filter", "filter_expr", metavar="EXPR",
+              help="Evaluate only sessions matching EXPR (overrides the config's 'filter'); the others are counted.")
+@click.option("--alert", "alerts", multiple=True, metavar="RULE",
+              help="Alert rule, e.g. 'tool_trajectory_avg_score pass_rate < 0.9 over 1h' (repeatable; adds to the "
+                   "config's 'alerts').")
+@click.option("--alert-webhook", metavar="URL", help="POST each alert's JSON body here when it fires or clears.")
 def serve_command(dev: bool, host: str, port: int, otlp_http_port: int, otlp_grpc_port: int, mcp_port: Optional[int],
                   eval_sets: Optional[str], config_path: Optional[str], metrics: tuple[str, ...], headless: bool,
                   emit_otel: bool, api_token: Optional[str], session_idle: float, max_buffered: int,
                   max_upload_mb: int, store: Optional[str], no_store: bool, allowed_hosts: tuple[str, ...],
-                  allow_code_evaluators: bool, allow_source_hosts: tuple[str, ...]) -> None:
+                  allow_code_evaluators: bool, allow_source_hosts: tuple[str, ...], pull: tuple[str, ...] = (),
+                  every: str = "1m", sample: Optional[float] = None, filter_expr: Optional[str] = None,
+                  alerts: tuple[str, ...] = (), alert_webhook: Optional[str] = None) -> None:
     """Receive agent traces over OTLP, evaluate each session as it completes, and serve the results."""
     import asyncio
 
     from ..serve import require_serve_extra
 
     require_serve_extra("agentevals serve")
+    from ..errors import ConfigError
     from ..serve.server import ServeOptions, run_server
+    from ..trace_sources.pull import parse_duration
+
+    try:
+        every_seconds = parse_duration(every).total_seconds()
+    except ValueError as exc:
+        raise ConfigError(f"--every: {exc}") from None
 
     options = ServeOptions(host=host, port=port, otlp_http_port=otlp_http_port, otlp_grpc_port=otlp_grpc_port,
                            mcp_port=mcp_port, config=config_path, metrics=list(metrics), eval_sets=eval_sets,
                            token=api_token or None, session_idle=session_idle, max_buffered=max_buffered,
                            max_upload=max_upload_mb * 2**20, emit_otel=emit_otel, ui=not headless,
                            store=store, no_store=no_store, allowed_hosts=list(allowed_hosts),
-                           allow_code=allow_code_evaluators, allow_source_hosts=list(allow_source_hosts))
+                           allow_code=allow_code_evaluators, allow_source_hosts=list(allow_source_hosts),
+                           pull=list(pull), every=every_seconds, sample=sample, filter=filter_expr,
+                           alerts=list(alerts), alert_webhook=alert_webhook)
 
     def announce(a: dict) -> None:
         shown = f"[{a['host']}]" if ":" in a["host"] else a["host"]

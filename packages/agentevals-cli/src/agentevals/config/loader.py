@@ -109,6 +109,20 @@ class RunSettings(BaseModel):
     write_back: bool = False
     """After the run, write each result back to the trace backend its trace came from (``--write-back``;
     ``agentevals run`` and the Python API, never ``serve``)."""
+    sample: Optional[Annotated[float, Field(gt=0.0, le=1.0)]] = None
+    """Share of sessions (or traces) evaluated, by a hash of the conversation (else trace) id: the same
+    sessions for every evaluator, a lower rate's a subset of a higher one's (``--sample`` overrides it; an
+    evaluator's own ``sample:`` applies within it). Default: every session."""
+    filter: Optional[str] = None
+    """Only sessions matching this predicate are evaluated, e.g. ``attr.deployment.environment == "prod"
+    and duration > 2s`` (``--filter`` overrides it); the others are counted as filtered out."""
+    alerts: list[str] = Field(default_factory=list)
+    """``serve``'s alert rules, e.g. ``tool_trajectory_avg_score pass_rate < 0.9 over 1h`` (``--alert`` adds)."""
+    alert_webhook: Optional[str] = None
+    """URL an alert's JSON body is POSTed to when it fires or clears (``--alert-webhook`` overrides it)."""
+    judge_prices: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """USD per million tokens by judge model, ``{model: {input: X, output: Y}}``: overrides the built-in
+    table that ``budget_usd_per_day`` prices judge calls with."""
     agentv_rules: Literal["auto", "2.19", "current"] = "auto"
     """AgentV's scoring rules for AgentV entries: ``2.19`` (verdict ``borderline`` from 0.6, counted as passing by a
     composite's ``threshold``), ``current`` (AgentV 4.2+: pass at 0.8, else fail) or ``auto``: ``current`` when an

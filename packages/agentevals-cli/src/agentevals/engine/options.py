@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal, Optional
 
 if TYPE_CHECKING:
     from ..trace_sources import ReadContext
+    from .admission import Admission
 
 __all__ = ["BuiltinThresholds", "GroupBy", "RunOptions", "TrajectoryMatchType", "default_concurrency"]
 
@@ -68,6 +69,13 @@ class RunOptions:
     persistent_workers: bool = True
     """Offer persistent worker processes (protocol 1.2) to local ``type: code`` evaluators; ``False``
     (``--no-persistent-workers``, and with ``dump_inputs``) starts one process per evaluation, as in 1.0."""
+    sample: Optional[float] = None
+    """Share of sessions evaluated (``--sample``, ``sample:`` in eval_config.yaml), see ``engine.admission``."""
+    filter: Optional[str] = None
+    """Predicate a session must match to be evaluated (``--filter``, ``filter:``), see ``engine.admission``."""
+    admissions: list[Admission] = field(default_factory=list)
+    """Checks consulted before each (case × evaluator) evaluation runs (sampling, filters, judge budgets): the
+    first that gives a ``Skip`` stands in for the evaluation (``engine.admission``)."""
     read_context: Optional[ReadContext] = None
     """How pull sources read (``--since``, ``--since last``'s watermarks, the windows ``--resume`` re-reads)
     and, after the run, the window each one read (``ReadContext.windows``). None: the defaults. Under

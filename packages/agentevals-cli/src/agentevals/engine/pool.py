@@ -29,6 +29,7 @@ from ..evaluators.base import BaseEvaluator, EvalContext
 from ..results import CaseResult, InputError, MetricResult, Status
 from ..trace_sources import TraceInput
 from ..traces.model import ConvertedTrace
+from .admission import first_skip, skip_kind, skipped_metric
 from .consumers import ResultReuse
 from .evaluate import Job, case_header, pair_with_eval_case, repeat_group, run_one
 from .grouping import Case, Stored
@@ -156,8 +157,11 @@ class LocalPool:
         result.repeat_group = repeat_group(case, self.options.repeat_key)
         job = Job(seq, result, ctx, [[] for _ in self.evaluators], len(self.evaluators), case)
         todo = []
+        admissions = self.options.admissions
         for i, ev in enumerate(self.evaluators):
-            stored = self.reuse.lookup(case, ev) if self.reuse is not None else None
+            skip = first_skip(admissions, case, ev) if admissions else None
+            stored = [skipped_metric(ev, skip)] if skip is not None else (
+                self.reuse.lookup(case, ev) if self.reuse is not None else None)
             if stored is None:
                 todo.append(i)
             else:
@@ -200,7 +204,8 @@ class LocalPool:
     def _finish(self, job: Job) -> None:
         if self.reuse is not None and job.case is not None:
             for ev, metrics in zip(self.evaluators, job.metrics, strict=True):
-                self.reuse.produced(job.case, ev, metrics)
+                if not any(skip_kind(m) for m in metrics):  # a skip is this run's choice, not a result to reuse
+                    self.reuse.produced(job.case, ev, metrics)
         job.case = None
         result = job.result
         result.metrics = [m for metrics in job.metrics for m in metrics]

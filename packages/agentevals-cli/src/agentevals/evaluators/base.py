@@ -62,6 +62,15 @@ class EvaluatorConfig(BaseModel):
     """Gate: ``true`` (score must reach 0.8) or a number in (0, 1]; a failed gate makes the case score 0."""
     timeout: Optional[float] = Field(default=None, gt=0, allow_inf_nan=False)
     """Deadline in seconds for one evaluation (default: the type's own, a few seconds for cheap checks)."""
+    sample: Optional[float] = Field(default=None, gt=0.0, le=1.0)
+    """Share of sessions this evaluator scores, chosen by the same hash as the run's ``sample`` (nested:
+    a session in at 0.1 is in at 0.5). Default: every session the run evaluates."""
+    max_calls_per_hour: Optional[int] = Field(default=None, ge=1)
+    """At most this many evaluations per rolling hour (``serve``): beyond it, sessions are sampled down
+    (counted as over budget), never queued or overspent."""
+    budget_usd_per_day: Optional[float] = Field(default=None, gt=0.0, allow_inf_nan=False)
+    """At most this much judge spend per rolling day, priced from the judge's token counts (``judge_prices``):
+    beyond it, sessions are sampled down (counted as over budget)."""
 
     @field_validator("required")
     @classmethod

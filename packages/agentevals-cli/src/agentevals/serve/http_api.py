@@ -38,6 +38,7 @@ from ._input import install_input_guards, one_line, parse_run_options, refuse_lo
 from ._limits import check_token
 from ._sources import SourceHosts, SourceRefused
 from ._trust import code_in_config
+from .continuous import ContinuousState
 from .sessions import SessionAssembler
 from .store import SessionStore
 
@@ -54,7 +55,7 @@ class ApiContext:
                  max_upload: int = 10 * 2**20, otlp: Optional[dict[str, Any]] = None,
                  settings: Any = None, ui: bool = True, runs: Optional[RunStore] = None,
                  policy: Optional[HostPolicy] = None, allow_code: bool = False,
-                 source_hosts: Optional[SourceHosts] = None) -> None:
+                 source_hosts: Optional[SourceHosts] = None, continuous: Optional[ContinuousState] = None) -> None:
         self.assembler = assembler
         self.store = store
         self.runs = runs
@@ -71,6 +72,8 @@ class ApiContext:
         self.csrf = CsrfTokens()
         self.source_hosts = source_hosts or SourceHosts()
         """``serve --allow-source-host``: the hosts the ``sources`` field's URIs may name (none: refused)."""
+        self.continuous = continuous if continuous is not None else ContinuousState()
+        """Pulled sources, skip counters, rolling outcomes and alerts (``continuous``)."""
 
 
 _UPLOAD_PATH = re.compile(re.escape(tempfile.gettempdir()) + r"/agentevals-upload-[^/\s]+/(?:\d{3}/)?")

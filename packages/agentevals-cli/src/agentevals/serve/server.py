@@ -29,6 +29,7 @@ from ..errors import ConfigError
 if TYPE_CHECKING:
     from ..store import LiveRunRecorder, RunStore
     from ._guard import HostPolicy
+    from .continuous import ContinuousState
 
 __all__ = ["ServeOptions", "is_loopback", "run_server"]
 
@@ -66,6 +67,18 @@ class ServeOptions:
     allow_source_hosts: list[str] = field(default_factory=list)
     """``--allow-source-host``: hosts whose trace backends the API's ``sources`` and MCP ``evaluate_traces``
     may read (``HOST`` or ``HOST:PORT``); none: source URIs are refused (``_sources``)."""
+    pull: list[str] = field(default_factory=list)
+    """``--pull``: source URIs polled every ``every`` seconds for traces newer than their watermark."""
+    every: float = 60.0
+    """``--every``: seconds between two polls of each ``--pull`` source."""
+    sample: Optional[float] = None
+    """``--sample``: share of sessions evaluated (overrides the config's ``sample``)."""
+    filter: Optional[str] = None
+    """``--filter``: predicate a session must match to be evaluated (overrides the config's ``filter``)."""
+    alerts: list[str] = field(default_factory=list)
+    """``--alert``: rules such as ``tool_trajectory_avg_score pass_rate < 0.9 over 1h`` (besides the config's)."""
+    alert_webhook: Optional[str] = None
+    """``--alert-webhook``: URL each alert's JSON body is POSTed to when it fires or clears."""
 
     def check(self) -> None:
         """Refuse to listen beyond this machine without a token (raises ``ConfigError``)."""
@@ -128,7 +141,10 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
     options.check()
     settings = EvalSettings(config=options.config, metrics=list(options.metrics),
                             eval_sets=load_eval_sets(options.eval_sets) if options.eval_sets else {})
-    consumers = list(consumers)
+    from .continuous import ContinuousState, StateRecorder
+
+    state = ContinuousState()
+    consumers = [*consumers, StateRecorder(state)]
     runs, recorder = _open_run_store(options)
     if options.emit_otel:
         from ..report.otel_events import EvaluationEventEmitter
@@ -138,14 +154,15 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
     store = MemorySessionStore(options.max_sessions)
     try:
         worker = LiveEvaluator(assembler, store, settings, consumers=[*consumers, *([recorder] if recorder else [])])
-        await _serve(options, settings, assembler, store, worker, recorder, on_ready)
+        await _serve(options, settings, assembler, store, worker, recorder, on_ready, state)
     finally:
         if runs is not None:
             runs.close()
 
 
 async def _serve(options: ServeOptions, settings: Any, assembler: Any, store: Any, worker: Any,
-                 recorder: Optional[LiveRunRecorder], on_ready: Callable[[dict[str, Any]], None]) -> None:
+                 recorder: Optional[LiveRunRecorder], on_ready: Callable[[dict[str, Any]], None],
+                 state: Optional[ContinuousState] = None) -> None:
     import uvicorn
 
     from ._guard import RequestGuard
@@ -169,7 +186,7 @@ async def _serve(options: ServeOptions, settings: Any, assembler: Any, store: An
                  "run_id": recorder.run_id if recorder else None, "store": _shown(runs.location) if runs else None}
     ctx = ApiContext(assembler=assembler, store=store, token=options.token, max_upload=options.max_upload,
                      settings=settings, ui=options.ui, runs=runs, policy=policy, allow_code=options.allow_code,
-                     source_hosts=SourceHosts(options.allow_source_hosts),
+                     source_hosts=SourceHosts(options.allow_source_hosts), continuous=state,
                      otlp={"http": f"http://{options.host}:{addresses['otlp_http_port']}",
                            "grpc": f"{options.host}:{grpc_port}"})
     apps: list[tuple[Any, socket.socket]] = [
