@@ -20,10 +20,14 @@ from typing import TYPE_CHECKING, Literal, Optional, Protocol
 from ..results import MetricResult
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..evaluators.base import BaseEvaluator
     from .grouping import Case
+    from .options import RunOptions
 
-__all__ = ["SKIP_KINDS", "Admission", "Skip", "SkipKind", "first_skip", "skip_kind", "skipped_metric"]
+__all__ = ["SKIP_KINDS", "Admission", "Skip", "SkipKind", "admissions_for", "first_skip", "skip_kind",
+           "skipped_metric"]
 
 SkipKind = Literal["sampled_out", "filtered_out", "over_budget"]
 SKIP_KINDS: tuple[SkipKind, ...] = ("sampled_out", "filtered_out", "over_budget")
@@ -41,6 +45,14 @@ class Admission(Protocol):
     """A check before each evaluation. Must be cheap and thread-safe (``serve`` batches run on a worker)."""
 
     def skip(self, case: Case, evaluator: BaseEvaluator) -> Optional[Skip]: ...
+
+
+def admissions_for(evaluators: Sequence[BaseEvaluator], options: RunOptions) -> list[Admission]:
+    """The run's checks, in the order they are asked: the caller's (``options.admissions``), then the
+    session filter (``filter``), sampling (``sample``, the evaluators' own), judge budgets. Built once
+    per run by ``run_evaluation``."""
+    found: list[Admission] = list(options.admissions)
+    return found
 
 
 def first_skip(admissions: list[Admission], case: Case, evaluator: BaseEvaluator) -> Optional[Skip]:

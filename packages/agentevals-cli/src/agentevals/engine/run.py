@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional, Union, cast
 
@@ -29,6 +30,7 @@ from ..evaluators.base import BaseEvaluator
 from ..results import InputError, RunResult, Status, utc_now
 from ..trace_sources import TraceInput, TraceSource, is_conversion_error
 from ..traces.model import ConvertedTrace, Trace
+from .admission import admissions_for
 from .consumers import ResultReuse, RunConsumer, emit
 from .executors import pool_for
 from .grouping import Grouper, LoneCase
@@ -71,6 +73,9 @@ async def run_evaluation(
     if not evs:
         run.notes.append("no evaluators configured (use -m METRIC or -c eval_config.yaml)")
 
+    checks = admissions_for(evs, options)
+    if checks != options.admissions:
+        options = replace(options, admissions=checks)
     emit(consumers, "run_started", run)
     output = Output(consumers, stop_on_error=options.fail_on_evaluation_error)
     pool = pool_for(options.executor)(evs, options, output, eval_set)
