@@ -35,7 +35,11 @@ def _fill(value, **names):
 
 
 def _result(result) -> tuple[bool, str]:
+    """The answer as 0.11's clients read it: a list tool's ``{"result": [...]}`` list, else the one text item."""
     error = result.is_error if hasattr(result, "is_error") else result.isError
+    structured = getattr(result, "structured_content", None) or getattr(result, "structuredContent", None)
+    if not error and isinstance(structured, dict) and list(structured) == ["result"]:
+        return error, json.dumps(structured["result"])
     return error, result.content[0].text
 
 

@@ -16,9 +16,19 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 
-def _payload(result) -> dict:
+def _payload(result):
+    """The tool's answer: a dict, or for the list tools (0.11's shape) the list in ``{"result": [...]}``."""
     assert not result.is_error if hasattr(result, "is_error") else not result.isError, result
+    structured = getattr(result, "structured_content", None) or getattr(result, "structuredContent", None)
+    if isinstance(structured, dict) and list(structured) == ["result"] and isinstance(structured["result"], list):
+        assert [json.loads(item.text) for item in result.content] == structured["result"]  # one text per item
+        return structured["result"]
     return json.loads(result.content[0].text)
+
+
+def _error(result) -> str:
+    assert result.is_error if hasattr(result, "is_error") else result.isError, result
+    return result.content[0].text
 
 
 async def _stdio_session(calls, *, env=None):
@@ -28,7 +38,8 @@ async def _stdio_session(calls, *, env=None):
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             tools = {t.name for t in (await session.list_tools()).tools}
-            return tools, [_payload(await session.call_tool(name, args)) for name, args in calls]
+            return tools, [_error(answer) if name.startswith("!") else _payload(answer)
+                           for name, args in calls for answer in [await session.call_tool(name.lstrip("!"), args)]]
 
 
 def test_stdio_evaluate_traces_on_the_shipped_samples():
@@ -40,7 +51,8 @@ def test_stdio_evaluate_traces_on_the_shipped_samples():
     ])
     assert tools == {"list_metrics", "evaluate_traces", "list_sessions", "summarize_session", "evaluate_sessions",
                      "list_runs", "show_run", "compare_runs"}
-    assert "tool_trajectory_avg_score" in {m["name"] for m in metrics["metrics"]}
+    assert "tool_trajectory_avg_score" in {m["name"] for m in metrics}
+    assert {"category", "requires_eval_set", "requires_llm", "working"} <= set(metrics[0])  # 0.11's MetricInfo
     from agentevals import evaluate
 
     expected = evaluate([EXAMPLES / "traces/helm.json"], eval_set=EXAMPLES / "evalsets/eval_set_helm.json",
@@ -51,9 +63,9 @@ def test_stdio_evaluate_traces_on_the_shipped_samples():
 
 
 def test_stdio_session_tools_without_a_server_say_so():
-    _, (listed,) = anyio.run(lambda: _stdio_session([("list_sessions", {})],
+    _, (listed,) = anyio.run(lambda: _stdio_session([("!list_sessions", {})],
                                                     env=["--server-url", "http://127.0.0.1:9"]))
-    assert "cannot reach agentevals serve at http://127.0.0.1:9" in listed["error"]
+    assert "cannot reach agentevals serve at http://127.0.0.1:9" in listed and "\n" not in listed.strip()
 
 
 def test_stdio_run_tools_read_the_store(filled_store):
@@ -84,7 +96,7 @@ def test_stdio_run_tools_with_a_store_that_cannot_open_say_so_and_the_rest_works
     _, (runs, metrics) = anyio.run(lambda: _stdio_session([("list_runs", {}), ("list_metrics", {})],
                                                           env=["--store", store]))
     assert runs["error"].startswith(f"run store {store}: cannot open")
-    assert metrics["metrics"]
+    assert metrics and metrics[0]["name"]
 
 
 def test_session_tools_over_streamable_http(serve, tmp_path):
@@ -113,7 +125,7 @@ def test_session_tools_over_streamable_http(serve, tmp_path):
     listed, summary, compared, run = anyio.run(talk)
     assert run["status"] == "live" and run["totals"]["cases"]["total"] == 2  # serve's own run, in its store
     assert [r["case_id"] for r in run["rows"]] == [second, first]  # the failing one first
-    assert {first, second} <= {s["session_id"] for s in listed["sessions"]}
+    assert {first, second} <= {s["session_id"] for s in listed}
     assert summary["turns"][0]["tool_calls"] == [{"name": "get_weather", "args": {"city": "Paris"}}]
     assert summary["results"][0]["status"] == "PASSED"
     assert compared["cases"][0]["metrics"][0]["status"] == "FAILED"  # Rome is not the golden Paris call

@@ -125,6 +125,15 @@ def _server_class() -> Any:
     return MCPServer
 
 
+def _tool_error() -> type[Exception]:
+    """The MCP SDK's anticipated-failure exception (its message reaches the client; others are hidden)."""
+    try:  # mcp 2.x
+        from mcp.server.mcpserver.exceptions import ToolError
+    except ImportError:  # mcp 1.x
+        from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[import-not-found, no-redef]  # mcp 1.x
+    return ToolError
+
+
 def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allow_code: bool = True,
               source_hosts: Optional[SourceHosts] = None) -> Any:
     """The MCP server with the eight tools; ``.run_stdio_async()`` or ``.streamable_http_app()`` to serve it.
@@ -143,9 +152,10 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allo
         "and serve's live run)."))
 
     @server.tool()
-    def list_metrics() -> dict[str, Any]:
-        """The builtin metrics, with what each needs (an eval set, an LLM judge)."""
-        return {"metrics": [{**m, **compat_011.metric_fields(m)} for m in operations.list_metrics()]}
+    def list_metrics() -> list[dict[str, Any]]:
+        """The builtin metrics, with what each needs (an eval set, an LLM judge): a list, as in agentevals
+        0.11 (one text item per metric; the structured result is ``{"result": [...]}``)."""
+        return [{**m, **compat_011.metric_fields(m)} for m in operations.list_metrics()]
 
     @server.tool()
     async def evaluate_traces(trace_files: list[str], metrics: Optional[list[str]] = None,
@@ -184,12 +194,13 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allo
                            **compat_011.mcp_evaluate_traces(run)})
 
     @server.tool()
-    def list_sessions(limit: int = 20) -> dict[str, Any]:
-        """Live sessions received by `agentevals serve`, newest first, with their status and scores."""
+    def list_sessions(limit: int = 20) -> list[dict[str, Any]]:
+        """Live sessions received by `agentevals serve`, newest first, with their status and scores: a list,
+        as in agentevals 0.11. A server that cannot be reached is a tool error naming it."""
         try:
-            return {"sessions": [compat_011.mcp_session_entry(s) for s in sessions.list(max(1, min(limit, 500)))]}
-        except AgentevalsError as exc:
-            return {"error": str(exc)}
+            return [compat_011.mcp_session_entry(s) for s in sessions.list(max(1, min(limit, 500)))]
+        except AgentevalsError as exc:  # a list cannot carry 0.11's {"error": …}: a tool error with the line
+            raise _tool_error()(str(exc)) from None
 
     @server.tool()
     def summarize_session(session_id: str) -> dict[str, Any]:
