@@ -156,3 +156,28 @@ def test_0_11_prepare_evaluation_files_download(live):
     assert turns[0]["intermediate_data"]["tool_uses"] == [{"id": "call-1", "args": {"city": "Paris"}, "name": "get_weather"}]
     for url in prepared["traceUrls"]:
         assert requests.get(base + url, timeout=30).json()["resourceSpans"]
+
+
+def test_convert_group_by_auto_merges_the_traces_of_a_conversation(live, tmp_path):
+    """0.11's UI posts ``group_by=auto``: traces that share a session id come back as one entry (as
+    ``run --group-by auto`` makes them one case), and ``trace`` keeps one entry per trace."""
+    server, _ = live
+    adk = Path(__file__).resolve().parents[1] / "data" / "adk"
+    first, second = (json.loads((adk / name).read_text()) for name in ("helm.json", "helm_2.json"))
+    conversation = "ctx-7ed9780f-3688-4fc0-b10b-2e4df2f83cf0"
+    for span in second["data"][0]["spans"]:
+        for tag in span["tags"]:
+            if tag["key"] in ("gen_ai.conversation.id", "gcp.vertex.agent.session_id"):
+                tag["value"] = conversation
+
+    def convert(group_by: str) -> list[dict]:
+        files = [("trace_files", (name, json.dumps(doc), "application/json"))
+                 for name, doc in (("a.json", first), ("b.json", second))]
+        answer = requests.post(server.api + "/convert", files=files, data={"group_by": group_by}, timeout=60)
+        assert answer.status_code == 200, answer.text
+        return answer.json()["data"]["traces"]
+
+    merged = convert("auto")
+    assert [(len(e["traceIds"]), len(e["invocations"])) for e in merged] == [(2, 2)]
+    assert merged == convert("conversation")
+    assert [len(e["traceIds"]) for e in convert("trace")] == [1, 1]

@@ -194,8 +194,26 @@ def test_runs_api_over_a_store_filled_by_run(serve, filled_store):
 
     missing = server.get("/runs/nope")
     assert missing.status_code == 404
-    assert missing.json() == {"data": None, "error": f"no run 'nope' in the run store {store} (see 'agentevals runs list')"}
+    line = f"no run 'nope' in the run store {store} (see 'agentevals runs list')"
+    assert missing.json() == {"data": None, "error": line, "detail": line}  # 0.11's FastAPI `detail` too
     assert server.get("/runs/compare", params={"a": "nope"}).status_code == 404
+
+    # 0.11's filters: status (ours or 0.11's words, repeatable) and before (runs started earlier)
+    def ids(**params):
+        answer = server.get("/runs", params=params)
+        assert answer.status_code == 200, answer.text
+        return [r["run_id"] for r in answer.json()["data"]]
+
+    assert ids(status="succeeded") == ids(status="completed") == [second, first]
+    assert ids(status=["running", "completed"])[1:] == [second, first]  # 0.11's running: serve's live run too
+    assert ids(status="live") == ids(status="running")[:1] and ids(status="live")[0] not in (first, second)
+    assert ids(status="queued") == [] and ids(status="cancelled") == []
+    started = {r["run_id"]: r["started_at"] for r in listed_runs(store)}
+    assert ids(before=started[second], status="completed") == [first]
+    assert ids(before="2000-01-01T00:00:00Z") == []
+    bad = server.get("/runs", params={"status": "done"})
+    assert bad.status_code == 400 and "status must be among" in bad.json()["detail"] and "succeeded" in bad.json()["error"]
+    assert server.get("/runs", params={"before": "yesterday"}).status_code == 400
 
     schema = requests.get(server.api.removesuffix("/api") + "/openapi.json", timeout=10).json()
     for path in ("/api/runs", "/api/runs/{run}", "/api/runs/compare", "/api/metrics/{name}/trend"):

@@ -69,9 +69,9 @@ def test_api_and_mcp_read_an_allowed_source_and_refuse_the_others(backend, tmp_p
 
         other_port = post(server, sources=[f"acme+http://127.0.0.1:{backend.port + 1}?project=demo"])
         assert other_port.status_code == 403
-        assert other_port.json() == {"data": None, "error": (
-            f"sources: acme+http://127.0.0.1:{backend.port + 1}?project=demo: host 127.0.0.1:{backend.port + 1} "
-            f"is not allowed (serve --allow-source-host 127.0.0.1:{backend.port + 1} allows it)")}
+        line = (f"sources: acme+http://127.0.0.1:{backend.port + 1}?project=demo: host 127.0.0.1:{backend.port + 1} "
+                f"is not allowed (serve --allow-source-host 127.0.0.1:{backend.port + 1} allows it)")
+        assert other_port.json() == {"data": None, "error": line, "detail": line}
         internal = post(server, sources=["acme+http://169.254.169.254?project=demo"])
         assert internal.status_code == 403 and "host 169.254.169.254 is not allowed" in internal.json()["error"]
         for local in ("file:///etc/passwd", f"http://127.0.0.1:{backend.port}/api/traces"):

@@ -30,7 +30,7 @@ import orjson
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ._limits import check_token
+from ._limits import check_token, error_body
 
 __all__ = ["LOOPBACK_NAMES", "SAFE_METHODS", "HostPolicy", "RequestGuard", "refusal"]
 
@@ -112,7 +112,7 @@ def _specific(bind: str) -> bool:
 
 def refusal(status: int, message: str) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
     """A one-line JSON refusal in the API's envelope (``{"data": null, "error": …}``)."""
-    body = orjson.dumps({"data": None, "error": message})
+    body = orjson.dumps(error_body(message))
     return status, [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                     (b"cache-control", b"no-store")], body
 

@@ -28,6 +28,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ._limits import error_body
+
 __all__ = ["MAX_REF", "InputLimits", "RunOptionsForm", "check_mcp_session", "install_input_guards", "one_line",
            "parse_run_options", "refuse_long_ref"]
 
@@ -133,7 +135,7 @@ def refuse_long_ref(ref: str) -> None:
 
 
 def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"data": None, "error": one_line(message)}, status_code=status)
+    return JSONResponse(error_body(one_line(message)), status_code=status)
 
 
 def install_input_guards(app: FastAPI, *, max_body: int) -> None:
@@ -216,7 +218,7 @@ class InputLimits:
 
 
 async def _send_json(send: Send, status: int, message: str) -> None:
-    body = orjson.dumps({"data": None, "error": one_line(message)})
+    body = orjson.dumps(error_body(one_line(message)))
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import hmac
 import zlib
-from typing import Optional
+from typing import Any, Optional
 
 from starlette.requests import Request
 
-__all__ = ["BodyTooLarge", "check_token", "read_body"]
+__all__ = ["BodyTooLarge", "check_token", "error_body", "read_body"]
+
+
+def error_body(message: str) -> dict[str, Any]:
+    """Every refusal's JSON body: our envelope (``data``/``error``, as 0.11's StandardResponse) with 0.11's
+    FastAPI ``detail`` beside it (what 0.11 answered for a 404, a 422 or an HTTPException)."""
+    return {"data": None, "error": message, "detail": message}
 
 
 class BodyTooLarge(ValueError):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from typing import Any, Optional
 
 from ..report.legacy import legacy_keys
@@ -124,12 +125,13 @@ def _session_name(source: str) -> Optional[str]:
 def convert_answer(converted: dict[str, Any], group_by: str = "trace") -> dict[str, Any]:
     """``/api/convert``'s answer with 0.11's keys beside ours: per entry ``traceId``, ``traceIds``,
     ``metadata``, and each invocation's ADK form in camelCase (``userContent``, ``intermediateData``, …).
-    ``group_by=conversation`` (0.11) merges the traces of one conversation into one entry; ``auto`` is
-    read as ``trace``."""
+    ``group_by=conversation`` (0.11) merges the traces of one conversation into one entry; ``auto`` does
+    the same, as ``run --group-by auto`` groups traces that share a session id (a trace alone in its
+    conversation is its own entry either way)."""
     entries: list[dict[str, Any]] = []
     groups: dict[str, dict[str, Any]] = {}
     for trace in converted["traces"]:
-        key = trace.get("session_id") if group_by == "conversation" else None
+        key = trace.get("session_id") if group_by in ("conversation", "auto") else None
         if key and key in groups:
             group = groups[key]
             group["traceIds"].append(trace["trace_id"])
@@ -157,6 +159,29 @@ def convert_answer(converted: dict[str, Any], group_by: str = "trace") -> dict[s
 RUN_FIELDS_011 = frozenset({"run_id", "status", "spec", "attempt", "worker_id", "error", "summary", "created_at",
                             "started_at", "finished_at", "cancel_requested"})
 """0.11's ``Run`` record (``GET /api/runs``, ``GET /api/runs/{id}``)."""
+
+
+RUN_STATUSES_011 = {"queued": (), "running": ("running", "live"), "succeeded": ("completed",),
+                    "failed": ("failed", "aborted"), "cancelled": ("interrupted",)}
+"""0.11's run statuses (``GET /api/runs?status=``) and the statuses of ours each stands for."""
+
+
+def run_status_filter(values: Sequence[str]) -> Optional[tuple[str, ...]]:
+    """Our statuses for ``GET /api/runs?status=…`` values, 0.11's (``succeeded`` = ``completed``, ``running``
+    = ``running`` or ``live``) or ours;
+    None when a value is neither (the route answers 400). An empty result matches no run (``queued``)."""
+    from ..store import RUN_STATUSES
+
+    out: list[str] = []
+    for value in values:
+        value = value.strip().lower()
+        if value in RUN_STATUSES_011:  # first: 0.11's `running` covers serve's `live` run, `failed` an aborted one
+            out.extend(RUN_STATUSES_011[value])
+        elif value in RUN_STATUSES:
+            out.append(value)
+        else:
+            return None
+    return tuple(dict.fromkeys(out))
 
 
 def with_run_fields(run: dict[str, Any]) -> dict[str, Any]:

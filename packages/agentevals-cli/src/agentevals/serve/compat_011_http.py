@@ -36,6 +36,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 
 from . import compat_011, operations
+from ._limits import error_body
 
 if TYPE_CHECKING:
     from .http_api import ApiContext
@@ -161,7 +162,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
 
     def gone(path: str, method: str) -> None:
         async def answer() -> JSONResponse:
-            return JSONResponse({"data": None, "error": f"{method} {path}: 410 Gone: {_GONE[path]}"}, status_code=410)
+            return JSONResponse(error_body(f"{method} {path}: 410 Gone: {_GONE[path]}"), status_code=410)
 
         app.add_api_route(path, answer, methods=[method], include_in_schema=True, status_code=410,
                           summary=f"agentevals 0.11 only: gone ({_GONE[path]})")

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from urllib.parse import quote
 
 import orjson
-from fastapi import FastAPI, File, Form, HTTPException, Request, UploadFile
+from fastapi import FastAPI, File, Form, HTTPException, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
 from ..__about__ import __version__
@@ -35,7 +35,7 @@ from . import compat_011, operations
 from ._csrf import CsrfCheck, CsrfTokens
 from ._guard import HostPolicy, RequestGuard
 from ._input import install_input_guards, one_line, parse_run_options, refuse_long_ref
-from ._limits import check_token
+from ._limits import check_token, error_body
 from ._sources import SourceHosts, SourceRefused
 from ._trust import code_in_config
 from .continuous import ContinuousState
@@ -117,7 +117,7 @@ def api_app(ctx: ApiContext) -> FastAPI:
                 return response
             if not allowed:
                 hint = "Authorization: Bearer …" if path.startswith("/api/") or path == "/openapi.json" else "open /?token=…"
-                return JSONResponse({"data": None, "error": f"missing or wrong API token ({hint})"}, status_code=401)
+                return JSONResponse(error_body(f"missing or wrong API token ({hint})"), status_code=401)
         return await call_next(request)
 
     # Outermost first: the Host and Origin checks, then the UI forms' CSRF token, then the token above.
@@ -134,11 +134,11 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
     @app.exception_handler(AgentevalsError)
     async def agentevals_error(request: Request, exc: AgentevalsError) -> JSONResponse:
-        return JSONResponse({"data": None, "error": _public(str(exc))}, status_code=400)
+        return JSONResponse(error_body(_public(str(exc))), status_code=400)
 
     @app.exception_handler(RunNotFoundError)
     async def run_not_found(request: Request, exc: RunNotFoundError) -> JSONResponse:
-        return JSONResponse({"data": None, "error": str(exc)}, status_code=404)
+        return JSONResponse(error_body(str(exc)), status_code=404)
 
     async def from_runs(read: Callable[..., Any], *args: Any) -> dict[str, Any]:
         """``read(run_store, *args)`` on a worker thread, enveloped; 409 without a run store, 503 (one
@@ -257,8 +257,28 @@ def api_app(ctx: ApiContext) -> FastAPI:
         return ok({**operations.summarize(record), "record": record.model_dump(mode="json")})
 
     @app.get("/api/runs", summary="Runs in the run store, newest first (batch runs and serve's live run)")
-    async def runs(limit: int = 20) -> dict[str, Any]:
-        answer = await from_runs(operations.list_runs, max(1, min(limit, 1000)))
+    async def runs(limit: int = 20, status: Optional[list[str]] = Query(default=None),
+                   before: Optional[str] = None) -> dict[str, Any]:
+        """``status`` (repeatable; ours or 0.11's ``succeeded``/``cancelled``…) and ``before`` (RFC 3339: runs
+        started earlier) filter as 0.11's ``GET /api/runs`` did."""
+        from ..store import RUN_STATUSES
+
+        statuses = compat_011.run_status_filter(status or [])
+        if statuses is None:
+            raise HTTPException(400, f"status must be among {', '.join(RUN_STATUSES)} (or 0.11's "
+                                     f"{', '.join(compat_011.RUN_STATUSES_011)}), got {', '.join(status or [])}")
+        if status and not statuses:  # 0.11's `queued`: this server queues nothing
+            return ok([])
+        stamp = None
+        if before is not None:
+            from ..trace_sources.pull import parse_time
+
+            try:
+                stamp = parse_time(before).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"  # the store's form
+            except ValueError as exc:
+                raise HTTPException(400, f"before: {exc}") from None
+        answer = await from_runs(lambda store: operations.list_runs(store, max(1, min(limit, 1000)),
+                                                                    statuses=statuses, before=stamp))
         return {**answer, "data": [compat_011.with_run_fields(r) for r in answer["data"]]}
 
     @app.get("/api/runs/compare", summary="What changed from run a (the baseline) to run b: regressions, fixes, deltas")

@@ -204,9 +204,20 @@ class RunStore:
             "ORDER BY r.started_at DESC, r.run_id DESC, s.window_end DESC LIMIT 1", (key,))
         return (datetime.fromisoformat(rows[0][0]), rows[0][1]) if rows else None
 
-    def list_runs(self, *, limit: int = 20) -> list[RunRecord]:
-        rows = self.db.execute(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY started_at DESC, run_id DESC LIMIT ?",
-                               (limit,))
+    def list_runs(self, *, limit: int = 20, statuses: Sequence[str] = (), before: Optional[str] = None) -> list[RunRecord]:
+        """The newest runs first; only those with one of ``statuses`` (when given) and started before
+        ``before`` (a time in ``utc_now``'s form, which sorts as text)."""
+        where: list[str] = []
+        params: list[Any] = []
+        if statuses:
+            where.append(f"status IN ({', '.join('?' * len(statuses))})")
+            params.extend(statuses)
+        if before is not None:
+            where.append("started_at < ?")
+            params.append(before)
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        rows = self.db.execute(f"SELECT {_RUN_COLUMNS} FROM runs{clause} ORDER BY started_at DESC, run_id DESC "
+                               "LIMIT ?", (*params, limit))
         return [_record(row) for row in rows]
 
     def get_run(self, run_id: str) -> RunRecord:
