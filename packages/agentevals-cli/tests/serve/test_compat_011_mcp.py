@@ -84,7 +84,9 @@ def test_0_11_tool_calls_over_streamable_http(serve, tmp_path):
 
     compared = json.loads(answers["evaluate_sessions"][1])
     assert compared["eval_set_id"] == "weather-golden" and compared["golden_session_id"] == golden
-    assert [(r["session_id"], r["metric_results"][0]["evalStatus"]) for r in compared["results"]] == [(other, "FAILED")]
+    # 0.11: every completed session, the golden one included (a match against itself), oldest first
+    assert [(r["session_id"], r["metric_results"][0]["evalStatus"]) for r in compared["results"]] == [
+        (golden, "PASSED"), (other, "FAILED")]
 
     summary = json.loads(answers["summarize_session"][1])
     assert summary["invocations"][0]["tool_calls"] == [{"tool": "get_weather", "args": {"city": "Paris"}}]

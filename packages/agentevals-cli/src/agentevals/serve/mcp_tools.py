@@ -218,13 +218,13 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allo
                                 trajectory_match_type: Optional[str] = None, eval_set_id: Optional[str] = None,
                                 judge_model: Optional[str] = None) -> dict[str, Any]:
         """Evaluate sessions against a golden one (its turns become the expected conversation, an eval set
-        named `eval_set_id`). Without ``session_ids``, every other evaluated session is compared. Returns the
-        run result and 0.11's `golden_session_id`, `eval_set_id`, `results`."""
+        named `eval_set_id`). Without ``session_ids``, every evaluated session is compared, oldest first, the
+        golden one included (it scores as a match against itself), as in 0.11. Returns the run result and
+        0.11's `golden_session_id`, `eval_set_id`, `results`."""
         label = eval_set_id or f"eval-{golden_session_id[:12]}"  # 0.11's default label
         try:
             golden = sessions.get(golden_session_id)
-            ids = session_ids or [s["session_id"] for s in sessions.list(500)
-                                  if s["session_id"] != golden_session_id and s.get("status") == "evaluated"]
+            ids = session_ids or [s["session_id"] for s in sessions.list(500) if s.get("status") == "evaluated"][::-1]
             records = [sessions.get(i) for i in ids]
             run = await operations.evaluate_against_golden(
                 golden, records, eval_set_id=label, metrics=list(metrics or []), threshold=threshold,
