@@ -77,8 +77,18 @@ def test_evaluate_stream_sends_each_case_then_the_run(serve):
                 events.append((name, data))
     assert response.headers["content-type"].startswith("text/event-stream")
     names = [n for n, _ in events]
-    assert names[-1] == "done" and names[:-1] == ["case"] * len(events[-1][1]["cases"])
-    assert [d["case_id"] for n, d in events if n == "case"] == [c["case_id"] for c in events[-1][1]["cases"]]
+    cases = events[-1][1]["cases"]
+    # per case: 0.11's performance_metrics and progress frames, then ours; 0.11's first and last progress lines
+    assert names == ["progress", *["performance_metrics", "progress", "case"] * len(cases), "progress", "done"]
+    assert [d["case_id"] for n, d in events if n == "case"] == [c["case_id"] for c in cases]
+    messages = [d["message"] for n, d in events if n == "progress"]
+    assert messages[0] == f"Evaluating {len(cases)} trace{'s' if len(cases) != 1 else ''}..."
+    assert messages[1] == f"Trace 1/{len(cases)}: {cases[0]['case_id'][:12]}..." and messages[-1] == "Evaluation complete"
+    performance = next(d for n, d in events if n == "performance_metrics")
+    case_frame = next(d for n, d in events if n == "case")
+    assert performance["traceId"] == case_frame["traceProgress"]["traceId"]
+    assert performance["performanceMetrics"] == case_frame["traceProgress"]["partialResult"]["performanceMetrics"]
+    assert performance["performanceMetrics"]["latency"]["overall"]["count"] >= 1
 
 
 def test_bad_requests_get_one_line_errors(serve):

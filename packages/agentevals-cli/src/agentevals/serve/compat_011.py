@@ -271,6 +271,24 @@ def stream_frame(name: str, data: dict[str, Any], *, case: Any = None, run: Opti
     return data
 
 
+def progress_frame(message: str) -> tuple[str, dict[str, Any]]:
+    """0.11's ``SSEProgressEvent``: ``{"message": …}`` ("Evaluating N traces...", "Trace i/N: id...",
+    "Evaluation complete")."""
+    return "progress", {"message": message}
+
+
+def performance_frame(case: Any) -> tuple[str, dict[str, Any]]:
+    """0.11's ``event: performance_metrics`` frame for a case: its trace id, performance metrics and
+    metadata in camelCase (0.11 sent it before evaluating the group; here it precedes the case's frame)."""
+    trace = legacy_run(RunResult(cases=[case]))["traceResults"][0]
+    users = [u for u in case.user_contents if u]
+    metadata = {"agentName": None, "agentId": None, "serviceName": None, "model": None, "responseModel": None,
+                "provider": None, "schemaVersion": None, "startTime": None,
+                "userInputPreview": users[0][:200] if users else None, "finalOutputPreview": None}
+    return "performance_metrics", {"traceId": trace["traceId"], "performanceMetrics": trace["performanceMetrics"],
+                                   "traceMetadata": metadata}
+
+
 def mcp_evaluate_traces(run: RunResult) -> dict[str, Any]:
     """0.11's ``evaluate_traces`` tool result: ``passed``, ``traces[].metrics[].{metric, score, status, error}``,
     ``errors`` (None when empty, as 0.11 wrote it)."""

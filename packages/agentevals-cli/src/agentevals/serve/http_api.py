@@ -338,13 +338,28 @@ def start_evaluation(up: Uploads, kwargs: dict[str, Any]) -> asyncio.Queue[tuple
     events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
     class Forward(RunConsumer):
+        """Our ``case`` frames, with 0.11's progress ``message`` and ``performance_metrics`` frames around them."""
+
+        total: Optional[int] = None
+
+        def cases_planned(self, total: int, estimated: bool) -> None:
+            if not estimated and self.total is None:
+                self.total = total
+                put(compat_011.progress_frame(f"Evaluating {total} trace{'s' if total != 1 else ''}..."))
+
         def case_finished(self, index: int, case: CaseResult) -> None:
-            data = compat_011.stream_frame("case", {"index": index, **case.model_dump(mode="json")}, case=case)
-            loop.call_soon_threadsafe(events.put_nowait, ("case", data))
+            short = case.case_id[:12] + "..." if len(case.case_id) > 12 else case.case_id
+            put(compat_011.performance_frame(case))
+            put(compat_011.progress_frame(f"Trace {index + 1}/{self.total or '?'}: {short}"))
+            put(("case", compat_011.stream_frame("case", {"index": index, **case.model_dump(mode="json")}, case=case)))
+
+    def put(frame: tuple[str, Any]) -> None:
+        loop.call_soon_threadsafe(events.put_nowait, frame)
 
     async def work() -> None:
         try:
             run: RunResult = await operations.evaluate_files_async(**kwargs, consumers=[Forward()])
+            await events.put(compat_011.progress_frame("Evaluation complete"))
             await events.put(("done", compat_011.stream_frame("done", run.model_dump(mode="json"), run=run)))
         except AgentevalsError as exc:
             await events.put(("error", {"error": str(exc)}))
