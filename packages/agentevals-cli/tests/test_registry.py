@@ -300,7 +300,7 @@ def test_instantiate_hands_out_one_instance_per_name():
 
 def test_builtin_evaluator_types_are_one_line_per_class_and_every_old_spelling_still_works():
     classes = {name: EVALUATOR_TYPES.get(name) for name in EVALUATOR_TYPES.names()}
-    assert len(classes) == len(set(classes.values())) == 24
+    assert len(classes) == len(set(classes.values())) == 25  # javascript: AgentV 5's javascript assertion
     assert all(cls.name == name and issubclass(cls, BaseEvaluator) for name, cls in classes.items())
     old = ["code_judge", "code-judge", "code_grader", "code-grader", "script", "llm_judge", "llm-judge", "llm_grader",
            "llm-grader", "llm-rubric", "agent-rubric", "rubric", "rubrics", "composite", "assert-set",
@@ -308,7 +308,7 @@ def test_builtin_evaluator_types_are_one_line_per_class_and_every_old_spelling_s
            "execution-metrics", "skill_trigger", "skill-trigger", "skill-used", "not-skill-used", "contains",
            "contains_any", "contains-any", "contains_all", "contains-all", "icontains", "icontains_any",
            "icontains-any", "icontains_all", "icontains-all", "starts_with", "starts-with", "ends_with", "ends-with",
-           "regex", "is_json", "is-json", "equals", "builtin", "python", "code", "remote", "openai_eval"]
+           "regex", "is_json", "is-json", "equals", "builtin", "python", "code", "remote", "openai_eval", "javascript"]
     assert sorted(old) == EVALUATOR_TYPES.names(aliases=True)
     assert EVALUATOR_TYPES.get("llm-grader") is classes["llm_judge"]
     assert EVALUATOR_TYPES.get("assert-set") is classes["composite"]

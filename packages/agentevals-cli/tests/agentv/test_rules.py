@@ -178,6 +178,54 @@ def test_a_zero_score_script_child_does_not_pass_an_assert_set_threshold(av):
     assert (first["name"], first["score"], first["verdict"]) == ("js-zero", 0, "fail")
 
 
+def test_a_zero_score_javascript_child_does_not_pass_an_assert_set_threshold(av):
+    """AgentV's own form of the test above: the member is a ``javascript`` assertion scoring 0."""
+    result = run(assert_set([{"type": "javascript", "metric": "js-zero", "value": "0"}, contains("contains", "Paris")],
+                            threshold=1), av)
+    assert (result.score, result.verdict, result.status) == (0.5, Verdict.FAIL, Status.FAILED)
+    first = result.details["scores"][0]
+    assert (first["name"], first["type"], first["score"], first["verdict"]) == ("js-zero", "javascript", 0, "fail")
+
+
+def test_assert_set_config_reaches_its_javascript_members(av):
+    result = run(assert_set([{"type": "javascript", "metric": "configured-js",
+                              "value": 'context.config.expectedCity === "Paris"'}], config={"expectedCity": "Paris"}), av)
+    assert (result.score, result.verdict, result.status) == (1, Verdict.PASS, Status.PASSED)
+    wrong = run(assert_set([{"type": "javascript", "metric": "configured-js", "config": {"expectedCity": "Rome"},
+                             "value": 'context.config.expectedCity === "Paris"'}], config={"expectedCity": "Paris"}), av)
+    assert wrong.status == Status.FAILED  # the member's own config wins
+
+
+# -- promptfoo-assertions.test.ts: the javascript cases ---------------------------------------------------
+
+JAVASCRIPT_CASES = [
+    # (value, threshold, AgentV's score, AgentV's verdict)
+    pytest.param("output.includes('Paris') && context.expectedOutput[0].content.includes('Paris')", None, 1, "pass",
+                 id="expression over output and context"),
+    pytest.param("0.5", 0.75, 0.5, "fail", id="numeric result below the threshold"),
+    pytest.param("0", None, 0, "fail", id="numeric zero without threshold fails"),
+    pytest.param("0", 0, 0, "pass", id="explicit threshold zero passes"),
+    pytest.param("const n = output.length; n > 5", None, 1, "pass", id="declaration then expression"),
+    pytest.param("if (output.startsWith('Paris')) {\n  return {score: 0.9, reason: 'starts right'};\n}\nreturn false",
+                 0.8, 0.9, "pass", id="function body returning an object"),
+    pytest.param("(() => { throw new Error('boom'); })()", None, 0, "fail", id="a throw scores 0"),
+    pytest.param("throw new Error('boom')", None, 0, "fail", id="a statement is not an expression, as in AgentV"),
+]
+
+
+@pytest.mark.parametrize("value, threshold, score, verdict", JAVASCRIPT_CASES)
+def test_javascript_assertion_as_agentv(av, value, threshold, score, verdict):
+    entry = {"type": "javascript", "metric": "js", "value": value.replace("\\n", "\n"),
+             **({"threshold": threshold} if threshold is not None else {})}
+    ctx = av.case(PARIS, expected="Paris")
+    evaluator, _ = load(entry)
+    result = asyncio.run(evaluator.evaluate(ctx))
+    assert (result.score, result.verdict.value) == (score, verdict), result
+    assert result.status == (Status.PASSED if verdict == "pass" else Status.FAILED)
+    if "throw" in value:
+        assert result.misses == ["Javascript assertion failed: " + ("boom" if "=>" in value else "Unexpected token 'throw'")]
+
+
 def test_composite_without_aggregator_is_still_an_error():
     """v2.19's ``composite`` needs an aggregator; only AgentV 5's ``assert-set`` has a default."""
     from agentevals.errors import ConfigError

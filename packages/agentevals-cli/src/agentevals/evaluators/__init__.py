@@ -21,6 +21,7 @@ EVALUATOR_TYPES: Registry[type[BaseEvaluator]] = Registry(
         "rubric": "agentevals.evaluators.agentv.rubric:RubricEvaluator",
         "llm_judge": "agentevals.evaluators.agentv.llm_judge:LlmJudgeEvaluator",
         "code_judge": "agentevals.evaluators.agentv.code_judge:CodeJudgeEvaluator",
+        "javascript": "agentevals.evaluators.agentv.javascript:JavascriptAssertionEvaluator",
         "builtin": "agentevals.evaluators.builtin:BuiltinEvaluator",
         "python": "agentevals.evaluators.python:PythonEvaluator",
         "code": "agentevals.evaluators.code:CodeEvaluator",

@@ -191,6 +191,12 @@ def current_format_schema(type_name: str, schema: dict[str, Any]) -> None:
                                                      "bands (see RubricItem.score_ranges)."}
         properties["min_score"] = {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
                                    "description": "With ``score_ranges``: the item's gate (score / 10 below it fails)."}
+    elif type_name == "assert-set":  # AgentV 5: members under ``assert`` (or ``assertions``), no aggregator needed
+        members = properties.get("evaluators", {"type": "array", "items": {"type": "object"}})
+        for key in ("assert", "assertions"):
+            properties[key] = {**members, "description": "The member assertions (AgentV 5's name for ``evaluators``)."}
+        schema["required"] = [r for r in schema.get("required", []) if r not in ("aggregator", "evaluators")]
+        schema["oneOf"] = [{"required": [key]} for key in ("evaluators", "assertions", "assert")]
     elif type_name in _SKILL:
         for field in ("skill", "should_trigger"):
             properties.pop(field, None)

@@ -129,6 +129,9 @@ class CompositeEvaluator(AgentVEvaluator):
         """How members combine (an AgentV 5 ``assert-set`` written without one gets ``assert_set``)."""
         timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
         """Seconds for the whole composite (default: the members' longest plus the aggregator's)."""
+        config: dict[str, Any] = Field(default_factory=dict)
+        """AgentV 5's ``assert-set`` ``config``: given to members that take a ``config`` (``javascript``,
+        ``script``), under their own."""
         # builtins.type: the field ``type`` above shadows the builtin in this class body
         _members: list[tuple[builtins.type[BaseEvaluator], EvaluatorConfig]] = PrivateAttr(default_factory=list)
 
@@ -141,6 +144,9 @@ class CompositeEvaluator(AgentVEvaluator):
                 label = f"member {index + 1}" + (f" '{entry['name']}'" if entry.get("name") else "")
                 try:
                     cls = EVALUATOR_TYPES.get(str(entry.get("type") or ""))
+                    if self.config and "config" in cls.Config.model_fields:
+                        own = entry.get("config")
+                        entry = {**entry, "config": {**self.config, **(own if isinstance(own, dict) else {})}}
                     config = cls.Config.model_validate(entry)
                 except ConfigError as exc:
                     raise ValueError(f"{label}: {exc}") from None
