@@ -95,7 +95,7 @@ def live_view(state: Any, hours: int, *, now: Optional[float] = None) -> dict[st
             "failing": list(window.failed_sessions[:_SHOWN_FAILURES]),
             "failures_link": _failures_link(name, start, end),
             "chart": rate_chart(series, bucket, thresholds=thresholds,
-                                link=lambda b, m=name: _failures_link(m, b, b + bucket)),
+                                link=_bucket_links(name, bucket)),
         })
     return {
         "hours": hours, "choices": list(BUCKETS), "bucket": _duration(bucket),
@@ -146,8 +146,11 @@ def rate_chart(series: Sequence[dict[str, Any]], bucket: float, *, thresholds: S
 
 def _source_row(source: dict[str, Any], now: float) -> dict[str, Any]:
     watermark, next_poll = source.get("watermark"), source.get("next_poll")
+    last_poll, last_success = source.get("last_poll"), source.get("last_success")
     return {**source, "watermark_at": _utc(watermark), "lag": _duration(now - watermark) if watermark else "",
-            "last_poll_at": _utc(source.get("last_poll")), "last_success_at": _utc(source.get("last_success")),
+            "last_poll_at": _utc(last_poll), "last_success_at": _utc(last_success),
+            "last_poll_ago": _duration(max(0.0, now - last_poll)) if last_poll else "",
+            "last_success_ago": _duration(max(0.0, now - last_success)) if last_success else "",
             "next_in": _duration(max(0.0, next_poll - now)) if next_poll else ""}
 
 
@@ -158,6 +161,11 @@ def _alert_row(event: dict[str, Any]) -> dict[str, Any]:
             "rate": format_rate(event["pass_rate"], event["passed"], event["n"]),
             "interval": _interval(event["lower"], event["upper"]), "shown": event["sessions"][:5],
             "failures_link": _failures_link(event["metric"], start, end)}
+
+
+def _bucket_links(metric: str, bucket: float) -> Callable[[float], str]:
+    """``start`` → the drill-down of ``metric``'s bucket starting there."""
+    return lambda start: _failures_link(metric, start, start + bucket)
 
 
 def _failures_link(metric: str, start: float, end: float) -> str:
