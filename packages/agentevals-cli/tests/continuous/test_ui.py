@@ -25,11 +25,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `supp
 from agentevals.api import prepare_run
 from agentevals.engine.admission import Skip
 from agentevals.engine.run import run_evaluation
-from agentevals.serve.continuous import AlertEvent, ContinuousState, JudgeUsage, SourceStatus, StateRecorder
+from agentevals.serve.continuous import (
+    AlertEvent,
+    ContinuousState,
+    JudgeUsage,
+    Outcomes,
+    SourceStatus,
+    StateRecorder,
+)
 from agentevals.serve.http_api import ApiContext, api_app
 from agentevals.serve.sessions import SessionAssembler
 from agentevals.serve.store import MemorySessionStore
-from agentevals.serve.web_live import BUCKETS, live_view, rate_chart
+from agentevals.serve.web_live import BUCKETS, live_view, rate_chart, tally
 from agentevals.serve.web_ui import CSP
 from support.chromium import Browser, find_chromium
 
@@ -129,6 +136,22 @@ def test_rate_chart_geometry():
     assert [t["label"] for t in chart["thresholds"]] == ["0.9"]  # a threshold outside [0, 1] is not drawn
     assert chart["buckets"][1]["title"].startswith("00:20–00:30 UTC: 0.00% (0/4) passed, 95% interval 0.0%–49.0%")
     assert chart["buckets"][0]["x"] < chart["buckets"][1]["x"] < chart["buckets"][2]["x"]  # oldest left
+
+
+def test_one_pass_tally_agrees_with_outcomes():
+    """The page tallies every metric from one snapshot; each metric's buckets and window are what
+    ``Outcomes.series`` and ``Outcomes.between`` say."""
+    outcomes = Outcomes(clock=lambda: 10_000.0)
+    for i in range(400):
+        outcomes.add(f"m{i % 3}", f"s{i % 50}", i % 7 != 0, at=1_000.0 + i * 20)
+    outcomes.add("old", "x", False, at=1.0)
+    start, end, bucket = 3_600.0, 9_600.0, 600.0
+    tallied = tally(outcomes.snapshot(), start, end, bucket)
+    assert sorted(tallied) == ["m0", "m1", "m2", "old"]
+    for name, (series, window) in tallied.items():
+        assert series == outcomes.series(name, end - start, bucket, now=end)
+        assert window == outcomes.between(name, start, end)
+    assert tallied["old"][1].n == 0 and tallied["m0"][1].failed_sessions
 
 
 def test_live_view_values_from_a_real_run():

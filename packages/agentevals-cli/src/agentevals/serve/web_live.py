@@ -18,6 +18,7 @@ Content-Security-Policy allows no script (nor inline styles: the chart is colour
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -28,8 +29,9 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 
 from ..results.gates import format_rate
+from .continuous import Window, wilson_interval
 
-__all__ = ["BUCKETS", "add_live_pages", "rate_chart"]
+__all__ = ["BUCKETS", "add_live_pages", "live_view", "rate_chart", "tally"]
 
 Page = Callable[..., HTMLResponse]
 
@@ -50,7 +52,10 @@ def add_live_pages(app: FastAPI, ctx: Any, page: Page) -> None:
     @app.get("/live", include_in_schema=False)
     async def live(request: Request, hours: str = "") -> HTMLResponse:
         span = int(hours) if hours.strip().isdigit() and int(hours) in BUCKETS else _DEFAULT_HOURS
-        return page("live.html", request, refresh=_REFRESH, **live_view(ctx.continuous, span))
+        # A worker thread: tallying up to ``Outcomes.max_rows`` rows per metric must not stall the OTLP
+        # receivers on the event loop.
+        values = await asyncio.to_thread(live_view, ctx.continuous, span)
+        return page("live.html", request, refresh=_REFRESH, **values)
 
     @app.get("/live/failures", include_in_schema=False)
     async def failures(request: Request, metric: str = "", start: str = "", end: str = "") -> HTMLResponse:
@@ -61,7 +66,7 @@ def add_live_pages(app: FastAPI, ctx: Any, page: Page) -> None:
         except ValueError:
             return page("message.html", request, 400, title="Failing sessions",
                         message="start and end must be epoch seconds (follow a link on the live view)")
-        window = ctx.continuous.outcomes.between(metric, begin, finish)
+        window = await asyncio.to_thread(ctx.continuous.outcomes.between, metric, begin, finish)
         rows = []
         for session_id in window.failed_sessions[:_MAX_FAILURES]:
             record = ctx.store.get(session_id)
@@ -83,10 +88,8 @@ def live_view(state: Any, hours: int, *, now: Optional[float] = None) -> dict[st
     snapshot = state.as_json()
     events = [*snapshot["alerts"]["active"], *snapshot["alerts"]["recent"]]
     metrics = []
-    for name in state.outcomes.metrics():
+    for name, (series, window) in tally(state.outcomes.snapshot(), start, end, bucket).items():
         thresholds = sorted({e["threshold"] for e in events if e["metric"] == name})
-        series = state.outcomes.series(name, hours * 3600, bucket, now=end)
-        window = state.outcomes.between(name, start, end)
         low, high = window.interval()
         metrics.append({
             "name": name, "n": window.n, "failed": window.n - window.passed,
@@ -107,6 +110,36 @@ def live_view(state: Any, hours: int, *, now: Optional[float] = None) -> dict[st
         "judges": [{"name": name, **usage, "cost": f"${usage['cost_usd']:.4f}"}
                    for name, usage in sorted(snapshot["judges"].items())],
     }
+
+
+def tally(rows: Sequence[tuple[float, str, str, bool]], start: float, end: float,
+          bucket: float) -> dict[str, tuple[list[dict[str, Any]], Window]]:
+    """Per metric of ``rows`` (``Outcomes.snapshot()``, oldest first), in one pass: the buckets of
+    ``[start, end)`` as ``Outcomes.series`` gives them, and the ``Window`` of the whole span (a metric with
+    rows only before ``start`` is listed too, with nothing in it)."""
+    count = max(1, math.ceil((end - start) / bucket))
+    slots: dict[str, list[list[int]]] = {}
+    failed: dict[str, list[str]] = {}
+    for at, name, session, ok in rows:
+        if name not in slots:
+            slots[name], failed[name] = [[0, 0] for _ in range(count)], []
+        if start <= at < end:
+            slot = slots[name][min(count - 1, int((at - start) // bucket))]
+            slot[0] += 1
+            slot[1] += int(ok)
+            if not ok:
+                failed[name].append(session)
+    out = {}
+    for name in sorted(slots):
+        series: list[dict[str, Any]] = []
+        for i, (n, passed) in enumerate(slots[name]):
+            lower, upper = wilson_interval(passed, n)
+            series.append({"start": start + i * bucket, "n": n, "passed": passed,
+                           "rate": passed / n if n else None, "lower": lower, "upper": upper})
+        window = Window(n=sum(n for n, _ in slots[name]), passed=sum(p for _, p in slots[name]),
+                        failed_sessions=tuple(dict.fromkeys(reversed(failed[name]))))
+        out[name] = (series, window)
+    return out
 
 
 def rate_chart(series: Sequence[dict[str, Any]], bucket: float, *, thresholds: Sequence[float] = (),
