@@ -204,7 +204,8 @@ def _walk_paths(guarded: Server) -> list[str]:
             paths.append(filled + queries.get(path, ""))
     paths += ["/", f"/sessions/{quote(guarded.sessions[1], safe='/')}", f"/sessions/{b}", f"/compare?a={a}&b={b}",
               "/trend", "/runs", f"/runs/{run_id}", f"/runs/{run_id}/cases/0", f"/runs/{run_id}/cases/1",
-              f"/runs/compare?a={run_id}&b={run_id}", "/runs/trend", "/openapi.json"]
+              f"/runs/compare?a={run_id}&b={run_id}", "/runs/trend", "/openapi.json",
+              "/live", "/live/failures?metric=tool_trajectory_avg_score&start=0&end=4102444800"]
     return paths
 
 

@@ -177,9 +177,9 @@ def test_run_pages_in_chromium(two_runs):
         submit(browser, "/runs/trend", metric="tool_trajectory_avg_score")
         assert browser.js("document.querySelectorAll('svg.trend circle.score').length") == 2
 
-        # navigation: Sessions and Runs from every page
+        # navigation: Sessions, Live and Runs from every page
         assert browser.js("Array.from(document.querySelectorAll('header nav a')).map(a => a.getAttribute('href'))") == [
-            "/", "/compare", "/trend", "/runs", "/runs/compare", "/runs/trend", "/openapi.json"]
+            "/", "/compare", "/trend", "/live", "/runs", "/runs/compare", "/runs/trend", "/openapi.json"]
         assert browser.errors == [], browser.messages
         assert browser.messages == []
 

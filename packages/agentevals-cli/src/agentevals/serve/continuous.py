@@ -162,6 +162,19 @@ class Outcomes:
         failed = tuple(dict.fromkeys(r[2] for r in reversed(rows) if not r[3]))
         return Window(n=len(rows), passed=sum(1 for r in rows if r[3]), failed_sessions=failed)
 
+    def snapshot(self, since: float = 0.0) -> list[tuple[float, str, str, bool]]:
+        """A copy of the rows ``(time, metric, session, passed)`` from ``since`` on, oldest first (the UI tallies
+        every metric from one copy instead of holding the lock for a pass per metric)."""
+        with self._lock:
+            return [r for r in self._rows if r[0] >= since]
+
+    def between(self, metric: str, start: float, end: float) -> Window:
+        """The outcomes of ``metric`` with ``start <= time < end`` (a bucket of ``series``: the UI's drill-down)."""
+        with self._lock:
+            rows = [r for r in self._rows if r[1] == metric and start <= r[0] < end]
+        failed = tuple(dict.fromkeys(r[2] for r in reversed(rows) if not r[3]))
+        return Window(n=len(rows), passed=sum(1 for r in rows if r[3]), failed_sessions=failed)
+
     def series(self, metric: str, seconds: float, bucket: float, *,
                now: Optional[float] = None) -> list[dict[str, Any]]:
         """Per bucket of the last ``seconds``: ``{start, n, passed, rate, lower, upper}`` (rate None when empty)."""

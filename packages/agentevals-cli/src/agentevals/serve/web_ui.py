@@ -6,6 +6,8 @@
     /trend?metric=…       a metric's score over the sessions, oldest first (an SVG chart, no script)
     /runs…                the run store's runs: list, one run, a case, compare two, a metric's trend
                           (``web_runs``)
+    /live…                continuous evaluation: pulled sources, skip counters, rolling pass rates with
+                          their interval, alerts, judge spend (``web_live``)
 
 Everything from a trace is untrusted: templates autoescape, and pages are served with a
 Content-Security-Policy that allows no script at all (nor inline styles). The session pages read only
@@ -29,6 +31,7 @@ from ..protocol import InvocationData
 from ..results._transcript import transcript
 from . import operations
 from ._csrf import CSRF_COOKIE
+from .web_live import add_live_pages
 from .web_runs import add_run_pages, trajectory_rows
 
 __all__ = ["CSP", "add_web_ui"]
@@ -112,6 +115,7 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
                     height=height, pad=pad, refresh=0)
 
     add_run_pages(app, ctx, page)
+    add_live_pages(app, ctx, page)
 
 
 _SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
@@ -120,6 +124,8 @@ _SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "
 
 def _section(path: str) -> str:
     """Which part of the navigation a page belongs to."""
+    if path == "/live" or path.startswith("/live/"):
+        return "live"
     return "runs" if path == "/runs" or path.startswith("/runs/") else "sessions"
 
 
