@@ -120,3 +120,40 @@ def test_without_allow_source_host_serve_takes_no_source_uri(backend, tmp_path):
         assert backend.traces and backend.posts == 0
     finally:
         stop_server(server.process)
+
+
+@pytest.mark.timeout(300)
+def test_api_and_mcp_since_sets_the_window_of_uris_that_name_none(tmp_path):
+    """A loopback STAND-IN for Jaeger (API v3; the shipped helm trace, placed ten minutes ago): the config's
+    ``since`` (API) and ``since`` (MCP ``evaluate_traces``) are ``run --since``: a window that holds the trace
+    scores it, one that starts after it scores nothing; ``last`` and a non-time are one-line refusals."""
+    from datetime import datetime, timedelta, timezone
+
+    from standins._traces import TraceBank, load_templates
+    from standins.cli import HELM
+    from standins.jaeger import JaegerStandIn
+    from support.serve_guard import mcp_call
+
+    ten_minutes_ago = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=10)
+    with JaegerStandIn(TraceBank(load_templates([HELM]), newest=ten_minutes_ago)) as jaeger:
+        uri = f"jaeger+{jaeger.url}?service=helm_agent"
+        host = jaeger.url.split("//", 1)[1]
+        server = start_server("--no-store", "--mcp-port", "0", "--allow-source-host", host)
+        try:
+            def cases(since: str) -> requests.Response:
+                config = '{"metrics": ["tool_trajectory_avg_score"], "since": "%s"}' % since
+                return requests.post(f"{server.api}/evaluate", data={"config": config, "sources": [uri]}, timeout=120)
+
+            later = (ten_minutes_ago + timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            assert len(cases("2h").json()["data"]["cases"]) == 1
+            assert cases("5m").json()["data"]["cases"] == []
+            assert cases(later).json()["data"]["cases"] == []
+            for bad, words in (("last", "since: 'last' needs the run store"), ("soon", "since soon: not a duration")):
+                refused = cases(bad)
+                assert refused.status_code == 400 and refused.json()["error"].startswith(words), refused.text
+            status, answer = mcp_call(server.mcp, "evaluate_traces", {"trace_files": [uri], "since": "2h"})
+            assert status == 200 and len(answer["cases"]) == 1, answer
+            status, answer = mcp_call(server.mcp, "evaluate_traces", {"trace_files": [uri], "since": later})
+            assert status == 200 and answer["cases"] == [], answer
+        finally:
+            stop_server(server.process)

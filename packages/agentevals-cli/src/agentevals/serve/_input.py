@@ -89,6 +89,8 @@ class RunOptionsForm(BaseModel):
     trace_format: Optional[str] = None
     concurrency: Optional[int] = None
     """Evaluations in flight (0.11's ``maxConcurrentEvals``)."""
+    since: Optional[str] = None
+    """Window of the ``sources`` whose URI names none: a duration (``2h``) or an RFC 3339 time (``run --since``)."""
 
 
 def parse_run_options(config: Any) -> dict[str, Any]:

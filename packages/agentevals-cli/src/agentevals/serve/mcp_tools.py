@@ -163,11 +163,12 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allo
                               trace_format: Optional[str] = None, threshold: Optional[float] = None,
                               trajectory_match_type: Optional[str] = None,
                               judge_model: Optional[str] = None,
-                              eval_config_file: Optional[str] = None) -> dict[str, Any]:
+                              eval_config_file: Optional[str] = None, since: Optional[str] = None) -> dict[str, Any]:
         """Evaluate trace files (Jaeger JSON, OTLP JSON) or trace backend URIs (jaeger+http://HOST:PORT?service=NAME&since=1h,
         tempo+, phoenix+, mlflow+, langfuse+https://) exactly like `agentevals run`; returns the run result
         (cases with each metric's status, score and reason) and its exit code, and agentevals 0.11's
-        `passed`, `traces`, `errors`. `eval_config_file` is 0.11's name for `config_file`."""
+        `passed`, `traces`, `errors`. `eval_config_file` is 0.11's name for `config_file`. `since` (a duration
+        such as 2h, or an RFC 3339 time) is the window of the URIs that name none, as `run --since`."""
         if eval_config_file is not None:
             if config_file is not None and config_file != eval_config_file:
                 return {"error": "evaluate_traces: give the config as config_file or eval_config_file, not both"}
@@ -187,7 +188,7 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allo
             run = await operations.evaluate_files_async(
                 trace_files, metrics=list(metrics or []), eval_set=eval_set_file, config=config_file,
                 trace_format=trace_format, threshold=threshold, trajectory_match_type=trajectory_match_type,
-                judge_model=judge_model)
+                judge_model=judge_model, **({"since": since} if since is not None else {}))
         except AgentevalsError as exc:
             return {"error": str(exc)}
         return redact_obj({"exit_code": run.exit_code(), **run.model_dump(mode="json"),

@@ -70,12 +70,22 @@ def evaluate_files(paths: Sequence[str | Path], *, consumers: Sequence[RunConsum
     """``agentevals run`` on files, in a thread of its own (safe to call from an event loop's executor).
 
     ``run_options`` are those of ``agentevals.api.prepare_run`` (``eval_set``, ``metrics``, ``config``,
-    ``threshold``, …); a bad one raises ``ConfigError`` before anything runs.
+    ``threshold``, …) and ``since`` (the window of pull sources whose URI names none, as ``run --since``);
+    a bad one raises ``ConfigError`` before anything runs.
     """
     from ..api import prepare_run
     from ..engine.run import run_evaluation
 
+    since = run_options.pop("since", None)
     evaluators, options, eval_set = prepare_run(**run_options)
+    if since is not None:
+        from ..trace_sources import ReadContext
+        from ..trace_sources.pull import check_since
+
+        if check_since(since, flag="since") == "last":
+            raise AgentevalsError("since: 'last' needs the run store's watermarks: use `agentevals run --since last` "
+                                  "(or serve --pull, which keeps them); give a duration or a time")
+        options.read_context = ReadContext(since=since)
     return asyncio.run(run_evaluation([str(p) for p in paths], evaluators, eval_set=eval_set, options=options,
                                       trace_format=trace_format, consumers=consumers))
 
