@@ -7,6 +7,7 @@ installed by entry point, serving the real shipped Jaeger traces)."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -141,7 +142,7 @@ def test_api_and_mcp_since_sets_the_window_of_uris_that_name_none(tmp_path):
         server = start_server("--no-store", "--mcp-port", "0", "--allow-source-host", host)
         try:
             def cases(since: str) -> requests.Response:
-                config = '{"metrics": ["tool_trajectory_avg_score"], "since": "%s"}' % since
+                config = json.dumps({"metrics": ["tool_trajectory_avg_score"], "since": since})
                 return requests.post(f"{server.api}/evaluate", data={"config": config, "sources": [uri]}, timeout=120)
 
             later = (ten_minutes_ago + timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
