@@ -53,6 +53,9 @@ class LedgerBook:
     """``(time, USD)`` of the evaluations of the last day that cost something."""
     running: dict[str, float] = field(default_factory=dict)
     """Evaluations started and not ended: key -> start time."""
+    max_calls_per_hour: Optional[int] = None
+    budget_usd_per_day: Optional[float] = None
+    """The limits the evaluator was last checked against."""
     evaluations: int = 0
     calls: int = 0
     input_tokens: int = 0
@@ -71,7 +74,8 @@ class LedgerBook:
         return {"evaluations": self.evaluations, "calls": self.calls, "input_tokens": self.input_tokens,
                 "output_tokens": self.output_tokens, "cost_usd": round(self.cost_usd, 6),
                 "over_budget": self.over_budget, "calls_last_hour": len(self.started),
-                "spent_last_day_usd": round(self.spent(), 6), "running": len(self.running)}
+                "spent_last_day_usd": round(self.spent(), 6), "running": len(self.running),
+                "max_calls_per_hour": self.max_calls_per_hour, "budget_usd_per_day": self.budget_usd_per_day}
 
 
 class JudgeLedger:
@@ -92,8 +96,14 @@ class JudgeLedger:
         """A copy of evaluator ``name``'s book (windows trimmed to now)."""
         with self._lock:
             book = self._book(name)
-            return LedgerBook(deque(book.started), deque(book.spend), dict(book.running), book.evaluations,
-                              book.calls, book.input_tokens, book.output_tokens, book.cost_usd, book.over_budget)
+            return LedgerBook(deque(book.started), deque(book.spend), dict(book.running), book.max_calls_per_hour,
+                              book.budget_usd_per_day, book.evaluations, book.calls, book.input_tokens,
+                              book.output_tokens, book.cost_usd, book.over_budget)
+
+    def names(self) -> list[str]:
+        """The evaluators the ledger has a book for, in the order first seen."""
+        with self._lock:
+            return list(self._books)
 
     def over(self, name: str, max_calls: Optional[int], budget_usd: Optional[float], *,
              reserve: Optional[str] = None) -> Optional[str]:
@@ -101,6 +111,7 @@ class JudgeLedger:
         a None answer also starts that evaluation (counted until ``end(name, key, ...)``)."""
         with self._lock:
             book = self._book(name)
+            book.max_calls_per_hour, book.budget_usd_per_day = max_calls, budget_usd
             reason = None
             if max_calls is not None and len(book.started) >= max_calls:
                 reason = f"over budget: {len(book.started)} evaluations in the last hour (max_calls_per_hour: {max_calls})"
