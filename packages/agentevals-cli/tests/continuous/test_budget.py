@@ -229,3 +229,12 @@ def test_a_running_evaluation_is_counted_at_the_mean_cost():
     assert ledger.over("q", None, 5.0, reserve="c") is not None  # 2 spent + 2 running + 2 = 6 > 5
     ledger.end("q", "b", {"calls": 1, "cost_usd": 1.0})
     assert ledger.over("q", None, 5.0, reserve="c") is None  # 3 spent + 1.5 (mean) = 4.5 <= 5
+
+
+def test_the_run_notes_its_judge_usage(tmp_path, judge):
+    config = write_config(tmp_path, judge, prices={"judge-model": {"input": 1000, "output": 10000}})
+    result = run(config, TRACES[:2])
+    assert "judge usage: quality 2 calls, 2,000 in / 200 out tokens, $4.0000" in result.notes
+    unpriced = run(write_config(tmp_path, judge, model="my-local-judge"), TRACES[:1])
+    assert ("judge usage: quality 1 call, 1,000 in / 100 out tokens, $0.0000 (no price for my-local-judge: add it "
+            "to judge_prices)") in unpriced.notes

@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -33,9 +33,10 @@ from .admission import Skip
 
 if TYPE_CHECKING:
     from ..evaluators.base import BaseEvaluator
+    from ..results import CaseResult
     from .grouping import Case
 
-__all__ = ["DAY", "HOUR", "BudgetAdmission", "JudgeLedger", "LedgerBook", "has_budget", "usage_details"]
+__all__ = ["DAY", "HOUR", "BudgetAdmission", "JudgeLedger", "LedgerBook", "has_budget", "usage_details", "usage_note"]
 
 HOUR = 3600.0
 DAY = 24 * HOUR
@@ -210,3 +211,25 @@ def usage_details(meter: UsageMeter, prices: Prices) -> Optional[dict[str, Any]]
     if unpriced:
         out["unpriced"] = unpriced
     return out
+
+
+def usage_note(cases: Iterable[CaseResult]) -> Optional[str]:
+    """The run's note on judge usage per evaluator (row name), e.g. ``judge usage: quality 12 calls, 14,210 in /
+    1,180 out tokens, $0.0029``; None when no evaluation called a judge."""
+    totals: dict[str, list[Any]] = {}
+    for case in cases:
+        for metric in case.metrics:
+            usage = metric.details.get("judge_usage") if metric.details else None
+            if usage:
+                row = totals.setdefault(metric.name, [0, 0, 0, 0.0, set()])
+                row[0] += int(usage.get("calls", 0))
+                row[1] += int(usage.get("input_tokens", 0))
+                row[2] += int(usage.get("output_tokens", 0))
+                row[3] += float(usage.get("cost_usd") or 0.0)
+                row[4].update(usage.get("unpriced") or ())
+    if not totals:
+        return None
+    parts = [f"{name} {calls} call{'s' if calls != 1 else ''}, {tokens_in:,} in / {tokens_out:,} out tokens, ${cost:.4f}"
+             + (f" (no price for {', '.join(sorted(unpriced))}: add it to judge_prices)" if unpriced else "")
+             for name, (calls, tokens_in, tokens_out, cost, unpriced) in totals.items()]
+    return "judge usage: " + "; ".join(parts)
