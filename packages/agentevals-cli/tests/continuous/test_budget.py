@@ -238,3 +238,20 @@ def test_the_run_notes_its_judge_usage(tmp_path, judge):
     unpriced = run(write_config(tmp_path, judge, model="my-local-judge"), TRACES[:1])
     assert ("judge usage: quality 1 call, 1,000 in / 100 out tokens, $0.0000 (no price for my-local-judge: add it "
             "to judge_prices)") in unpriced.notes
+
+
+def test_the_budget_admission_travels_to_other_processes(tmp_path, judge):
+    """``--executor ray`` pickles the run's options (admissions included): each copy starts an empty ledger."""
+    import pickle
+    from dataclasses import replace
+
+    from agentevals.engine.admission import admissions_for
+    from agentevals.engine.budget import BudgetAdmission
+
+    evaluators, options, _ = prepare_run(config=write_config(tmp_path, judge, max_calls_per_hour=1))
+    evs = [e.evaluator for e in evaluators]
+    [admission] = admissions_for(evs, options)
+    assert isinstance(admission, BudgetAdmission) and admission.begin("c1", evs[0]) is None
+    copy = pickle.loads(pickle.dumps(replace(options, admissions=[admission])))
+    assert copy.admissions[0].begin("c2", evs[0]) is None  # its own ledger, the same limits
+    assert copy.admissions[0].begin("c3", evs[0]) is not None

@@ -168,7 +168,8 @@ class BudgetAdmission:
 
     def __init__(self, ledger: JudgeLedger, evaluators: Sequence[BaseEvaluator]) -> None:
         self.ledger = ledger
-        self.budgeted = {id(ev) for ev in evaluators if has_budget(ev)}
+        self.budgeted = {ev.display_name for ev in evaluators if has_budget(ev)}
+        """By name, not identity: under ``--executor ray`` the admission travels with copies of the evaluators."""
 
     def skip(self, case: Case, evaluator: BaseEvaluator) -> Optional[Skip]:
         """At queueing time: skip at once when the budget is already spent (the exact check is ``begin``)."""
@@ -179,11 +180,11 @@ class BudgetAdmission:
         return self._check(evaluator, case_id)
 
     def end(self, case_id: str, evaluator: BaseEvaluator, usage: Optional[dict[str, Any]]) -> None:
-        if id(evaluator) in self.budgeted:
+        if evaluator.display_name in self.budgeted:
             self.ledger.end(evaluator.display_name, case_id, usage)
 
     def _check(self, evaluator: BaseEvaluator, reserve: Optional[str]) -> Optional[Skip]:
-        if id(evaluator) not in self.budgeted:
+        if evaluator.display_name not in self.budgeted:
             return None
         config = evaluator.config
         reason = self.ledger.over(evaluator.display_name, config.max_calls_per_hour, config.budget_usd_per_day,
