@@ -44,9 +44,10 @@ class Skip:
 class Admission(Protocol):
     """A check before each evaluation. Must be cheap and thread-safe (``serve`` batches run on a worker).
 
-    An admission may also have ``begin(case_id, evaluator) -> Optional[Skip]``, asked right before the
-    evaluation starts (after it waited in the queue), and ``end(case_id, evaluator, usage)``, told when an
-    evaluation it let begin has ended, with its ``details["judge_usage"]`` (None when it made no judge calls):
+    An admission may also have ``begin(key, evaluator) -> Optional[Skip]``, asked right before the
+    evaluation starts (after it waited in the queue; ``key`` names this case's evaluation, its case id first),
+    and ``end(key, evaluator, usage)``, told when an evaluation it let begin has ended, with its
+    ``details["judge_usage"]`` (None when it made no judge calls):
     judge budgets (``engine.budget``) use both.
     """
 
@@ -74,7 +75,7 @@ def first_skip(admissions: list[Admission], case: Case, evaluator: BaseEvaluator
     return None
 
 
-def begin_evaluation(admissions: list[Admission], case_id: str, evaluator: BaseEvaluator) -> Optional[Skip]:
+def begin_evaluation(admissions: list[Admission], key: str, evaluator: BaseEvaluator) -> Optional[Skip]:
     """Ask each admission's ``begin`` right before the evaluation runs; the first ``Skip`` stands in for it
     (the admissions that had begun are told it ended, without usage)."""
     begun: list[Any] = []
@@ -82,21 +83,21 @@ def begin_evaluation(admissions: list[Admission], case_id: str, evaluator: BaseE
         begin = getattr(admission, "begin", None)
         if begin is None:
             continue
-        found = begin(case_id, evaluator)
+        found = begin(key, evaluator)
         if found is not None:
-            end_evaluation(begun, case_id, evaluator, None)
+            end_evaluation(begun, key, evaluator, None)
             return found
         begun.append(admission)
     return None
 
 
-def end_evaluation(admissions: Sequence[Any], case_id: str, evaluator: BaseEvaluator,
+def end_evaluation(admissions: Sequence[Any], key: str, evaluator: BaseEvaluator,
                    usage: Optional[dict[str, Any]]) -> None:
     """Tell each admission with an ``end`` that the evaluation ended (``usage``: its judge usage, or None)."""
     for admission in admissions:
         end = getattr(admission, "end", None)
         if end is not None:
-            end(case_id, evaluator, usage)
+            end(key, evaluator, usage)
 
 
 def skipped_metric(evaluator: BaseEvaluator, skip: Skip) -> MetricResult:

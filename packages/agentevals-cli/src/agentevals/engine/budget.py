@@ -175,13 +175,13 @@ class BudgetAdmission:
         """At queueing time: skip at once when the budget is already spent (the exact check is ``begin``)."""
         return self._check(evaluator, None)
 
-    def begin(self, case_id: str, evaluator: BaseEvaluator) -> Optional[Skip]:
+    def begin(self, key: str, evaluator: BaseEvaluator) -> Optional[Skip]:
         """Right before the evaluation runs: over budget now, or reserve its call."""
-        return self._check(evaluator, case_id)
+        return self._check(evaluator, key)
 
-    def end(self, case_id: str, evaluator: BaseEvaluator, usage: Optional[dict[str, Any]]) -> None:
+    def end(self, key: str, evaluator: BaseEvaluator, usage: Optional[dict[str, Any]]) -> None:
         if evaluator.display_name in self.budgeted:
-            self.ledger.end(evaluator.display_name, case_id, usage)
+            self.ledger.end(evaluator.display_name, key, usage)
 
     def _check(self, evaluator: BaseEvaluator, reserve: Optional[str]) -> Optional[Skip]:
         if evaluator.display_name not in self.budgeted:

@@ -81,7 +81,8 @@ class Job:
 async def run_one(ev: BaseEvaluator, ctx: EvalContext) -> tuple[list[MetricResult], Optional[BaseException]]:
     """Run one evaluator on one case under its deadline; never raises (except cancellation)."""
     admissions = ctx.options.admissions
-    skip = begin_evaluation(admissions, ctx.case_id, ev) if admissions else None
+    key = f"{ctx.case_id}#{id(ctx):x}"  # one case's context: its id alone may repeat in a run (repetitions)
+    skip = begin_evaluation(admissions, key, ev) if admissions else None
     if skip is not None:  # e.g. a judge budget spent while the pair waited in the queue
         return [skipped_metric(ev, skip)], None
     timeout = ev.timeout or DEFAULT_TIMEOUT
@@ -96,7 +97,7 @@ async def run_one(ev: BaseEvaluator, ctx: EvalContext) -> tuple[list[MetricResul
             finally:
                 usage = _priced(meter, ctx.options)
                 if admissions:
-                    end_evaluation(admissions, ctx.case_id, ev, usage)
+                    end_evaluation(admissions, key, ev, usage)
         metrics = outcome if isinstance(outcome, list) else [outcome]
     except asyncio.TimeoutError as exc:
         error = exc
