@@ -91,6 +91,7 @@ def prepare_run(
         write_back=bool(write_back if write_back is not None else settings.write_back if settings else False),
         sample=settings.sample if settings else None,
         filter=settings.filter if settings else None,
+        judge_prices=dict(settings.judge_prices) if settings else {},
     )
     if eval_set is None and loaded is not None and loaded.settings.eval_set:
         eval_set, note = resolve_config_path(loaded.settings.eval_set, loaded.base_dir or Path.cwd())

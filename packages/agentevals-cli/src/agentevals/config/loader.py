@@ -151,6 +151,15 @@ class RunSettings(BaseModel):
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
 
+    @field_validator("judge_prices")
+    @classmethod
+    def _prices(cls, value: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        """Each entry is exactly ``{input: X, output: Y}``, non-negative USD per million tokens."""
+        from ..evaluators.pricing import check_price_table
+
+        check_price_table(value)
+        return value
+
 
 @dataclass
 class LoadedEvaluator:

@@ -15,7 +15,7 @@ totals and the live view, never scored, and do not fail a ``--strict`` run::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Optional, Protocol
 
 from ..results import MetricResult
 
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from .grouping import Case
     from .options import RunOptions
 
-__all__ = ["SKIP_KINDS", "Admission", "Skip", "SkipKind", "admissions_for", "first_skip", "skip_kind",
-           "skipped_metric"]
+__all__ = ["SKIP_KINDS", "Admission", "Skip", "SkipKind", "admissions_for", "begin_evaluation", "end_evaluation",
+           "first_skip", "skip_kind", "skipped_metric"]
 
 SkipKind = Literal["sampled_out", "filtered_out", "over_budget"]
 SKIP_KINDS: tuple[SkipKind, ...] = ("sampled_out", "filtered_out", "over_budget")
@@ -42,7 +42,14 @@ class Skip:
 
 
 class Admission(Protocol):
-    """A check before each evaluation. Must be cheap and thread-safe (``serve`` batches run on a worker)."""
+    """A check before each evaluation. Must be cheap and thread-safe (``serve`` batches run on a worker).
+
+    An admission may also have ``begin(key, evaluator) -> Optional[Skip]``, asked right before the
+    evaluation starts (after it waited in the queue; ``key`` names this case's evaluation, its case id first),
+    and ``end(key, evaluator, usage)``, told when an evaluation it let begin has ended, with its
+    ``details["judge_usage"]`` (None when it made no judge calls):
+    judge budgets (``engine.budget``) use both.
+    """
 
     def skip(self, case: Case, evaluator: BaseEvaluator) -> Optional[Skip]: ...
 
@@ -52,6 +59,10 @@ def admissions_for(evaluators: Sequence[BaseEvaluator], options: RunOptions) -> 
     session filter (``filter``), sampling (``sample``, the evaluators' own), judge budgets. Built once
     per run by ``run_evaluation``."""
     found: list[Admission] = list(options.admissions)
+    from .budget import BudgetAdmission, JudgeLedger, has_budget
+
+    if any(has_budget(ev) for ev in evaluators):
+        found.append(BudgetAdmission(options.judge_ledger or JudgeLedger(), evaluators))
     return found
 
 
@@ -62,6 +73,31 @@ def first_skip(admissions: list[Admission], case: Case, evaluator: BaseEvaluator
         if found is not None:
             return found
     return None
+
+
+def begin_evaluation(admissions: list[Admission], key: str, evaluator: BaseEvaluator) -> Optional[Skip]:
+    """Ask each admission's ``begin`` right before the evaluation runs; the first ``Skip`` stands in for it
+    (the admissions that had begun are told it ended, without usage)."""
+    begun: list[Any] = []
+    for admission in admissions:
+        begin = getattr(admission, "begin", None)
+        if begin is None:
+            continue
+        found = begin(key, evaluator)
+        if found is not None:
+            end_evaluation(begun, key, evaluator, None)
+            return found
+        begun.append(admission)
+    return None
+
+
+def end_evaluation(admissions: Sequence[Any], key: str, evaluator: BaseEvaluator,
+                   usage: Optional[dict[str, Any]]) -> None:
+    """Tell each admission with an ``end`` that the evaluation ended (``usage``: its judge usage, or None)."""
+    for admission in admissions:
+        end = getattr(admission, "end", None)
+        if end is not None:
+            end(key, evaluator, usage)
 
 
 def skipped_metric(evaluator: BaseEvaluator, skip: Skip) -> MetricResult:

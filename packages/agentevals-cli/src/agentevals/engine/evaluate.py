@@ -7,19 +7,24 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from ..core.limits import EVALUATOR_TIMEOUT
 from ..errors import AgentevalsError
 from ..evalsets import EvalSet, match_case
 from ..evalsets.matching import normalize_text
 from ..evaluators.base import BaseEvaluator, EvalContext
+from ..evaluators.pricing import Prices
+from ..evaluators.usage import UsageMeter, metering
 from ..results import CaseResult, MetricResult, SpanRef, Status, verdict_for
 from ..results._transcript import transcript
 from ..traces._collect import one_line
 from ..traces.convert._common import aggregate_metrics
 from ..traces.model import ConvertedTrace
+from .admission import begin_evaluation, end_evaluation, skipped_metric
+from .budget import usage_details
 from .grouping import Case
+from .options import RunOptions
 
 __all__ = ["DEFAULT_TIMEOUT", "Job", "case_header", "case_metrics", "pair_with_eval_case", "repeat_group", "run_one"]
 
@@ -75,12 +80,24 @@ class Job:
 
 async def run_one(ev: BaseEvaluator, ctx: EvalContext) -> tuple[list[MetricResult], Optional[BaseException]]:
     """Run one evaluator on one case under its deadline; never raises (except cancellation)."""
+    admissions = ctx.options.admissions
+    key = f"{ctx.case_id}#{id(ctx):x}"  # one case's context: its id alone may repeat in a run (repetitions)
+    skip = begin_evaluation(admissions, key, ev) if admissions else None
+    if skip is not None:  # e.g. a judge budget spent while the pair waited in the queue
+        return [skipped_metric(ev, skip)], None
     timeout = ev.timeout or DEFAULT_TIMEOUT
     start = time.monotonic()
     error: Optional[BaseException] = None
+    usage: Optional[dict[str, Any]] = None
     try:
         # A small grace period lets an evaluator that enforces its own deadline report it first.
-        outcome = await asyncio.wait_for(ev.evaluate(ctx), timeout + 2.0)
+        with metering() as meter:  # the judge calls' tokens (evaluators.usage), whatever the outcome
+            try:
+                outcome = await asyncio.wait_for(ev.evaluate(ctx), timeout + 2.0)
+            finally:
+                usage = _priced(meter, ctx.options)
+                if admissions:
+                    end_evaluation(admissions, key, ev, usage)
         metrics = outcome if isinstance(outcome, list) else [outcome]
     except asyncio.TimeoutError as exc:
         error = exc
@@ -103,7 +120,20 @@ async def run_one(ev: BaseEvaluator, ctx: EvalContext) -> tuple[list[MetricResul
         metric.duration_ms = round(elapsed, 3)
         if metric.verdict is None and metric.score is not None and metric.status in (Status.PASSED, Status.FAILED):
             metric.verdict = verdict_for(metric.score)
+    if usage is not None and metrics:  # once per evaluation: on its first row
+        metrics[0].details = {**(metrics[0].details or {}), "judge_usage": usage}
     return metrics, error
+
+
+def _priced(meter: UsageMeter, options: RunOptions) -> Optional[dict[str, Any]]:
+    if not meter.by_model:
+        return None
+    try:
+        prices = Prices(options.judge_prices)
+    except ValueError:  # checked by the config loader; a bad table from the Python API prices nothing
+        log.debug("judge_prices ignored", exc_info=True)
+        prices = Prices()
+    return usage_details(meter, prices)
 
 
 def repeat_group(case: Case, repeat_key: Optional[str]) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal, Optional
 if TYPE_CHECKING:
     from ..trace_sources import ReadContext
     from .admission import Admission
+    from .budget import JudgeLedger
 
 __all__ = ["BuiltinThresholds", "GroupBy", "RunOptions", "TrajectoryMatchType", "default_concurrency"]
 
@@ -76,6 +77,12 @@ class RunOptions:
     admissions: list[Admission] = field(default_factory=list)
     """Checks consulted before each (case × evaluator) evaluation runs (sampling, filters, judge budgets): the
     first that gives a ``Skip`` stands in for the evaluation (``engine.admission``)."""
+    judge_prices: dict[str, dict[str, float]] = field(default_factory=dict)
+    """USD per million tokens by judge model, ``{model: {"input": X, "output": Y}}`` (``judge_prices:``): over
+    the built-in table (``agentevals.evaluators.pricing``) that prices ``details["judge_usage"]`` and budgets."""
+    judge_ledger: Optional[JudgeLedger] = None
+    """Rolling judge counts and spend that ``max_calls_per_hour`` / ``budget_usd_per_day`` are checked against
+    (``engine.budget``): ``serve`` passes one ledger to every batch so budgets span them; None: the run's own."""
     read_context: Optional[ReadContext] = None
     """How pull sources read (``--since``, ``--since last``'s watermarks, the windows ``--resume`` re-reads)
     and, after the run, the window each one read (``ReadContext.windows``). None: the defaults. Under

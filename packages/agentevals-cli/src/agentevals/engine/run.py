@@ -31,6 +31,7 @@ from ..results import InputError, RunResult, Status, utc_now
 from ..trace_sources import TraceInput, TraceSource, is_conversion_error
 from ..traces.model import ConvertedTrace, Trace
 from .admission import admissions_for
+from .budget import usage_note
 from .consumers import ResultReuse, RunConsumer, emit
 from .executors import pool_for
 from .grouping import Grouper, LoneCase
@@ -129,6 +130,8 @@ async def run_evaluation(
     if run.cases and not any(r.status in (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
                              for c in run.cases for r in c.metrics):
         run.notes.append("nothing was evaluated: every result is NOT_EVALUATED or ERROR")
+    if (judged := usage_note(run.cases)) is not None:
+        run.notes.append(judged)
     from ..results.repetitions import summarize_repetitions
 
     run.repetitions = summarize_repetitions(run.cases, k_values=options.pass_at_k, repeat_key=options.repeat_key)

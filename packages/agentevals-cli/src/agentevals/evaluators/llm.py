@@ -34,6 +34,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..core.redact import redact
 from ..errors import EvaluatorFailure, MissingDependencyError, first_line
+from .usage import record_usage
 
 __all__ = ["ChatClient", "LLMSettings", "redact"]
 
@@ -210,6 +211,7 @@ class ChatClient:
                 "json_schema": {"name": schema_name, "schema": json_schema, "strict": True},
             }
         response = await self.call(self._client.chat.completions.create, **kwargs)
+        record_usage(kwargs.get("model"), response)  # the evaluation's judge tokens (budgets, /api/metrics)
         text = (response.choices[0].message.content or "") if response.choices else ""
         if json_schema is None:
             return text
@@ -222,6 +224,7 @@ class ChatClient:
         """Embedding vectors of ``texts`` (in order) from the embeddings endpoint."""
         create = self._client.embeddings.create
         response = await self.call(create, model=model or self.settings.model, input=texts)
+        record_usage(model or self.settings.model, response)
         data = sorted(response.data, key=lambda d: d.index)
         if len(data) != len(texts):
             where = self.settings.endpoint

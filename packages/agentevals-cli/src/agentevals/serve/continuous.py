@@ -97,6 +97,8 @@ class JudgeUsage:
     output_tokens: int = 0
     cost_usd: float = 0.0
     over_budget: int = 0
+    evaluations: int = 0
+    """Evaluations that called the judge (``calls`` counts their requests, retries included)."""
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -39,6 +39,7 @@ from ._limits import check_token, error_body
 from ._sources import SourceHosts, SourceRefused
 from ._trust import code_in_config
 from .continuous import ContinuousState
+from .judge_usage import judges_json
 from .sessions import SessionAssembler
 from .store import SessionStore
 
@@ -177,7 +178,9 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
     @app.get("/api/metrics", summary="Builtin metrics and what each needs")
     async def metrics() -> dict[str, Any]:
-        return ok([compat_011.http_metric(m) for m in operations.list_metrics()])
+        # ``judges`` (beside 0.11's ``data``): judge calls, tokens, cost and budget per evaluator (serve.judge_usage)
+        judges = judges_json(ctx.continuous, getattr(ctx.settings, "judge_ledger", None))
+        return {**ok([compat_011.http_metric(m) for m in operations.list_metrics()]), "judges": judges}
 
     @app.post("/api/validate/eval-set", summary="Check an ADK eval set file")
     async def validate_eval_set(eval_set_file: UploadFile = File(...)) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from ..engine.budget import JudgeLedger
 from ..engine.consumers import RunConsumer
 from ..errors import ConfigError, InputFileError, first_line
 from ..evalsets import EvalSet, load_eval_set, match_case
@@ -40,12 +41,16 @@ class EvalSettings:
     config: Optional[str] = None
     metrics: list[str] = field(default_factory=list)
     eval_sets: dict[str, EvalSet] = field(default_factory=dict)
+    judge_ledger: Optional[JudgeLedger] = None
+    """The server's judge budget ledger: every batch checks ``max_calls_per_hour`` / ``budget_usd_per_day``
+    against it, so budgets span batches (``engine.budget``)."""
 
     def prepare(self):  # -> tuple[list[LoadedEvaluator], RunOptions]
         """Fresh evaluators and options for one batch (raises ``ConfigError`` like ``run``)."""
         from ..api import prepare_run
 
         evaluators, options, _ = prepare_run(config=self.config, metrics=list(self.metrics), group_by="conversation")
+        options.judge_ledger = self.judge_ledger
         return evaluators, options
 
     def choose_eval_set(self, eval_set_id: Optional[str], traces: Sequence[ConvertedTrace]) -> tuple[Optional[EvalSet], str]:

@@ -134,6 +134,7 @@ def _port(sock: socket.socket) -> int:
 async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any]], None] = lambda _: None,
                      consumers: Sequence[RunConsumer] = ()) -> None:
     """Start the receivers, the API (and MCP), call ``on_ready`` with the bound addresses, serve until a signal."""
+    from ..engine.budget import JudgeLedger
     from .live import EvalSettings, LiveEvaluator, load_eval_sets
     from .sessions import SessionAssembler
     from .store import MemorySessionStore
@@ -142,9 +143,11 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
     settings = EvalSettings(config=options.config, metrics=list(options.metrics),
                             eval_sets=load_eval_sets(options.eval_sets) if options.eval_sets else {})
     from .continuous import ContinuousState, StateRecorder
+    from .judge_usage import JudgeUsageRecorder
 
     state = ContinuousState()
-    consumers = [*consumers, StateRecorder(state)]
+    settings.judge_ledger = JudgeLedger(clock=state.outcomes.clock)  # judge budgets span the server's batches
+    consumers = [*consumers, StateRecorder(state), JudgeUsageRecorder(state)]
     runs, recorder = _open_run_store(options)
     if options.emit_otel:
         from ..report.otel_events import EvaluationEventEmitter
