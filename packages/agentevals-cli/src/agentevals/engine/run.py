@@ -33,6 +33,7 @@ from ..traces.model import ConvertedTrace, Trace
 from .admission import admissions_for
 from .consumers import ResultReuse, RunConsumer, emit
 from .executors import pool_for
+from .filters import filter_needs_spans
 from .grouping import Grouper, LoneCase
 from .options import RunOptions
 from .output import Output
@@ -86,7 +87,7 @@ async def run_evaluation(
                      independent=options.independent_cases)
     seen_traces = False
     try:
-        async for item, fraction in pool.read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs)):
+        async for item, fraction in pool.read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs) or filter_needs_spans(options.filter)):
             if isinstance(item, InputError):
                 run.input_errors.append(item)
                 continue
