@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..engine.consumers import RunConsumer
 from ..errors import first_line
-from ..results import CaseResult, MetricResult, RunResult, Status, case_key, case_status, row_key, tally_totals, utc_now
+from ..results import (
+    CaseResult,
+    MetricResult,
+    RunResult,
+    Status,
+    case_key,
+    row_key,
+    tally_totals,
+    utc_now,
+)
 from .keys import NotCacheable, case_digest, evaluator_identity, file_digest, work_key
 
 if TYPE_CHECKING:
