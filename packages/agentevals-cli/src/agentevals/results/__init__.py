@@ -272,12 +272,17 @@ def tally_totals(case_counts: Mapping[str, int], metric_counts: Mapping[str, Map
     """``RunResult.totals()`` from counts alone: cases by status (or skip kind), and each metric's rows.
 
     The run store uses it to keep a live run's totals without loading its cases. ``cases`` and ``results``
-    carry every status and every skip kind (``sampled_out``, ``filtered_out``, ``over_budget``: not run at
-    all, never in a pass rate); ``total`` counts them all.
+    carry every status and, when not zero, each skip kind (``sampled_out``, ``filtered_out``, ``over_budget``:
+    not run at all, never in a pass rate); ``total`` counts them all.
     """
-    keys = [*(s.value for s in Status), *SKIP_KINDS]
-    cases = {"total": sum(case_counts.values()), **{k: case_counts.get(k, 0) for k in keys}}
-    results = {k: sum(per.get(k, 0) for per in metric_counts.values()) for k in keys}
+    cases = {"total": sum(case_counts.values()), **{s.value: case_counts.get(s.value, 0) for s in Status}}
+    results = {s.value: sum(per.get(s.value, 0) for per in metric_counts.values()) for s in Status}
+    for kind in SKIP_KINDS:  # only when some evaluation was skipped: a run without sampling keeps 0.11's shape
+        if case_counts.get(kind):
+            cases[kind] = case_counts[kind]
+        skipped_rows = sum(per.get(kind, 0) for per in metric_counts.values())
+        if skipped_rows:
+            results[kind] = skipped_rows
     metrics: dict[str, dict[str, Any]] = {}
     for name, per in metric_counts.items():
         evaluated = sum(n for status, n in per.items() if status not in SKIP_KINDS
