@@ -276,7 +276,8 @@ def test_run_sample_end_to_end_counts_and_nests(tmp_path):
     for rate in ("0.3", "0.6"):
         done = _agentevals("run", str(traces), "-e", str(eval_set), "-m", "tool_trajectory_avg_score",
                            "--sample", rate, "--no-store", "-o", "json", "--strict", cwd=tmp_path)
-        assert done.returncode in (0, 1), done.stderr
+        assert done.returncode in (0, 1) and done.stdout.startswith("{"), (done.returncode, done.stdout[:500],
+                                                                           done.stderr)
         docs[rate] = json.loads(done.stdout)
     # Each session has one trace, so cases are traces (case id = trace id ``i + 1``); the sample key is
     # still the conversation id ``session-i``.

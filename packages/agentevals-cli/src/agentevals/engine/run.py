@@ -27,7 +27,7 @@ from ..__about__ import __version__
 from ..config import LoadedEvaluator
 from ..evalsets import EvalSet, load_eval_set
 from ..evaluators.base import BaseEvaluator
-from ..results import InputError, RunResult, Status, utc_now
+from ..results import SKIP_KINDS, InputError, RunResult, Status, case_key, utc_now
 from ..trace_sources import TraceInput, TraceSource, is_conversion_error
 from ..traces.model import ConvertedTrace, Trace
 from .admission import admissions_for
@@ -129,7 +129,9 @@ async def run_evaluation(
         run.notes.append(f"no trace matched any eval case in {eval_set.source or eval_set.eval_set_id}")
     if run.cases and not any(r.status in (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
                              for c in run.cases for r in c.metrics):
-        run.notes.append("nothing was evaluated: every result is NOT_EVALUATED or ERROR")
+        skipped = all(case_key(c) in SKIP_KINDS for c in run.cases)
+        run.notes.append("nothing was evaluated: every session was sampled or filtered out (sample, filter)"
+                         if skipped else "nothing was evaluated: every result is NOT_EVALUATED or ERROR")
     from ..results.repetitions import summarize_repetitions
 
     run.repetitions = summarize_repetitions(run.cases, k_values=options.pass_at_k, repeat_key=options.repeat_key)
