@@ -374,3 +374,4 @@ def test_serve_counts_scored_sampled_and_filtered(tmp_path):
     assert store.get("live-0").result.metrics[0].details["skipped"] == "filtered_out"
     with pytest.raises(ConfigError, match=r"^--filter 'error or': column 9: expected a field"):
         LiveEvaluator(SessionAssembler(), store, EvalSettings(metrics=["tool_call_count_v1"], filter="error or"))
+

@@ -391,6 +391,9 @@ class FilterAdmission:
         self.filter = flt
         self._last: tuple[Any, bool] = (None, True)
 
+    def __getstate__(self) -> dict[str, Any]:  # shipped to Ray actors with the run's options: no weakref
+        return {"filter": self.filter, "_last": (None, True)}
+
     def skip(self, case: Case, evaluator: BaseEvaluator) -> Optional[Skip]:
         ref, matched = self._last
         if ref is None or ref() is not case:
