@@ -375,3 +375,20 @@ def test_serve_counts_scored_sampled_and_filtered(tmp_path):
     with pytest.raises(ConfigError, match=r"^--filter 'error or': column 9: expected a field"):
         LiveEvaluator(SessionAssembler(), store, EvalSettings(metrics=["tool_call_count_v1"], filter="error or"))
 
+
+
+def test_python_api_sample_and_filter_arguments():
+    import agentevals
+
+    inputs = [str(EXAMPLES / "traces" / name) for name in ("helm.json", "k8s.json", "helm_3.json")]
+    run = agentevals.evaluate(inputs, metrics=["tool_call_count_v1"], sample=0.8)
+    assert len(run.cases) == 3
+    converted, _ = load_traces(inputs)
+    expected_out = sum(1 for t in converted if documented_point(t.session_id or t.trace_id) >= 0.8)
+    assert run.totals()["cases"].get("sampled_out", 0) == expected_out
+    run = agentevals.evaluate(inputs, metrics=["tool_call_count_v1"], filter='agent == "k8s_agent"')
+    assert run.totals()["cases"]["filtered_out"] == 2
+    with pytest.raises(ConfigError, match=r"^filter= 'agent ==': column 9: expected a value after '==', found the end"):
+        agentevals.evaluate(inputs, filter="agent ==")
+    with pytest.raises(ConfigError, match=r"^sample=1.5: "):
+        agentevals.evaluate(inputs, sample=1.5)
