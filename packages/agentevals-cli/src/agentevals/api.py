@@ -56,6 +56,8 @@ def prepare_run(
     executor: str = "local",
     ray_address: Optional[str] = None,
     write_back: Optional[bool] = None,
+    sample: Optional[float] = None,
+    filter: Optional[str] = None,
 ) -> tuple[list[LoadedEvaluator], RunOptions, Optional[EvalSet]]:
     """Validate everything before anything runs: config, metric names, evaluator files, eval set.
 
@@ -66,6 +68,10 @@ def prepare_run(
     each result goes back to the backend its trace came from (source URIs such as ``phoenix+http://…``;
     files are skipped), as ``run --write-back`` does; the run's ``notes`` say how many were written to each
     source, or the one line why a source could not be written.
+
+    ``sample=0.1`` / ``filter='service == "checkout"'`` (or ``sample:`` / ``filter:`` in the config, which
+    they override): evaluate a deterministic share of the sessions / only those matching; the others are
+    NOT_EVALUATED rows counted as sampled or filtered out (docs/continuous.md).
     """
     if isinstance(trajectory_match_type, str):
         trajectory_match_type = trajectory_match_type.lower()
@@ -89,10 +95,16 @@ def prepare_run(
         output=(settings.output or settings.output_format) if settings else None,
         notes=list(loaded.notes) if loaded else [],
         write_back=bool(write_back if write_back is not None else settings.write_back if settings else False),
-        sample=settings.sample if settings else None,
-        filter=settings.filter if settings else None,
+        sample=sample if sample is not None else settings.sample if settings else None,
+        filter=filter if filter is not None else settings.filter if settings else None,
         judge_prices=dict(settings.judge_prices) if settings else {},
     )
+    if sample is not None and not 0.0 < sample <= 1.0:
+        raise ConfigError(f"sample={sample!r}: expected a share of sessions in (0, 1], e.g. 0.1")
+    if filter is not None:
+        from .engine.filters import parse_filter
+
+        parse_filter(filter, label="filter=")
     if eval_set is None and loaded is not None and loaded.settings.eval_set:
         eval_set, note = resolve_config_path(loaded.settings.eval_set, loaded.base_dir or Path.cwd())
         if note:

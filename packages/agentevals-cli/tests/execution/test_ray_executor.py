@@ -461,3 +461,36 @@ def test_late_logs_reach_the_same_traces_under_the_ray_reader(local_ray, tmp_pat
     remote = agentevals.evaluate(inputs, config=config, executor="ray")
     assert local.cases[0].user_contents == ["What's the weather in Paris?"]  # only the log records say it
     assert comparable(remote) == comparable(local)
+
+
+def test_sampling_and_filters_under_ray_equal_local(local_ray, tmp_path):
+    """The admissions (filter, sample) travel to the actors with the run's options: the same rows as local,
+    and no skipped row reaches the result cache's ``produced``."""
+    traces = generate(tmp_path, 16)
+
+    class Produced:
+        def __init__(self) -> None:
+            self.rows: dict[tuple[str, str], list[Any]] = {}
+
+        def lookup(self, case: Any, evaluator: Any) -> Any:
+            return None
+
+        def produced(self, case: Any, evaluator: Any, metrics: list[Any]) -> None:
+            self.rows[(case.case_id, evaluator.display_name)] = metrics
+
+    def run(executor: str) -> tuple[list[tuple[str, str, str, str]], Produced]:
+        reuse = Produced()
+        evaluators, options, eval_set = prepare_run(eval_set=EVAL_SET, metrics=["tool_trajectory_avg_score"],
+                                                    executor=executor)
+        options.sample, options.filter = 0.6, 'not session_id == "session-1" and duration < 1h'
+        result = asyncio.run(run_evaluation([str(traces)], evaluators, eval_set=eval_set, options=options,
+                                            reuse=reuse))
+        return [(c.case_id, m.status.value, m.reason or "", str(m.details.get("skipped")))
+                for c in result.cases for m in c.metrics], reuse
+
+    local, _ = run("local")
+    remote, reuse = run("ray")
+    assert remote == local
+    kinds = [row[3] for row in local]
+    assert kinds.count("filtered_out") == 1 and 0 < kinds.count("sampled_out") < 15 and "None" in kinds
+    assert len(reuse.rows) == kinds.count("None")

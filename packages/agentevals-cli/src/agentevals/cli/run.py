@@ -163,6 +163,10 @@ def run_command(
     options.persistent_workers = not no_workers
     options.sample = sample if sample is not None else options.sample
     options.filter = filter_expr if filter_expr is not None else options.filter
+    if filter_expr:
+        from ..engine.filters import parse_filter
+
+        parse_filter(filter_expr, label="--filter")  # a bad expression: one line, exit 2, before any reading
     options.write_back = write_back = write_back or options.write_back  # the flag, or write_back: in the config
     request = RunRequest(
         inputs=expand_globs(trace_files), evaluators=evaluators, options=options, eval_set=eval_set_obj, write_back=write_back,

@@ -135,6 +135,19 @@ class RunSettings(BaseModel):
         """Enum values in any case (0.11's README writes ``IN_ORDER``)."""
         return value.strip().lower() if isinstance(value, str) else value
 
+    @field_validator("filter")
+    @classmethod
+    def _filter_parses(cls, value: Optional[str]) -> Optional[str]:
+        """A filter expression that parses (``engine.filters``): its column in the message."""
+        if value is not None:
+            from ..engine.filters import FilterError, parse_filter
+
+            try:
+                parse_filter(value, label="")
+            except FilterError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
     @field_validator("trace_format", "output", "output_format")
     @classmethod
     def _registered(cls, value: Optional[str], info: ValidationInfo) -> Optional[str]:

@@ -59,6 +59,14 @@ def admissions_for(evaluators: Sequence[BaseEvaluator], options: RunOptions) -> 
     session filter (``filter``), sampling (``sample``, the evaluators' own), judge budgets. Built once
     per run by ``run_evaluation``."""
     found: list[Admission] = list(options.admissions)
+    if options.filter:
+        from .filters import FilterAdmission, parse_filter
+
+        found.append(FilterAdmission(parse_filter(options.filter)))
+    from .sampling import Sampler
+
+    if Sampler.needed(options.sample, list(evaluators)):
+        found.append(Sampler(options.sample))
     from .budget import BudgetAdmission, JudgeLedger, has_budget
 
     if any(has_budget(ev) for ev in evaluators):

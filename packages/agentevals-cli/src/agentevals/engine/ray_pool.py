@@ -55,6 +55,7 @@ from ..execution.ray_executor import (
 from ..results import CaseResult, InputError, MetricResult
 from ..trace_sources import ReadContext, TraceInput, resolve
 from ..traces.model import ConvertedTrace
+from .admission import skip_kind
 from .consumers import ResultReuse
 from .evaluate import pair_with_eval_case
 from .grouping import Case, Stored
@@ -285,7 +286,9 @@ class RayPool:
             return
         start = 0
         for ev, count in zip(self.evaluators, rows, strict=True):
-            self.reuse.produced(case, ev, result.metrics[start:start + count])
+            metrics = result.metrics[start:start + count]
+            if not any(skip_kind(m) for m in metrics):  # sampled or filtered out on the cluster: not a result
+                self.reuse.produced(case, ev, metrics)
             start += count
 
     def _queue(self, batches: list[list[_Item]]) -> None:

@@ -27,13 +27,14 @@ from ..__about__ import __version__
 from ..config import LoadedEvaluator
 from ..evalsets import EvalSet, load_eval_set
 from ..evaluators.base import BaseEvaluator
-from ..results import InputError, RunResult, Status, utc_now
+from ..results import SKIP_KINDS, InputError, RunResult, Status, case_key, utc_now
 from ..trace_sources import TraceInput, TraceSource, is_conversion_error
 from ..traces.model import ConvertedTrace, Trace
 from .admission import admissions_for
 from .budget import usage_note
 from .consumers import ResultReuse, RunConsumer, emit
 from .executors import pool_for
+from .filters import filter_needs_spans
 from .grouping import Grouper, LoneCase
 from .options import RunOptions
 from .output import Output
@@ -87,7 +88,7 @@ async def run_evaluation(
                      independent=options.independent_cases)
     seen_traces = False
     try:
-        async for item, fraction in pool.read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs)):
+        async for item, fraction in pool.read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs) or filter_needs_spans(options.filter)):
             if isinstance(item, InputError):
                 run.input_errors.append(item)
                 continue
@@ -129,7 +130,9 @@ async def run_evaluation(
         run.notes.append(f"no trace matched any eval case in {eval_set.source or eval_set.eval_set_id}")
     if run.cases and not any(r.status in (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
                              for c in run.cases for r in c.metrics):
-        run.notes.append("nothing was evaluated: every result is NOT_EVALUATED or ERROR")
+        skipped = all(case_key(c) in SKIP_KINDS for c in run.cases)
+        run.notes.append("nothing was evaluated: every session was sampled or filtered out (sample, filter)"
+                         if skipped else "nothing was evaluated: every result is NOT_EVALUATED or ERROR")
     if (judged := usage_note(run.cases)) is not None:
         run.notes.append(judged)
     from ..results.repetitions import summarize_repetitions

@@ -11,6 +11,7 @@ from ..results.gates import format_rate
 from ._context import ReportContext, failing_rows
 from ._format import fmt_calls, fmt_num, fmt_perf
 from .formats import ReportFormat
+from .summary import scored_phrase
 
 __all__ = ["HtmlReport", "render_html"]
 
@@ -90,7 +91,7 @@ def render_html(run: RunResult, *, color: bool = False, context: Optional[Report
         cases=_cases(run, context), failures=len(failing_rows(run)), histograms=_histograms(run),
         repetitions=[r for r in run.repetitions if r.get("n", 0) > 1], fmt=fmt_num, rate=format_rate,
         comparison=context.comparison if context else None, gates=context.gates if context else None,
-        incomplete=context.incomplete if context else None,
+        incomplete=context.incomplete if context else None, sessions=scored_phrase(cases),
     )
 
 

@@ -10,6 +10,7 @@ from ..results.gates import format_rate
 from ._context import ReportContext, failing_rows
 from ._format import fmt_calls, fmt_num
 from .formats import ReportFormat
+from .summary import scored_phrase
 
 __all__ = ["MarkdownReport", "render_markdown"]
 
@@ -49,6 +50,8 @@ def render_markdown(run: RunResult, *, color: bool = False, context: Optional[Re
         out.append(f"| {label} | {counts['total']} | {counts['PASSED']} | {counts['FAILED']} | {counts['ERROR']} | "
                    f"{counts['NOT_EVALUATED']} | {counts['INFORMATIONAL']} |")
     out.append("")
+    if scored_phrase(cases):
+        out += [f"Sessions: {scored_phrase(cases)} (skipped sessions are not in any pass rate).", ""]
     rows = failing_rows(run)
     if rows:
         out += [f"### Failures ({len(rows)})", "", "| case | metric | status | score | threshold | why |",

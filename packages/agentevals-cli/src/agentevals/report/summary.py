@@ -4,19 +4,30 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..results import RunResult, Status
+from ..results import SKIP_KINDS, RunResult, Status
 from ..results.gates import format_rate
 from ._context import ReportContext, failing_rows, headline_lines
 from ._format import STATUS_COLORS, fmt_num, paint
 from .formats import ReportFormat
 
-__all__ = ["SummaryReport", "failures_block", "gate_lines", "render_summary", "totals_line"]
+__all__ = ["SummaryReport", "failures_block", "gate_lines", "render_summary", "scored_phrase", "totals_line"]
 
 
 def _counted(counts: dict, noun: str, total: int) -> str:
     parts = [f"{counts[s.value]} {s.value.lower().replace('_', ' ')}" for s in Status if counts[s.value] or s in
              (Status.PASSED, Status.FAILED)]
-    return f"{total} {noun}{'s' if total != 1 else ''}: " + ", ".join(parts)
+    skipped = scored_phrase(counts)
+    return f"{total} {noun}{'s' if total != 1 else ''}{f' ({skipped})' if skipped else ''}: " + ", ".join(parts)
+
+
+def scored_phrase(counts: dict) -> str:
+    """``4 scored, 2 sampled out, 1 filtered out`` from a ``totals`` part (cases or results); "" when nothing
+    was skipped (sampling, filters and judge budgets skip evaluations before they run)."""
+    skipped = [(kind, counts.get(kind, 0)) for kind in SKIP_KINDS]
+    if not any(n for _, n in skipped):
+        return ""
+    scored = counts["total"] - sum(n for _, n in skipped)
+    return ", ".join([f"{scored} scored", *(f"{n} {kind.replace('_', ' ')}" for kind, n in skipped if n)])
 
 
 def totals_line(run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:

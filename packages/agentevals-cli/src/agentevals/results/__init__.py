@@ -10,8 +10,8 @@ from typing import Any, Optional
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.json_schema import SkipJsonSchema
 
-__all__ = ["CaseResult", "InputError", "MetricResult", "RunResult", "SpanRef", "Status", "Verdict", "case_status",
-           "tally_totals", "utc_now", "verdict_for"]
+__all__ = ["SKIP_KINDS", "CaseResult", "InputError", "MetricResult", "RunResult", "SpanRef", "Status", "Verdict",
+           "case_key", "case_status", "row_key", "tally_totals", "utc_now", "verdict_for"]
 
 RESULT_SCHEMA_VERSION = "1"
 """Version of the ``-o json`` document shape (see ``agentevals/report/schema``)."""
@@ -197,10 +197,12 @@ class RunResult(BaseModel):
         return self._planned_estimated
 
     def counts(self) -> dict[str, int]:
-        counts = {s.value: 0 for s in Status}
+        """Metric rows by status; rows skipped before they ran (sampled or filtered out, over budget) are
+        counted under their kind (``sampled_out``, …), never as NOT_EVALUATED: ``--strict`` ignores them."""
+        counts = {**{s.value: 0 for s in Status}, **dict.fromkeys(SKIP_KINDS, 0)}
         for case in self.cases:
             for metric in case.metrics:
-                counts[metric.status.value] += 1
+                counts[row_key(metric)] += 1
         return counts
 
     def totals(self, *, strict: bool = False) -> dict[str, Any]:
@@ -212,11 +214,12 @@ class RunResult(BaseModel):
         case_counts: dict[str, int] = {}
         metric_counts: dict[str, dict[str, int]] = {}
         for case in self.cases:
-            status = case_status(case).value
+            status = case_key(case)
             case_counts[status] = case_counts.get(status, 0) + 1
             for m in case.metrics:
                 per = metric_counts.setdefault(m.name, {})
-                per[m.status.value] = per.get(m.status.value, 0) + 1
+                key = row_key(m)
+                per[key] = per.get(key, 0) + 1
         return tally_totals(case_counts, metric_counts, strict=strict)
 
     def exit_code(self, *, strict: bool = False) -> int:
@@ -245,19 +248,50 @@ def case_status(case: CaseResult) -> Status:
     return Status.NOT_EVALUATED
 
 
+SKIP_KINDS = ("sampled_out", "filtered_out", "over_budget")
+"""Why an evaluation was not run at all (``engine.admission``): counted apart from the statuses."""
+
+
+def row_key(metric: MetricResult) -> str:
+    """What a row is counted as: its skip kind (``details["skipped"]``) or its status."""
+    kind = metric.details.get("skipped") if metric.details else None
+    return kind if kind in SKIP_KINDS else metric.status.value
+
+
+def case_key(case: CaseResult) -> str:
+    """What a case is counted as: a skip kind when every row of it was skipped (the first row's kind),
+    else ``case_status``. A case scored by some evaluators and sampled out for others counts as scored."""
+    keys = [row_key(m) for m in case.metrics]
+    if keys and all(k in SKIP_KINDS for k in keys):
+        return keys[0]
+    return case_status(case).value
+
+
 def tally_totals(case_counts: Mapping[str, int], metric_counts: Mapping[str, Mapping[str, int]], *,
                  strict: bool = False) -> dict[str, Any]:
-    """``RunResult.totals()`` from counts alone: cases by status, and each metric's rows by status.
+    """``RunResult.totals()`` from counts alone: cases by status (or skip kind), and each metric's rows.
 
-    The run store uses it to keep a live run's totals without loading its cases.
+    The run store uses it to keep a live run's totals without loading its cases. ``cases`` and ``results``
+    carry every status and, when not zero, each skip kind (``sampled_out``, ``filtered_out``, ``over_budget``:
+    not run at all, never in a pass rate); ``total`` counts them all.
     """
     cases = {"total": sum(case_counts.values()), **{s.value: case_counts.get(s.value, 0) for s in Status}}
     results = {s.value: sum(per.get(s.value, 0) for per in metric_counts.values()) for s in Status}
+    for kind in SKIP_KINDS:  # only when some evaluation was skipped: a run without sampling keeps 0.11's shape
+        if case_counts.get(kind):
+            cases[kind] = case_counts[kind]
+        skipped_rows = sum(per.get(kind, 0) for per in metric_counts.values())
+        if skipped_rows:
+            results[kind] = skipped_rows
     metrics: dict[str, dict[str, Any]] = {}
     for name, per in metric_counts.items():
-        evaluated = sum(n for status, n in per.items() if _counts_in_rate(Status(status), strict))
+        evaluated = sum(n for status, n in per.items() if status not in SKIP_KINDS
+                        and _counts_in_rate(Status(status), strict))
         passed = per.get(Status.PASSED.value, 0)
         metrics[name] = {"passed": passed, "evaluated": evaluated, "pass_rate": passed / evaluated if evaluated else None}
+        skipped = sum(per.get(k, 0) for k in SKIP_KINDS)
+        if skipped:
+            metrics[name]["skipped"] = skipped
     evaluated = sum(cases[s.value] for s in Status if _counts_in_rate(s, strict))
     return {"cases": cases, "results": {"total": sum(results.values()), **results},
             "pass_rate": cases["PASSED"] / evaluated if evaluated else None, "metrics": metrics}

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from math import comb
 from typing import Any, Optional
 
-from . import CaseResult, MetricResult, Status
+from . import SKIP_KINDS, CaseResult, MetricResult, Status, case_key
 
 __all__ = ["pass_at_k", "pass_hat_k", "repetition_passed", "summarize_repetitions"]
 
@@ -61,6 +61,8 @@ def summarize_repetitions(
     """One summary per group of cases sharing ``CaseResult.repeat_group``, in first-seen order."""
     groups: dict[str, list[CaseResult]] = {}
     for case in cases:
+        if case_key(case) in SKIP_KINDS:  # sampled or filtered out by every evaluator: not a repetition that ran
+            continue
         groups.setdefault(case.repeat_group or case.case_id, []).append(case)
     out = []
     for key, members in groups.items():

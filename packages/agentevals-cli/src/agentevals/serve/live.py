@@ -44,13 +44,22 @@ class EvalSettings:
     judge_ledger: Optional[JudgeLedger] = None
     """The server's judge budget ledger: every batch checks ``max_calls_per_hour`` / ``budget_usd_per_day``
     against it, so budgets span batches (``engine.budget``)."""
+    sample: Optional[float] = None
+    """``serve --sample``: overrides the config's ``sample``."""
+    filter: Optional[str] = None
+    """``serve --filter``: overrides the config's ``filter``."""
 
     def prepare(self):  # -> tuple[list[LoadedEvaluator], RunOptions]
-        """Fresh evaluators and options for one batch (raises ``ConfigError`` like ``run``)."""
+        """Fresh evaluators and options for one batch (raises ``ConfigError`` like ``run``, and for a bad filter)."""
         from ..api import prepare_run
+        from ..engine.filters import parse_filter
 
         evaluators, options, _ = prepare_run(config=self.config, metrics=list(self.metrics), group_by="conversation")
         options.judge_ledger = self.judge_ledger
+        options.sample = self.sample if self.sample is not None else options.sample
+        options.filter = self.filter if self.filter is not None else options.filter
+        if options.filter:
+            parse_filter(options.filter, label="--filter" if self.filter is not None else "filter")
         return evaluators, options
 
     def choose_eval_set(self, eval_set_id: Optional[str], traces: Sequence[ConvertedTrace]) -> tuple[Optional[EvalSet], str]:
@@ -128,8 +137,10 @@ class LiveEvaluator:
         self._converted: OrderedDict[str, list[ConvertedTrace]] = OrderedDict()
         self._keep_converted = keep_converted
         self.evaluated_sessions = 0
-        evaluators, _ = settings.prepare()  # fail at startup (exit 2) on a bad config, not per batch
-        self._needs_spans = any(e.evaluator.needs_spans for e in evaluators)
+        evaluators, options = settings.prepare()  # fail at startup (exit 2) on a bad config, not per batch
+        from ..engine.filters import filter_needs_spans
+
+        self._needs_spans = any(e.evaluator.needs_spans for e in evaluators) or filter_needs_spans(options.filter)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="agentevals-live", daemon=True)

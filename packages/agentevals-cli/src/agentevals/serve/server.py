@@ -141,7 +141,8 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
 
     options.check()
     settings = EvalSettings(config=options.config, metrics=list(options.metrics),
-                            eval_sets=load_eval_sets(options.eval_sets) if options.eval_sets else {})
+                            eval_sets=load_eval_sets(options.eval_sets) if options.eval_sets else {},
+                            sample=options.sample, filter=options.filter)
     from .continuous import ContinuousState, StateRecorder
     from .judge_usage import JudgeUsageRecorder
 

@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..engine.consumers import RunConsumer
 from ..errors import first_line
-from ..results import CaseResult, MetricResult, RunResult, Status, case_status, tally_totals, utc_now
+from ..results import (
+    CaseResult,
+    MetricResult,
+    RunResult,
+    Status,
+    case_key,
+    row_key,
+    tally_totals,
+    utc_now,
+)
 from .keys import NotCacheable, case_digest, evaluator_identity, file_digest, work_key
 
 if TYPE_CHECKING:
@@ -337,18 +346,18 @@ class LiveRunRecorder(RunConsumer):
         if index is None:
             index = self._next
         else:  # replaced: its old statuses leave the counts
-            old_status, old_rows = self.store.case_statuses(self.run_id, index)
+            old_status, old_rows = self.store.case_keys(self.run_id, index)
             if old_status is not None:
-                cases[old_status.value] -= 1
+                cases[old_status] -= 1
             for name, old in old_rows:
-                metrics[name][old.value] -= 1
+                metrics[name][old] -= 1
                 if not any(metrics[name].values()):  # a metric only that case had: gone, as in totals()
                     del metrics[name]
-        status = case_status(case).value
+        status = case_key(case)
         cases[status] = cases.get(status, 0) + 1
         for m in case.metrics:
             per = metrics.setdefault(m.name, {})
-            per[m.status.value] = per.get(m.status.value, 0) + 1
+            per[row_key(m)] = per.get(row_key(m), 0) + 1
         self.store.record_case(self.run_id, index, case, {}, totals=tally_totals(cases, metrics))
         self._cases, self._metrics = cases, metrics
         self._next = max(self._next, index + 1)

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from ..core.redact import redact, redact_obj, redact_url
 from ..errors import RunNotFoundError, StoreError
-from ..results import CaseResult, MetricResult, RunResult, Status, case_status, utc_now
+from ..results import SKIP_KINDS, CaseResult, MetricResult, RunResult, Status, case_status, row_key, utc_now
 from ._db import Database, connect
 
 __all__ = ["RUN_STATUSES", "RunRecord", "RunStore", "SourceRecord", "new_run_id", "utc_now"]
@@ -339,6 +339,20 @@ class RunStore:
         rows = self.db.execute("SELECT metric, status FROM metric_results WHERE run_id = ? AND idx = ? ORDER BY pos",
                                (run_id, index))
         return (Status(case[0][0]) if case else None), [(name, Status(status)) for name, status in rows]
+
+    def case_keys(self, run_id: str, index: int) -> tuple[Optional[str], list[tuple[str, str]]]:
+        """Like ``case_statuses``, each counted as ``totals`` counts it: a skipped row (sampled or filtered
+        out, over budget) under its kind (``results.row_key``, ``case_key``); (None, []) when empty."""
+        status, rows = self.case_statuses(run_id, index)
+        if status is None or not any(s == Status.NOT_EVALUATED for _, s in rows):
+            return (status.value if status else None), [(name, s.value) for name, s in rows]
+        stored = self.db.execute("SELECT metric_json FROM metric_results WHERE run_id = ? AND idx = ? ORDER BY pos",
+                                 (run_id, index))
+        metrics = [MetricResult.model_validate_json(row[0]) for row in stored]
+        keys = [(m.name, row_key(m)) for m in metrics]
+        if keys and all(k in SKIP_KINDS for _, k in keys):
+            return keys[0][1], keys
+        return status.value, keys
 
     def stored_statuses(self, key: str, run_id: str) -> list[Status]:
         """Statuses stored for one work key in one run (empty when the run has no result for it)."""
