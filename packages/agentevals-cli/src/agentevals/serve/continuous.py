@@ -83,6 +83,10 @@ class AlertEvent:
     threshold: float
     sessions: list[str] = field(default_factory=list)
     """Failing sessions in the window (ids), most recent first, at most 20."""
+    comparison: str = "<"
+    """The rule's comparison (``<`` or ``<=``)."""
+    min_sessions: int = 10
+    """Sessions the window needed before the rule could fire."""
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -204,6 +208,8 @@ class ContinuousState:
         """By evaluator name."""
         self.lock = threading.Lock()
         """For ``alerts``, ``active`` and ``judge_usage``."""
+        self.alerting: Any = None
+        """The ``serve.alerts.AlertMonitor`` (its ``rules``, ``figures()``, ``webhook``); None without rules."""
 
     def as_json(self) -> dict[str, Any]:
         with self.lock:
