@@ -256,6 +256,46 @@ def test_monitor_posts_the_documented_body(hook):
     assert fired == alert_body(state.alerts[0], base_url="http://evals.example:8001", run_id="run-1")
 
 
+def test_api_alerts_shows_rules_windows_and_events(hook):
+    pytest.importorskip("fastapi", reason="the serve extra is not installed")
+    from agentevals.serve.http_api import ApiContext, api_app
+    from agentevals.serve.sessions import SessionAssembler
+    from agentevals.serve.store import MemorySessionStore
+    from fastapi.testclient import TestClient
+
+    empty = TestClient(api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(10))),
+                       base_url="http://127.0.0.1")
+    assert empty.get("/api/alerts").json() == {"data": {"rules": [], "active": [], "recent": [], "webhook": None},
+                                               "error": None}
+    clock = Clock()
+    state = ContinuousState(clock=clock)
+    monitor = AlertMonitor([parse_rule("m pass_rate < 0.5 over 1h min 5")], state,
+                           webhook=WebhookSender(hook.url, backoff=0.05))
+    client = TestClient(api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(10),
+                                           continuous=state)), base_url="http://127.0.0.1")
+    add(state, clock, False, 5, "f")
+    (rule,) = client.get("/api/alerts").json()["data"]["rules"]
+    assert (rule["state"], rule["n"], rule["passed"], rule["pass_rate"]) == ("ok", 5, 0, 0.0)
+    monitor.check()
+    add(state, clock, True, 5, "p")
+    monitor.check()
+    data = client.get("/api/alerts", params={"limit": 1}).json()["data"]
+    assert data["rules"][0]["state"] == "ok" and data["active"] == []
+    assert [e["state"] for e in data["recent"]] == ["cleared"]
+    assert data["webhook"]["host"] == hook.url.split("/")[2] and "s3cr3t" not in json.dumps(data)
+    monitor.stop()
+
+
+def test_headless_links_go_to_the_api_record():
+    clock = Clock()
+    state = ContinuousState(clock=clock)
+    monitor = AlertMonitor([parse_rule("m pass_rate < 0.5 over 1h min 5")], state)
+    add(state, clock, False, 5, "f")
+    (event,) = monitor.check()
+    body = alert_body(event, base_url="http://h:1", ui=False)
+    assert body["sessions"][0]["url"] == "http://h:1/api/sessions/f4" and "ui" not in body["links"]
+
+
 # -- a real serve -----------------------------------------------------------------------------------------
 
 def _alerts(server) -> dict[str, Any]:

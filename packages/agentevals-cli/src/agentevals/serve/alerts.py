@@ -179,12 +179,13 @@ def _iso(at: float) -> str:
     return datetime.fromtimestamp(at, tz=timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-def session_url(base_url: str, session_id: str) -> str:
-    """The UI page of a session (``/sessions/<id>``)."""
-    return f"{base_url.rstrip('/')}/sessions/{quote(session_id, safe='')}"
+def session_url(base_url: str, session_id: str, *, ui: bool = True) -> str:
+    """The UI page of a session (``/sessions/<id>``; ``ui=False``, serve ``--headless``: the API's record)."""
+    return f"{base_url.rstrip('/')}{'' if ui else '/api'}/sessions/{quote(session_id, safe='')}"
 
 
-def alert_body(event: AlertEvent, *, base_url: str = "", run_id: Optional[str] = None) -> dict[str, Any]:
+def alert_body(event: AlertEvent, *, base_url: str = "", run_id: Optional[str] = None,
+               ui: bool = True) -> dict[str, Any]:
     """The JSON body POSTed to ``--alert-webhook`` (``schema`` = ``BODY_SCHEMA``; documented in docs/continuous.md)."""
     from ..__about__ import __version__
 
@@ -204,8 +205,9 @@ def alert_body(event: AlertEvent, *, base_url: str = "", run_id: Optional[str] =
         "figures": {"sessions": event.n, "passed": event.passed, "failed": event.n - event.passed,
                     "pass_rate": event.pass_rate, "wilson_lower": event.lower, "wilson_upper": event.upper,
                     "confidence": 0.95},
-        "sessions": [{"id": s, **({"url": session_url(base_url, s)} if base_url else {})} for s in event.sessions],
-        "links": {"ui": f"{base_url.rstrip('/')}/", "alerts": f"{base_url.rstrip('/')}/api/alerts"} if base_url else {},
+        "sessions": [{"id": s, **({"url": session_url(base_url, s, ui=ui)} if base_url else {})} for s in event.sessions],
+        "links": {**({"ui": f"{base_url.rstrip('/')}/"} if ui else {}),
+                  "alerts": f"{base_url.rstrip('/')}/api/alerts"} if base_url else {},
         "run_id": run_id,
         "agentevals_version": __version__,
     }
@@ -277,7 +279,10 @@ class WebhookSender:
 
     def stop(self, timeout: float = 5.0) -> None:
         """Deliver what is queued within ``timeout`` seconds, then stop (a retry wait is cut short)."""
-        self._pending.put(None)
+        try:
+            self._pending.put(None, timeout=timeout)
+        except queue.Full:  # still delivering a backlog: what is left is dropped with the process
+            pass
         self._thread.join(timeout)
         self._stop.set()
         self._thread.join(1.0)
@@ -340,7 +345,8 @@ class AlertMonitor(RunConsumer):
 
     def __init__(self, rules: Sequence[AlertRule], state: ContinuousState, *,
                  webhook: Optional[WebhookSender] = None, otel: Any = None, tick: float = 5.0,
-                 webhook_url: Optional[str] = None, base_url: str = "", run_id: Optional[str] = None) -> None:
+                 webhook_url: Optional[str] = None, base_url: str = "", run_id: Optional[str] = None,
+                 ui: bool = True) -> None:
         self.rules = list(rules)
         self.state = state
         self.webhook = webhook
@@ -351,6 +357,8 @@ class AlertMonitor(RunConsumer):
         self.tick = tick
         self.base_url = base_url
         self.run_id = run_id
+        self.ui = ui
+        """Whether serve has its web UI (session links go to the API's records under ``--headless``)."""
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
@@ -388,7 +396,7 @@ class AlertMonitor(RunConsumer):
             WebhookSender.check_url(url, where)
             if not rules:
                 log.warning("%s is set but there is no alert rule (--alert or 'alerts:'): nothing will be posted", where)
-        return cls(rules, state, webhook_url=url if rules else None)
+        return cls(rules, state, webhook_url=url if rules else None, ui=options.ui)
 
     def attach(self, consumers: list[RunConsumer], *, run_id: Optional[str] = None) -> None:
         """Join the live evaluation's ``consumers`` (after ``StateRecorder``), take the ``--emit-otel``
@@ -507,7 +515,7 @@ class AlertMonitor(RunConsumer):
                 except Exception as exc:  # the exporter's problem must not stop the webhook
                     log.warning("alert OTel event not emitted: %s: %s", type(exc).__name__, exc)
             if self.webhook is not None:
-                self.webhook.send(alert_body(event, base_url=self.base_url, run_id=self.run_id))
+                self.webhook.send(alert_body(event, base_url=self.base_url, run_id=self.run_id, ui=self.ui))
 
 
 def otel_attributes(event: AlertEvent) -> dict[str, Any]:
