@@ -75,6 +75,21 @@ def test_load_rules_merges_config_and_flags_and_refuses_unknown_metrics():
         load_rules(["m pass_rate > 0.9 over 1h"], [])
 
 
+def test_config_validation_points_at_the_bad_rule(tmp_path):
+    from agentevals.config.loader import load_config
+
+    config = tmp_path / "eval_config.yaml"
+    config.write_text("evaluators:\n  - name: tool_trajectory_avg_score\n    type: builtin\nalerts:\n"
+                      "  - tool_trajectory_avg_score pass_rate < 0.9 over 1h\n"
+                      "  - tool_trajectory_avg_score pass_rate < 0.9 over an hour\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(config)
+    assert str(caught.value) == (
+        f"{config}:6:5: the config: alerts[1]: 'tool_trajectory_avg_score pass_rate < 0.9 over an hour': column 48: "
+        "expected a window such as 30m, 1h or 1d, got 'an' (say METRIC pass_rate < THRESHOLD over DURATION [min N], "
+        "e.g. 'tool_trajectory_avg_score pass_rate < 0.9 over 1h')")
+
+
 # -- firing and clearing on rolling outcomes ------------------------------------------------------------
 
 class Clock:
