@@ -151,6 +151,15 @@ def test_a_window_that_empties_clears_on_the_timer_check():
     assert (cleared.state, cleared.n) == ("cleared", 0)
 
 
+def test_a_session_evaluated_again_counts_once_with_its_latest_outcome():
+    monitor, state, clock = monitor_for("m pass_rate < 0.5 over 1h min 5")
+    add(state, clock, False, 5, "s")
+    add(state, clock, True, 5, "s")  # the same five conversations, evaluated again after a late turn: passed
+    window = state.outcomes.window("m", 3600)
+    assert (window.n, window.passed, window.failed_sessions) == (5, 5, ())
+    assert monitor.check() == []
+
+
 def test_run_finished_checks_after_each_batch():
     monitor, state, clock = monitor_for("m pass_rate < 0.5 over 1h min 5")
     add(state, clock, False, 5, "f")

@@ -159,12 +159,16 @@ class Outcomes:
             return sorted({row[1] for row in self._rows})
 
     def window(self, metric: str, seconds: float, *, now: Optional[float] = None) -> Window:
-        """The outcomes of ``metric`` in the last ``seconds``."""
+        """The outcomes of ``metric`` in the last ``seconds``: a session evaluated again (a late trace of its
+        conversation) counts once, with its latest outcome."""
         start = (self.clock() if now is None else now) - seconds
         with self._lock:
             rows = [r for r in self._rows if r[1] == metric and r[0] >= start]
-        failed = tuple(dict.fromkeys(r[2] for r in reversed(rows) if not r[3]))
-        return Window(n=len(rows), passed=sum(1 for r in rows if r[3]), failed_sessions=failed)
+        latest: dict[str, bool] = {}
+        for row in reversed(rows):
+            latest.setdefault(row[2], row[3])
+        failed = tuple(session for session, ok in latest.items() if not ok)
+        return Window(n=len(latest), passed=sum(latest.values()), failed_sessions=failed)
 
     def series(self, metric: str, seconds: float, bucket: float, *,
                now: Optional[float] = None) -> list[dict[str, Any]]:
