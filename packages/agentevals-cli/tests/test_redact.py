@@ -114,6 +114,7 @@ def test_the_literal_prefilters_never_skip_a_secret(text: str):
      ["serve", "--allowed-host", "evals", "--allow-code-evaluators", "--host", "0.0.0.0"]),
     (["serve", "--store", "postgresql://u:pw@h/db"], ["serve", "--store", "postgresql://u:pw@h/db"]),
     (["serve", "--api-token"], ["serve", "--api-token"]),
+    (["serve", "--alert-webhook", "https://hooks.example/T0/B0/abc"], ["serve", "--alert-webhook", "***"]),
 ])
 def test_redact_argv_hides_secret_flag_values_whatever_they_look_like(argv, shown):
     from agentevals.core.redact import redact_argv

@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from ..core._registry import Registry, did_you_mean
 from ..core._validation import loc_path
@@ -74,6 +82,17 @@ def marked_loader() -> type:
     return _MarkedLoader
 
 
+def _alert_rule(rule: str) -> str:
+    """An ``alerts:`` rule that parses (``agentevals config validate`` names the column that does not)."""
+    from .alert_rules import parse_rule
+
+    try:
+        parse_rule(rule)
+    except ValueError as exc:
+        raise ValueError(f"{rule!r}: {exc}") from None
+    return rule
+
+
 class RunSettings(BaseModel):
     """Top-level run settings allowed beside ``evaluators`` (CLI flags override them)."""
 
@@ -116,7 +135,7 @@ class RunSettings(BaseModel):
     filter: Optional[str] = None
     """Only sessions matching this predicate are evaluated, e.g. ``attr.deployment.environment == "prod"
     and duration > 2s`` (``--filter`` overrides it); the others are counted as filtered out."""
-    alerts: list[str] = Field(default_factory=list)
+    alerts: list[Annotated[str, AfterValidator(_alert_rule)]] = Field(default_factory=list)
     """``serve``'s alert rules, e.g. ``tool_trajectory_avg_score pass_rate < 0.9 over 1h`` (``--alert`` adds)."""
     alert_webhook: Optional[str] = None
     """URL an alert's JSON body is POSTed to when it fires or clears (``--alert-webhook`` overrides it)."""

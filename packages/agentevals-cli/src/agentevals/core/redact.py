@@ -42,7 +42,7 @@ T = TypeVar("T")
 _SECRET_NAME = re.compile(
     r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD_?HASH|CREDENTIALS?|AUTH|"
     r"COOKIE|SIGNATURE|DSN|CONN(?:ECTION)?_?STR(?:ING)?|DATABASE_URL|ACCESS_KEY(?:_ID)?)(?:_|$)"
-    r"|TOKEN|SECRET|PASSWORD|APIKEY",
+    r"|TOKEN|SECRET|PASSWORD|APIKEY|WEBHOOK",  # a webhook URL (Slack's, say) is its own credential
     re.IGNORECASE,
 )
 _NOT_SECRET = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "SHELL", "TERM", "USER", "LOGNAME", "LANG",

@@ -83,6 +83,10 @@ class AlertEvent:
     threshold: float
     sessions: list[str] = field(default_factory=list)
     """Failing sessions in the window (ids), most recent first, at most 20."""
+    comparison: str = "<"
+    """The rule's comparison (``<`` or ``<=``)."""
+    min_sessions: int = 10
+    """Sessions the window needed before the rule could fire."""
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -157,12 +161,16 @@ class Outcomes:
             return sorted({row[1] for row in self._rows})
 
     def window(self, metric: str, seconds: float, *, now: Optional[float] = None) -> Window:
-        """The outcomes of ``metric`` in the last ``seconds``."""
+        """The outcomes of ``metric`` in the last ``seconds``: a session evaluated again (a late trace of its
+        conversation) counts once, with its latest outcome."""
         start = (self.clock() if now is None else now) - seconds
         with self._lock:
             rows = [r for r in self._rows if r[1] == metric and r[0] >= start]
-        failed = tuple(dict.fromkeys(r[2] for r in reversed(rows) if not r[3]))
-        return Window(n=len(rows), passed=sum(1 for r in rows if r[3]), failed_sessions=failed)
+        latest: dict[str, bool] = {}
+        for row in reversed(rows):
+            latest.setdefault(row[2], row[3])
+        failed = tuple(session for session, ok in latest.items() if not ok)
+        return Window(n=len(latest), passed=sum(latest.values()), failed_sessions=failed)
 
     def snapshot(self, since: float = 0.0) -> list[tuple[float, str, str, bool]]:
         """A copy of the rows ``(time, metric, session, passed)`` from ``since`` on, oldest first (the UI tallies
@@ -219,6 +227,8 @@ class ContinuousState:
         """By evaluator name."""
         self.lock = threading.Lock()
         """For ``alerts``, ``active`` and ``judge_usage``."""
+        self.alerting: Any = None
+        """The ``serve.alerts.AlertMonitor`` (its ``rules``, ``figures()``, ``webhook``); None without rules."""
 
     def as_json(self) -> dict[str, Any]:
         with self.lock:

@@ -305,6 +305,9 @@ def api_app(ctx: ApiContext) -> FastAPI:
     from .compat_011_http import add_compat_routes
 
     add_compat_routes(app, ctx, trusted=trusted)
+    from .alerts import add_alert_routes
+
+    add_alert_routes(app, ctx)
     if ctx.ui:
         from .web_ui import add_web_ui
 

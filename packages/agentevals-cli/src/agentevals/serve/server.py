@@ -143,23 +143,27 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
     settings = EvalSettings(config=options.config, metrics=list(options.metrics),
                             eval_sets=load_eval_sets(options.eval_sets) if options.eval_sets else {},
                             sample=options.sample, filter=options.filter)
+    from .alerts import AlertMonitor
     from .continuous import ContinuousState, StateRecorder
     from .judge_usage import JudgeUsageRecorder
 
     state = ContinuousState()
     settings.judge_ledger = JudgeLedger(clock=state.outcomes.clock)  # judge budgets span the server's batches
+    alerting = AlertMonitor.for_serve(options, settings, state)  # a bad --alert: ConfigError before anything opens
     consumers = [*consumers, StateRecorder(state), JudgeUsageRecorder(state)]
     runs, recorder = _open_run_store(options)
     if options.emit_otel:
         from ..report.otel_events import EvaluationEventEmitter
 
         consumers.append(EvaluationEventEmitter.from_env())
+    alerting.attach(consumers, run_id=recorder.run_id if recorder else None)
     assembler = SessionAssembler(max_units=options.max_buffered, idle=options.session_idle)
     store = MemorySessionStore(options.max_sessions)
     try:
         worker = LiveEvaluator(assembler, store, settings, consumers=[*consumers, *([recorder] if recorder else [])])
-        await _serve(options, settings, assembler, store, worker, recorder, on_ready, state)
+        await _serve(options, settings, assembler, store, worker, recorder, alerting.announcing(on_ready), state)
     finally:
+        alerting.stop()
         if runs is not None:
             runs.close()
 
