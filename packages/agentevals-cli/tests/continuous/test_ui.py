@@ -266,7 +266,9 @@ def test_live_view_of_a_real_serve(tmp_path):
     from support.weather_agent import QUESTION, run_weather_agent, weather_eval_set
 
     weather_eval_set(tmp_path)
-    server = start_server("--eval-sets", str(tmp_path), "--no-store")
+    # an alert rule that needs 10 sessions: it never fires here, but its threshold is drawn on the chart
+    server = start_server("--eval-sets", str(tmp_path), "--no-store",
+                          "--alert", "tool_trajectory_avg_score pass_rate < 0.7 over 1h")
     try:
         base = server.api.removesuffix("/api")
         good = run_weather_agent(OTLPSpanExporter(endpoint=f"{server.otlp_http}/v1/traces"))
@@ -285,6 +287,8 @@ def test_live_view_of_a_real_serve(tmp_path):
             assert browser.js("document.querySelector('section.metric h3').innerText") == "tool_trajectory_avg_score"
             assert "50.00% (1/2) passed" in browser.js("document.querySelector('section.metric p').innerText")
             assert browser.js("Array.from(document.querySelectorAll('section.metric a.session')).map(a => a.innerText)") == [bad]
+            assert browser.js("Array.from(document.querySelectorAll('svg.live-rate line.threshold')).length") == 1
+            assert browser.js("document.querySelector('table.alerts')") is None  # nothing fired
             browser.open(base + browser.js("document.querySelector('svg.live-rate a.drop').getAttribute('href')"))
             assert [row[0] for row in cells(browser, "table.failures")] == [bad]
             assert "tool_trajectory_avg_score: FAILED" in cells(browser, "table.failures")[0][4]

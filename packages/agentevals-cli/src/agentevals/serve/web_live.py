@@ -89,7 +89,9 @@ def live_view(state: Any, hours: int, *, now: Optional[float] = None) -> dict[st
     events = [*snapshot["alerts"]["active"], *snapshot["alerts"]["recent"]]
     metrics = []
     for name, (series, window) in tally(state.outcomes.snapshot(), start, end, bucket).items():
-        thresholds = sorted({e["threshold"] for e in events if e["metric"] == name})
+        rules = state.alerting.rules if getattr(state, "alerting", None) is not None else []
+        thresholds = sorted({e["threshold"] for e in events if e["metric"] == name}
+                            | {r.threshold for r in rules if r.metric == name})  # configured rules, fired or not
         low, high = window.interval()
         metrics.append({
             "name": name, "n": window.n, "failed": window.n - window.passed,
