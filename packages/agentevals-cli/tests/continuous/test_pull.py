@@ -249,3 +249,57 @@ def test_run_unscored_backfills_a_source_window(jaeger, bank, tmp_path):
                         "-o", "json")
     rest = {c["trace_ids"][0] for c in json.loads(second.stdout)["cases"]}
     assert rest == {bank.trace_id(i) for i in range(10)} - done
+
+
+# -- a real Phoenix -------------------------------------------------------------------------------------------------
+
+def _fresh(trace: Any, n: int) -> Any:
+    """A copy of a shipped trace with new trace and span ids and its own conversation (the content, the
+    attributes and the durations as recorded)."""
+    import hashlib
+    from dataclasses import replace
+
+    from standins._traces import SESSION_KEYS
+
+    def new_id(old: str, size: int) -> str:
+        return hashlib.sha256(f"{n}:{old}".encode()).hexdigest()[:size]
+
+    trace_id = new_id(trace.trace_id, 32)
+    spans = [replace(s, trace_id=trace_id, span_id=new_id(s.span_id, 16),
+                     parent_span_id=new_id(s.parent_span_id, 16) if s.parent_span_id else s.parent_span_id,
+                     attributes={k: (f"phoenix-session-{n}" if k in SESSION_KEYS else v)
+                                 for k, v in s.attributes.items()}) for s in trace.spans]
+    return replace(trace, trace_id=trace_id, spans=spans)
+
+
+def test_phoenix_pull(servers, tmp_path):
+    """A REAL Phoenix server (the backends virtualenv) fed with copies of the shipped helm trace while
+    `serve --pull 'phoenix+http://…?project=live' --every 2s` runs: each is scored once, as it arrives;
+    after a restart only the traces that came meanwhile are scored."""
+    from trace_sources.test_phoenix import read_file_traces, send, start_phoenix, stop_phoenix, to_now
+
+    (helm,) = read_file_traces(HELM)
+    phoenix = start_phoenix(tmp_path / "phoenix")
+    try:
+        store = tmp_path / "runs.sqlite"
+        uri = f"phoenix+{phoenix.url}?project=live&timeout=10&retries=1"
+        copies = [_fresh(to_now(helm, 90), n) for n in range(8)]
+        send(phoenix, "live", copies[:2])
+        server = servers(*pull_args(store, uri, every="2s"))
+        wait_for(lambda: len(scored(server)) >= 2, timeout=90, what="the first two sessions")
+        send(phoenix, "live", copies[2:5])
+        sessions = wait_for(lambda: s if len(s := scored(server)) >= 5 else None, timeout=90, what="five sessions")
+        assert set(sessions) == {f"phoenix-session-{n}" for n in range(5)}
+        assert {s["status"] for s in sessions.values()} == {"evaluated"}
+        (status,) = health_sources(server)
+        assert status["state"] == "ok" and status["sessions_scored"] == 5
+        stop_server(server.process)
+        send(phoenix, "live", copies[5:])
+        server = servers(*pull_args(store, uri, every="2s"))
+        wait_for(lambda: len(scored(server)) >= 3, timeout=90, what="the sessions sent during the restart")
+        time.sleep(4)  # two more polls over the overlapping window
+        assert set(scored(server)) == {f"phoenix-session-{n}" for n in range(5, 8)}
+        stop_server(server.process)
+        assert stored_trace_cases(store) == {c.trace_id: 1 for c in copies}
+    finally:
+        stop_phoenix(phoenix)

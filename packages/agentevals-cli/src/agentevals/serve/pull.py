@@ -3,7 +3,8 @@
 One ``SourcePoller`` per source, each on a thread of its own, so a source that is slow or down never holds
 up the others or the OTLP receivers. A poll reads the window from the source's watermark (less an
 ``overlap``, for traces that reach the backend late) to now, leaves out the traces already evaluated
-(the run store's ``scored_traces``, and the ids this process has seen), groups the rest into sessions
+(the run store's ``scored_traces``, and the ids this process has seen), waits for a second read to
+confirm a new trace is complete (``DEFAULT_SETTLE``), groups the rest into sessions
 (one per conversation id, else one per trace) and hands them to the ``LiveEvaluator``. Only once they
 are evaluated and recorded does the watermark move: it is stored as the window of this serve's live run
 (``run_sources``), so a restart reads on from there, neither scoring a trace twice nor skipping one.
@@ -51,6 +52,10 @@ DOWN_AFTER = 5
 DEFAULT_OVERLAP = 300.0
 """Seconds each poll reads back before the watermark (at most: never more than the time since serve
 started pulling plus the first window), for traces indexed late; duplicates are left out by trace id."""
+DEFAULT_SETTLE = 5.0
+"""A trace is scored once two reads agree on it (the same span count): a backend still ingesting a trace
+shows part of it, and a trace id is scored only once. A poll that found new traces is followed by the next
+one after ``min(every, DEFAULT_SETTLE)`` seconds, to confirm them, instead of a whole ``every``."""
 BATCH_TRACES = 500
 """Traces handed to the evaluator at a time within one poll (memory stays bounded on a large first window)."""
 _SEEN = 200_000
@@ -86,7 +91,7 @@ class SourcePoller:
     """Polls one source; ``poll()`` is one poll (what the thread repeats every ``every`` seconds)."""
 
     def __init__(self, uri: str, worker: LiveEvaluator, status: SourceStatus, *, every: float,
-                 overlap: float = DEFAULT_OVERLAP, runs: Optional[RunStore] = None,
+                 overlap: float = DEFAULT_OVERLAP, settle: Optional[float] = None, runs: Optional[RunStore] = None,
                  save: Callable[[], None] = lambda: None, clock: Callable[[], float] = time.time) -> None:
         from ..trace_sources.resolve import source_for
 
@@ -95,6 +100,7 @@ class SourcePoller:
         self.status = status
         self.every = every
         self.overlap = overlap
+        self.settle = min(every, DEFAULT_SETTLE) if settle is None else settle
         self.runs = runs
         self.save = save
         self.clock = clock
@@ -102,6 +108,8 @@ class SourcePoller:
         self.first_start: Optional[datetime] = None
         self.newest: Optional[datetime] = None
         self._seen: OrderedDict[str, None] = OrderedDict()
+        self._unsettled: dict[str, int] = {}
+        """Traces the last poll read for the first time (or with more spans than before), by their span count."""
         self._stop = threading.Event()
         found = runs.watermark(self.key, live=True) if runs is not None else None
         if found is not None:
@@ -124,8 +132,9 @@ class SourcePoller:
         else:  # never read: the window the URI names (since=/start=), else the last hour
             start = source._window(None, None)[0]
         start = min(start, end)
-        ctx = ReadContext(keep_spans=bool(getattr(self.worker, "_needs_spans", True)),
-                          pinned={source.label: (start, end)})
+        keep_spans = bool(getattr(self.worker, "_needs_spans", True))
+        ctx = ReadContext(keep_spans=True, pinned={source.label: (start, end)})  # spans counted, then let go
+        unsettled: dict[str, int] = {}
         sessions = skipped = 0
         pending: dict[str, list[ConvertedTrace]] = {}
         held = 0
@@ -139,6 +148,12 @@ class SourcePoller:
                 if self._evaluated(item.trace_id):  # read again by the overlap, or scored before a restart
                     skipped += 1
                     continue
+                spans = len(item.trace.spans) if item.trace is not None else 0
+                if self._unsettled.get(item.trace_id) != spans:  # new, or still growing: read it again first
+                    unsettled[item.trace_id] = spans
+                    continue
+                if not keep_spans:
+                    item.trace = None
                 pending.setdefault(item.session_id or item.trace_id, []).append(item)
                 held += 1
                 if held >= BATCH_TRACES:
@@ -147,10 +162,12 @@ class SourcePoller:
             sessions += self._evaluate(pending)
         finally:
             source.close()
+        self._unsettled = unsettled
+        self.status.unsettled = len(unsettled)
         window = ctx.windows.get(source.label)
         if window is not None and window.newest is not None and (self.newest is None or window.newest > self.newest):
             self.newest = window.newest
-        self.status.traces_read += window.traces - skipped if window is not None else 0
+        self.status.traces_read += window.traces - skipped - len(unsettled) if window is not None else 0
         if self.first_start is None:
             self.first_start = start
         self.status.watermark = end.timestamp()
@@ -224,6 +241,8 @@ class SourcePoller:
                 self.status.state, self.status.failures = "ok", 0
                 self.status.last_success = self.clock()
             delay = next_delay(self.every, self.status.failures, max_backoff)
+            if self._unsettled and not self.status.failures:  # confirm the new traces soon, not a whole interval on
+                delay = min(delay, self.settle)
             self.status.next_poll = self.clock() + delay
             self._stop.wait(delay)
 
