@@ -104,7 +104,10 @@ class SourcePoller:
         self.runs = runs
         self.save = save
         self.clock = clock
-        self.key: str = source_for(uri).query.key  # type: ignore[attr-defined]
+        probe = source_for(uri)
+        self.key: str = probe.query.key  # type: ignore[attr-defined]
+        probe.close()
+        self._warned: set[str] = set()
         self.first_start: Optional[datetime] = None
         self.newest: Optional[datetime] = None
         self._seen: OrderedDict[str, None] = OrderedDict()
@@ -142,8 +145,10 @@ class SourcePoller:
             for item in source.read(ctx, ReadPosition()):
                 if self._stop.is_set():
                     raise RuntimeError("serve is stopping")
-                if isinstance(item, InputError):  # a trace that cannot be converted: said, not retried
-                    log.warning("pull %s: %s", redact(self.uri), redact(item.error))
+                if isinstance(item, InputError):  # a trace that cannot be converted: said once, not scored
+                    if item.error not in self._warned and len(self._warned) < 1000:
+                        self._warned.add(item.error)
+                        log.warning("pull %s: %s", redact(self.uri), redact(item.error))
                     continue
                 if self._evaluated(item.trace_id):  # read again by the overlap, or scored before a restart
                     skipped += 1
