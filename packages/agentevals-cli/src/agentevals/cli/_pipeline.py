@@ -124,6 +124,8 @@ def execute(req: RunRequest) -> int:
         sourced = SourcedInputs.plan(req.inputs, since=req.since, store=store, again_from=resume_from or rerun_from)
         req.options.read_context = sourced.context
         req.options.notes.extend(sourced.notes)
+        if req.unscored:
+            _leave_out_scored(sourced.context, store)
         reuse = None
         if store is not None:
             from ..store import StoreReuse
@@ -162,6 +164,10 @@ def execute(req: RunRequest) -> int:
                 trace_format=req.trace_format, consumers=consumers, reuse=reuse),
                 on_abandon=None if recorder is None else lambda signum: recorder.abandon(128 + signum))
         incomplete = None
+        if req.unscored and run is not None:
+            skipped = sourced.context.skipped
+            run.notes.append(f"--unscored: {skipped} trace{'s' if skipped != 1 else ''} the run store already "
+                             "has a result for left out")
         if signum is not None:
             run = _partial(finisher, signum, req.options)
             incomplete = run.aborted
@@ -214,6 +220,13 @@ _UNSAVED = 2
 """Exit code when a report or the run store could not be written (every other result was kept)."""
 _SOURCE_FAILED = 2
 """Exit code when a backend source could not be read (the other inputs' results are in every report)."""
+
+
+def _leave_out_scored(context: Any, store: Any) -> None:
+    """``--unscored``: the read skips every trace that a stored case holds with a result (``scored_traces``)."""
+    if store is None:
+        raise ConfigError("--unscored needs the run store, where earlier results are kept (drop --no-store)")
+    context.skip_trace = lambda trace_id: bool(store.scored_traces([trace_id]))
 
 
 def _write_back(req: RunRequest, consumers: list[RunConsumer]) -> Any:

@@ -61,6 +61,8 @@ class SourceStatus:
     """The last failure's one line (kept after recovery until the next failure, with ``state`` = ok)."""
     traces_read: int = 0
     sessions_scored: int = 0
+    unsettled: int = 0
+    """New traces read once and waiting for a second read to confirm they are complete (``serve.pull``)."""
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -160,7 +160,8 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
     @app.get("/api/health", summary="Liveness, version and receiver counters")
     async def health() -> dict[str, Any]:
-        return ok({"status": "ok", "version": __version__, "receiver": ctx.assembler.stats()})
+        sources = [s.as_json() for s in ctx.continuous.sources.values()]
+        return ok({"status": "ok", "version": __version__, "receiver": ctx.assembler.stats(), "sources": sources})
 
     @app.get("/api/config", summary="Receiver endpoints, loaded eval sets and which judge API keys are set")
     async def config() -> dict[str, Any]:

@@ -16,6 +16,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -131,6 +132,7 @@ class LiveEvaluator:
         self.batch_size = batch_size
         self.tick = tick
         self._ready: queue.Queue[ReadySession] = queue.Queue()
+        self._pulled: queue.Queue[tuple[list[ReadySession], Future[None]]] = queue.Queue()
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         # Converted turns of recent conversations, so a late trace re-evaluates the whole conversation.
@@ -160,6 +162,13 @@ class LiveEvaluator:
             stopping = self._stop.is_set()
             for session in self.assembler.sweep(flush=stopping):
                 self._ready.put(session)
+            try:  # a pulled batch (``submit``): evaluated as it is, then its caller is told
+                pulled, future = self._pulled.get_nowait()
+            except queue.Empty:
+                pass
+            else:
+                self._evaluate_pulled(pulled, future)
+                continue
             batch: list[ReadySession] = []
             while len(batch) < self.batch_size:
                 try:
@@ -186,7 +195,11 @@ class LiveEvaluator:
         records: dict[str, SessionRecord] = {}
         for session in batch:
             try:
-                converted, errors = load_traces(session.traces, keep_spans=self._needs_spans)
+                errors: list[InputError] = []
+                if session.converted is not None:
+                    converted = session.converted
+                else:
+                    converted, errors = load_traces(session.traces, keep_spans=self._needs_spans)
             except Exception as exc:  # a converter bug: this session is marked, the batch goes on
                 log.debug("converting session %s failed", session.session_id, exc_info=True)
                 converted, errors = [], [InputError(source=session.session_id,
@@ -197,7 +210,8 @@ class LiveEvaluator:
                 converted = self._remember(session.session_id, converted)
             record = SessionRecord(
                 session_id=session.session_id, trace_ids=[t.trace_id for t in converted],
-                span_count=sum(len(t.spans) for t in session.traces), eval_set_id=session.eval_set_id,
+                span_count=sum(len(t.spans) for t in session.traces) or sum(
+                    len(t.trace.spans) for t in converted if t.trace is not None), eval_set_id=session.eval_set_id,
                 invocations=[inv.model_dump(mode="json") for t in converted for inv in t.invocations])
             session.traces = []  # the spans are converted: let them go
             records[session.session_id] = record
@@ -229,6 +243,29 @@ class LiveEvaluator:
                         record.status, record.error = "error", f"{type(exc).__name__}: {first_line(exc)}"
                         self.store.put(record)
         self.evaluated_sessions += len(batch)
+
+    def submit(self, sessions: Sequence[ReadySession]) -> Future[None]:
+        """Evaluate already converted sessions (``ReadySession.converted``) on the worker's thread, as one
+        batch; the future is done once every session is evaluated and recorded (``serve --pull`` then
+        advances its watermark), or fails with the batch's error."""
+        future: Future[None] = Future()
+        if self._stop.is_set() and not self.running():
+            future.set_exception(RuntimeError("the live evaluator has stopped"))
+        else:
+            self._pulled.put((list(sessions), future))
+        return future
+
+    def _evaluate_pulled(self, sessions: list[ReadySession], future: Future[None]) -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            if sessions:
+                asyncio.run(self.evaluate(sessions))
+        except BaseException as exc:  # the caller keeps its watermark and reads the window again
+            log.exception("live evaluation of %d pulled session(s) failed", len(sessions))
+            future.set_exception(exc)
+        else:
+            future.set_result(None)
 
     def _remember(self, session_id: str, converted: list[ConvertedTrace]) -> list[ConvertedTrace]:
         known = self._converted.pop(session_id, [])

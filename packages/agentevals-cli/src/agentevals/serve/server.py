@@ -91,6 +91,10 @@ class ServeOptions:
         from ._sources import SourceHosts
 
         SourceHosts(self.allow_source_hosts)  # a malformed --allow-source-host: ConfigError before listening
+        if self.pull:
+            from .pull import check_pull_sources
+
+            check_pull_sources(self.pull)
 
     def policy(self) -> HostPolicy:
         """The Host/Origin policy of the HTTP ports (``ConfigError`` for a malformed ``--allowed-host``)."""
@@ -159,11 +163,19 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
     alerting.attach(consumers, run_id=recorder.run_id if recorder else None)
     assembler = SessionAssembler(max_units=options.max_buffered, idle=options.session_idle)
     store = MemorySessionStore(options.max_sessions)
+    puller = None
     try:
         worker = LiveEvaluator(assembler, store, settings, consumers=[*consumers, *([recorder] if recorder else [])])
-        await _serve(options, settings, assembler, store, worker, recorder, alerting.announcing(on_ready), state)
+        from .pull import pulling
+
+        puller = pulling(options, worker, state, recorder)  # started once serve is ready (the live run has begun)
+        ready = alerting.announcing(on_ready)
+        await _serve(options, settings, assembler, store, worker, recorder,
+                     ready if puller is None else puller.started(ready), state)
     finally:
         alerting.stop()
+        if puller is not None:
+            puller.stop()
         if runs is not None:
             runs.close()
 

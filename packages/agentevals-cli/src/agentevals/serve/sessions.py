@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..traces.convert.aliases import first
-from ..traces.model import Span, Trace
+from ..traces.model import ConvertedTrace, Span, Trace
 from ..traces.readers.otlp_logs import LogEvents, attach_log_events
 
 __all__ = ["COMPLETE_ATTRIBUTE", "EVAL_SET_ATTRIBUTE", "ReadySession", "SessionAssembler"]
@@ -60,6 +60,8 @@ class ReadySession:
     eval_set_id: Optional[str] = None
     conversation: bool = False
     """Keyed by a conversation id (else by its single trace id)."""
+    converted: Optional[list[ConvertedTrace]] = None
+    """Already converted traces (a ``serve --pull`` source read them), instead of raw ``traces``."""
 
 
 @dataclass

@@ -81,6 +81,15 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         )""",
         "CREATE INDEX run_sources_key ON run_sources (source_key)",
     ]),
+    (4, "the trace ids of each stored case (serve --pull de-duplicates, run --unscored backfills)", [
+        """CREATE TABLE case_traces (
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            trace_id TEXT NOT NULL,
+            PRIMARY KEY (run_id, idx, trace_id)
+        )""",
+        "CREATE INDEX case_traces_trace ON case_traces (trace_id)",
+    ]),
 ]
 """(version, what it adds, statements). Append; never edit a released entry."""
 

@@ -142,6 +142,9 @@ class RunStore:
         with self._writing():
             self.db.execute("DELETE FROM metric_results WHERE run_id = ? AND idx = ?", (run_id, index))
             self.db.execute("DELETE FROM cases WHERE run_id = ? AND idx = ?", (run_id, index))
+            self.db.execute("DELETE FROM case_traces WHERE run_id = ? AND idx = ?", (run_id, index))
+            self.db.executemany("INSERT INTO case_traces (run_id, idx, trace_id) VALUES (?, ?, ?)",
+                                [(run_id, index, t) for t in dict.fromkeys(case.trace_ids)])
             self.db.execute("INSERT INTO cases (run_id, idx, case_id, status, case_json) VALUES (?, ?, ?, ?, ?)",
                             (run_id, index, case.case_id, case_status(case).value, _dumps(shell)))
             self.db.executemany(
@@ -177,6 +180,7 @@ class RunStore:
             if status != "interrupted":
                 self.db.execute("DELETE FROM metric_results WHERE run_id = ? AND idx >= ?", (run.run_id, len(run.cases)))
                 self.db.execute("DELETE FROM cases WHERE run_id = ? AND idx >= ?", (run.run_id, len(run.cases)))
+                self.db.execute("DELETE FROM case_traces WHERE run_id = ? AND idx >= ?", (run.run_id, len(run.cases)))
 
     def record_sources(self, run_id: str, sources: Sequence[SourceRecord]) -> None:
         """Store the pull sources the run read, with their windows (replacing what a resumed run stored)."""
@@ -194,15 +198,43 @@ class RunStore:
             "SELECT uri, source_key, window_start, window_end, traces, newest, error FROM run_sources "
             "WHERE run_id = ? ORDER BY pos", (run_id,))]
 
-    def watermark(self, key: str) -> Optional[tuple[datetime, str]]:
+    def watermark(self, key: str, *, live: bool = False) -> Optional[tuple[datetime, str]]:
         """``--since last``: the end of the window that the latest completed run of the source ``key`` read
         in full, and that run's id; None when no completed run read it (a failed read does not count: its
-        window is read again)."""
-        rows = self.db.execute(
-            "SELECT s.window_end, s.run_id FROM run_sources s JOIN runs r ON r.run_id = s.run_id "
-            "WHERE s.source_key = ? AND s.error IS NULL AND r.status = 'completed' "
-            "ORDER BY r.started_at DESC, r.run_id DESC, s.window_end DESC LIMIT 1", (key,))
+        window is read again).
+
+        ``live``: also the windows of ``serve --pull`` runs (``live``, or ``completed``/``interrupted`` after
+        serve stopped, or still ``live`` after it was killed): a pulled window is recorded only once its
+        traces are scored and stored, so it counts whatever became of the process; the latest end wins.
+        """
+        if live:
+            rows = self.db.execute(
+                "SELECT s.window_end, s.run_id FROM run_sources s JOIN runs r ON r.run_id = s.run_id "
+                "WHERE s.source_key = ? AND s.error IS NULL AND r.status IN ('completed', 'live', 'interrupted') "
+                "ORDER BY s.window_end DESC LIMIT 1", (key,))
+        else:
+            rows = self.db.execute(
+                "SELECT s.window_end, s.run_id FROM run_sources s JOIN runs r ON r.run_id = s.run_id "
+                "WHERE s.source_key = ? AND s.error IS NULL AND r.status = 'completed' "
+                "ORDER BY r.started_at DESC, r.run_id DESC, s.window_end DESC LIMIT 1", (key,))
         return (datetime.fromisoformat(rows[0][0]), rows[0][1]) if rows else None
+
+    def scored_traces(self, trace_ids: Sequence[str], *,
+                      statuses: Sequence[str] = ("PASSED", "FAILED", "INFORMATIONAL")) -> set[str]:
+        """Which of ``trace_ids`` some stored case holds with a result (its status PASSED, FAILED or
+        INFORMATIONAL by default; a case with an ERROR row, or skipped or not evaluated, does not count):
+        what ``run --unscored`` leaves out (``serve --pull`` passes every status: a trace it evaluated once,
+        whatever came of it, is not evaluated again). Cases stored before schema version 4 are not known."""
+        found: set[str] = set()
+        ids = list(dict.fromkeys(trace_ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            rows = self.db.execute(
+                "SELECT DISTINCT t.trace_id FROM case_traces t JOIN cases c ON c.run_id = t.run_id AND c.idx = t.idx "
+                f"WHERE t.trace_id IN ({', '.join('?' * len(chunk))}) "
+                f"AND c.status IN ({', '.join('?' * len(statuses))})", [*chunk, *statuses])
+            found.update(row[0] for row in rows)
+        return found
 
     def list_runs(self, *, limit: int = 20, statuses: Sequence[str] = (), before: Optional[str] = None) -> list[RunRecord]:
         """The newest runs first; only those with one of ``statuses`` (when given) and started before

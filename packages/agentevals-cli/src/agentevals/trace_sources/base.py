@@ -22,7 +22,7 @@ Example (a third-party source, registered under the entry-point group ``agenteva
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -63,6 +63,11 @@ class ReadContext:
     pinned: dict[str, tuple[datetime, datetime]] = field(default_factory=dict)
     """Source URI → the exact window to read again, whatever its ``since``/``--since`` say (``--resume`` and
     ``--rerun-failed`` re-read the window the stored run read, not one ending now)."""
+    skip_trace: Optional[Callable[[str], bool]] = None
+    """Trace id → whether to leave that trace out, unread by the engine (``run --unscored``: the store has a
+    result for it; ``serve --pull``: scored by an earlier poll). Counted in ``skipped``."""
+    skipped: int = 0
+    """Traces ``skip_trace`` left out."""
 
 
 class TraceSource(ABC):

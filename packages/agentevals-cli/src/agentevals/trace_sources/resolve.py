@@ -112,6 +112,10 @@ def resolve(inputs: Sequence[TraceInput], *, trace_format: Optional[str] = None,
             position = ReadPosition()
             try:
                 for converted in source.read(ctx, position):
+                    if ctx.skip_trace is not None and isinstance(converted, ConvertedTrace) \
+                            and ctx.skip_trace(converted.trace_id):
+                        ctx.skipped += 1
+                        continue
                     yield converted, (before + position.fraction * weight) / total
             except InputFileError as exc:
                 yield InputError(source=source.label, error=str(exc)), (before + weight) / total
