@@ -68,14 +68,14 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_phoenix(folder: Path, **env: str) -> PhoenixServer:
-    """``phoenix serve`` on 127.0.0.1 (HTTP and gRPC ports from the OS), its SQLite in ``folder``; waits
-    (at most 180 s) until ``/healthz`` answers."""
+def start_phoenix(folder: Path, port: Optional[int] = None, **env: str) -> PhoenixServer:
+    """``phoenix serve`` on 127.0.0.1 (HTTP and gRPC ports from the OS; ``port``: that HTTP port, to start
+    it again where it was), its SQLite in ``folder``; waits (at most 180 s) until ``/healthz`` answers."""
     exe = backends_bin() / "phoenix"
     if not exe.exists():
         pytest.skip(f"no Phoenix server: {exe} is missing (run `python tools/setup_backends.py`)")
     folder.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
+    port = port or _free_port()
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("PHOENIX_", "OTEL_"))}
     server_env = {**clean, "PHOENIX_WORKING_DIR": str(folder), "PHOENIX_HOST": "127.0.0.1",
                   "PHOENIX_PORT": str(port), "PHOENIX_GRPC_PORT": str(_free_port()),

@@ -161,7 +161,8 @@ def api_app(ctx: ApiContext) -> FastAPI:
     @app.get("/api/health", summary="Liveness, version and receiver counters")
     async def health() -> dict[str, Any]:
         sources = [s.as_json() for s in ctx.continuous.sources.values()]
-        return ok({"status": "ok", "version": __version__, "receiver": ctx.assembler.stats(), "sources": sources})
+        return ok({"status": "ok", "version": __version__, "receiver": ctx.assembler.stats(), "sources": sources,
+                   "sessions": ctx.continuous.counters.as_json()})
 
     @app.get("/api/config", summary="Receiver endpoints, loaded eval sets and which judge API keys are set")
     async def config() -> dict[str, Any]:
