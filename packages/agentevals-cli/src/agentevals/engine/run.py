@@ -101,7 +101,11 @@ async def run_evaluation(
                 pool.submit(case_seq, case, only_trace=only_trace)
         for seq in grouper.dropped():
             output.drop(seq)
-        for case_seq, case, only_trace in [*lone.take(grouper.finish()), *lone.finish()]:
+        for waiting in grouper.finish():  # lazily: a spilled trace is read back when there is room for it
+            for case_seq, case, only_trace in lone.take([waiting]):
+                await pool.room()
+                pool.submit(case_seq, case, only_trace=only_trace)
+        for case_seq, case, only_trace in lone.finish():
             await pool.room()
             pool.submit(case_seq, case, only_trace=only_trace)
         planner.exact(grouper.count)  # every case is known now

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+)
 from pydantic.json_schema import SkipJsonSchema
 
 __all__ = ["CaseResult", "InputError", "MetricResult", "RunResult", "SpanRef", "Status", "Verdict", "case_status",
@@ -167,7 +174,8 @@ class RunResult(BaseModel):
 
     schema_version: str = RESULT_SCHEMA_VERSION
     agentevals_version: str = ""
-    cases: list[CaseResult] = Field(default_factory=list)
+    # In output order: a list, or the engine's ``results.cases.CaseList`` (spills big runs to disk).
+    cases: Sequence[CaseResult] = Field(default_factory=list)
     input_errors: list[InputError] = Field(default_factory=list)
     repetitions: list[dict[str, Any]] = Field(default_factory=list)
     """Per eval case repetition statistics (n, mean, std, pass rate, pass@k, pass^k)."""
@@ -183,6 +191,11 @@ class RunResult(BaseModel):
     """When the run ended (ISO 8601, UTC)."""
     _planned: Optional[int] = PrivateAttr(default=None)
     _planned_estimated: bool = PrivateAttr(default=False)
+
+    @field_serializer("cases", mode="wrap")
+    def _serialize_cases(self, cases: Any, handler: SerializerFunctionWrapHandler) -> Any:
+        # The engine fills ``cases`` with a ``results.cases.CaseList`` (it spills big runs to disk).
+        return handler(cases if isinstance(cases, list) else list(cases))
 
     @property
     def planned(self) -> Optional[int]:
