@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any, Optional
 
@@ -18,7 +18,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 
 __all__ = ["CaseResult", "InputError", "MetricResult", "RunResult", "SpanRef", "Status", "Verdict", "case_status",
-           "tally_totals", "utc_now", "verdict_for"]
+           "tally_statuses", "tally_totals", "utc_now", "verdict_for"]
 
 RESULT_SCHEMA_VERSION = "1"
 """Version of the ``-o json`` document shape (see ``agentevals/report/schema``)."""
@@ -211,10 +211,15 @@ class RunResult(BaseModel):
 
     def counts(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Status}
-        for case in self.cases:
-            for metric in case.metrics:
-                counts[metric.status.value] += 1
+        for per in self._tally()[1].values():
+            for status, n in per.items():
+                counts[status] += n
         return counts
+
+    def _tally(self) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+        # A CaseList keeps these counts as cases are appended: no pass over cases spilled to disk.
+        tally = getattr(self.cases, "tally", None)
+        return tally() if tally is not None else tally_statuses(self.cases)
 
     def totals(self, *, strict: bool = False) -> dict[str, Any]:
         """Cases and metric rows counted apart, with pass rates (see ``pass_rate``).
@@ -222,14 +227,7 @@ class RunResult(BaseModel):
         ``{"cases": {"total", "PASSED", "FAILED", ...}, "results": {...}, "pass_rate": r,
         "metrics": {name: {"passed", "evaluated", "pass_rate"}}}``
         """
-        case_counts: dict[str, int] = {}
-        metric_counts: dict[str, dict[str, int]] = {}
-        for case in self.cases:
-            status = case_status(case).value
-            case_counts[status] = case_counts.get(status, 0) + 1
-            for m in case.metrics:
-                per = metric_counts.setdefault(m.name, {})
-                per[m.status.value] = per.get(m.status.value, 0) + 1
+        case_counts, metric_counts = self._tally()
         return tally_totals(case_counts, metric_counts, strict=strict)
 
     def exit_code(self, *, strict: bool = False) -> int:
@@ -256,6 +254,22 @@ def case_status(case: CaseResult) -> Status:
         if status in present:
             return status
     return Status.NOT_EVALUATED
+
+
+def tally_statuses(cases: Iterable[CaseResult], case_counts: Optional[dict[str, int]] = None,
+                   metric_counts: Optional[dict[str, dict[str, int]]] = None,
+                   ) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """Cases by ``case_status`` and each metric's rows by status (added to the given counts, if any): what
+    ``RunResult.totals()`` and ``counts()`` are made of."""
+    case_counts = {} if case_counts is None else case_counts
+    metric_counts = {} if metric_counts is None else metric_counts
+    for case in cases:
+        status = case_status(case).value
+        case_counts[status] = case_counts.get(status, 0) + 1
+        for m in case.metrics:
+            per = metric_counts.setdefault(m.name, {})
+            per[m.status.value] = per.get(m.status.value, 0) + 1
+    return case_counts, metric_counts
 
 
 def tally_totals(case_counts: Mapping[str, int], metric_counts: Mapping[str, Mapping[str, int]], *,

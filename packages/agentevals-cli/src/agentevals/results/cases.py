@@ -37,10 +37,15 @@ class CaseList(Sequence["CaseResult"]):
         self._memory: list[CaseResult] = []
         self._refs: list[Spilled] = []  # the cases past the threshold, in order after ``_memory``
         self._spill: Optional[SpillFile] = None
+        self._case_counts: dict[str, int] = {}
+        self._metric_counts: dict[str, dict[str, int]] = {}
         for case in cases:
             self.append(case)
 
     def append(self, case: CaseResult) -> None:
+        from . import tally_statuses
+
+        tally_statuses((case,), self._case_counts, self._metric_counts)
         if len(self._memory) < self.threshold:
             self._memory.append(case)
             return
@@ -59,6 +64,11 @@ class CaseList(Sequence["CaseResult"]):
             return
         assert self._spill is not None
         self._refs[index - len(self._memory)] = self._spill.put(case)
+
+    def tally(self) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+        """Running counts (``results.tally_statuses``) of the cases appended: ``RunResult.totals()`` and
+        ``counts()`` read them instead of every case. Statuses never change after a case is appended."""
+        return dict(self._case_counts), {name: dict(per) for name, per in self._metric_counts.items()}
 
     @property
     def spilled(self) -> int:
