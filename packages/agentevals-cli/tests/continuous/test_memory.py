@@ -14,8 +14,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from agentevals.core.redact import redact
 from agentevals.core.spill import SpillFile, spill_threshold
 from agentevals.engine.grouping import Grouper
+from agentevals.report import render, render_chunks
+from agentevals.report._workflow import defuse
+from agentevals.report.json import run_extras
+from agentevals.report.legacy import legacy_keys
 from agentevals.results import CaseResult, MetricResult, RunResult, Status
 from agentevals.results.cases import CaseList
 from agentevals.traces.model import ConvertedTrace
@@ -143,3 +148,21 @@ def test_reports_are_identical_with_and_without_spilling(tmp_path):
     doc = json.loads((tmp_path / "spilled" / "r.json").read_text())
     assert len(doc["cases"]) == len(doc["traces"]) == 20  # 24 traces, 4 conversations of two
     assert {m["status"] for c in doc["cases"] for m in c["metrics"]} <= {s.value for s in Status}
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_the_json_report_in_pieces_is_the_whole_dump(n):
+    """``-o json`` is written case by case; the text is byte for byte the one-shot ``json.dumps`` (then
+    redacted and defused as a whole)."""
+    cases = [_case(i) for i in range(n)]
+    if cases:  # what defusing and redaction rewrite, inside a spilled case
+        cases[-1].metrics[0].details.update(note="::warning::x ##[y] ünï\ncode", url="https://u:pw@h.example/x")
+    run = RunResult(cases=cases, notes=["a note"], run_id="r1")
+    whole = json.dumps({**run.model_dump(mode="json"), **legacy_keys(run), **run_extras(run)}, indent=2,
+                       ensure_ascii=False) + "\n"
+    run.cases = CaseList(cases, threshold=2)
+    pieces = list(render_chunks(run, "json"))
+    assert len(pieces) > 2
+    assert "".join(pieces) == defuse(redact(whole), "json") == render(run, "json")
+    assert [c["case_id"] for c in json.loads("".join(pieces))["cases"]] == [f"c{i}" for i in range(n)]
+    assert ":pw@" not in "".join(pieces) and ("::warning" in whole) == bool(n)

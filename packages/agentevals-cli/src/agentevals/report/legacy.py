@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from ..results import CaseResult, MetricResult, RunResult, Status
 from ..traces.convert._common import stats
 
-__all__ = ["LegacyDocument", "legacy_keys"]
+__all__ = ["LegacyDocument", "legacy_keys", "legacy_trace"]
 
 
 def _object(required: bool = True, **props: Any) -> dict[str, Any]:
@@ -195,10 +195,16 @@ def _run_performance(cases: Iterable[CaseResult]) -> Optional[dict[str, Any]]:
     }
 
 
-def legacy_keys(run: RunResult) -> dict[str, Any]:
-    """The 0.11 keys (``traces``, ``errors``, ``performance_metrics``) for ``run``."""
+def legacy_trace(case: CaseResult) -> dict[str, Any]:
+    """One entry of the 0.11 ``traces`` list."""
+    return _trace(case)
+
+
+def legacy_keys(run: RunResult, *, traces: bool = True) -> dict[str, Any]:
+    """The 0.11 keys (``traces``, ``errors``, ``performance_metrics``) for ``run`` (``traces=False``: the
+    ``traces`` list left empty, for a writer that streams it with ``legacy_trace``)."""
     out: dict[str, Any] = {
-        "traces": [_trace(case) for case in run.cases],
+        "traces": [_trace(case) for case in run.cases] if traces else [],
         "errors": [e.error for e in run.input_errors] + ([run.aborted] if run.aborted else []),
     }
     performance = _run_performance(run.cases)
