@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import agentevals
 import pytest
 from agentevals.core.redact import redact
 from agentevals.core.spill import SpillFile, spill_threshold
@@ -166,3 +167,16 @@ def test_the_json_report_in_pieces_is_the_whole_dump(n):
     assert "".join(pieces) == defuse(redact(whole), "json") == render(run, "json")
     assert [c["case_id"] for c in json.loads("".join(pieces))["cases"]] == [f"c{i}" for i in range(n)]
     assert ":pw@" not in "".join(pieces) and ("::warning" in whole) == bool(n)
+
+
+def test_python_api_run_cases_is_a_list_unless_the_run_spilled(tmp_path, monkeypatch):
+    traces = _helm_file(tmp_path / "helm_x8.json", 8)
+    small = agentevals.evaluate([str(traces)], eval_set=str(EVAL_SET), metrics=["tool_trajectory_avg_score"])
+    assert type(small.cases) is list and len(small.cases) == 6  # two conversations of two
+    monkeypatch.setenv("AGENTEVALS_SPILL_CASES", "2")
+    monkeypatch.setenv("AGENTEVALS_SPILL_TRACES", "1")
+    big = agentevals.evaluate([str(traces)], eval_set=str(EVAL_SET), metrics=["tool_trajectory_avg_score"])
+    assert isinstance(big.cases, CaseList) and big.cases.spilled == 4
+    assert [c.case_id for c in big.cases] == [c.case_id for c in small.cases]
+    assert big.totals() == small.totals() and big.repetitions == small.repetitions
+    assert [c.repeat_index for c in big.cases] == [c.repeat_index for c in small.cases] == list(range(6))

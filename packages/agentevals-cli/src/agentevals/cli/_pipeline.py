@@ -301,7 +301,7 @@ def _partial(finisher: _Finisher, signum: int, options: RunOptions) -> RunResult
     from ..results.repetitions import summarize_repetitions
 
     run = finisher.run or RunResult()
-    run.cases = finisher.cases
+    run.cases = finisher.cases.settled()
     planned = "" if run.planned is None else f" of {'~' * run.planned_estimated}{run.planned}"
     run.aborted = (f"interrupted by {signal.Signals(signum).name} after {len(run.cases)}{planned} cases; "
                    "the report holds the cases that finished")

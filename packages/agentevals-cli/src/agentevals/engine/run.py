@@ -117,7 +117,7 @@ async def run_evaluation(
                 await ev.aclose()
             except Exception:
                 log.debug("closing %s failed", ev.display_name, exc_info=True)
-    run.cases = output.emitted
+    run.cases = output.emitted.settled()  # a list, or past the spill threshold a CaseList (results.cases)
     if output.stopped_by is not None:
         stopped, failed = output.stopped_by
         run.aborted = (f"fail_on_evaluation_error: evaluator '{failed.name}' failed on {stopped.case_id}: "

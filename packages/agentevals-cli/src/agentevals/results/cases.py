@@ -65,6 +65,11 @@ class CaseList(Sequence["CaseResult"]):
         assert self._spill is not None
         self._refs[index - len(self._memory)] = self._spill.put(case)
 
+    def settled(self) -> Sequence[CaseResult]:
+        """What a finished run holds: a plain list when nothing was spilled (a small run's ``run.cases`` is
+        the list it always was), else this sequence."""
+        return list(self._memory) if not self._refs else self
+
     def tally(self) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
         """Running counts (``results.tally_statuses``) of the cases appended: ``RunResult.totals()`` and
         ``counts()`` read them instead of every case. Statuses never change after a case is appended."""
