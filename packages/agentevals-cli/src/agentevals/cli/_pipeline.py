@@ -10,6 +10,7 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -75,7 +76,7 @@ class _Finisher(RunConsumer):
     strict: bool = False
     reuse: Any = None
     run: Optional[RunResult] = None
-    cases: CaseList = field(default_factory=CaseList)
+    cases: Sequence[CaseResult] = field(default_factory=CaseList)
     outcome: Optional[GateOutcome] = None
     finished: bool = False
 
@@ -83,12 +84,14 @@ class _Finisher(RunConsumer):
         self.run = run
 
     def case_finished(self, index: int, case: CaseResult) -> None:
-        self.cases.append(case)
+        if isinstance(self.cases, CaseList):
+            self.cases.append(case)
 
     def run_finished(self, run: RunResult) -> None:
         self.run, self.finished = run, True
-        self.cases.close()  # the run holds them all now (its own copy)
-        self.cases = CaseList()
+        if isinstance(self.cases, CaseList):  # the run holds them all now: one copy is enough
+            self.cases.close()
+        self.cases = run.cases
         if self.reuse is not None and self.reuse.reused:
             n = self.reuse.reused
             run.notes.append(f"{n} result{'s' if n != 1 else ''} reused from the run store, not run again "
@@ -301,7 +304,7 @@ def _partial(finisher: _Finisher, signum: int, options: RunOptions) -> RunResult
     from ..results.repetitions import summarize_repetitions
 
     run = finisher.run or RunResult()
-    run.cases = finisher.cases.settled()
+    run.cases = finisher.cases.settled() if isinstance(finisher.cases, CaseList) else finisher.cases
     planned = "" if run.planned is None else f" of {'~' * run.planned_estimated}{run.planned}"
     run.aborted = (f"interrupted by {signal.Signals(signum).name} after {len(run.cases)}{planned} cases; "
                    "the report holds the cases that finished")
