@@ -11,7 +11,7 @@ from typing import Optional
 import click
 
 from ..errors import ConfigError
-from ..report import FILE_EXTENSIONS, REPORT_FORMATS, ReportContext, render
+from ..report import FILE_EXTENSIONS, REPORT_FORMATS, ReportContext, render, render_chunks
 from ..results import RunResult
 
 __all__ = ["Output", "parse_outputs", "write_outputs"]
@@ -96,18 +96,18 @@ def _write_one(run: RunResult, out: Output, context: ReportContext, *, color: bo
         return
     if out.path is None:
         painted = color and out.fmt in ("table", "summary")
-        text = render(run, out.fmt, color=painted, context=context)
-        click.echo(text, nl=False, color=painted or None)  # --color: keep the colours on a pipe too
+        for text in render_chunks(run, out.fmt, color=painted, context=context):  # a big JSON report: in pieces
+            click.echo(text, nl=False, color=painted or None)  # --color: keep the colours on a pipe too
         sys.stdout.flush()
         return
-    text = render(run, out.fmt, context=context)
     if out.path.exists() and not out.path.is_file():  # a device, a FIFO: write to it, never replace it
         with open(out.path, "w", encoding="utf-8") as fh:
-            fh.write(text)
+            fh.writelines(render_chunks(run, out.fmt, context=context))
         return
     tmp = out.path.with_name(f".{out.path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(text, "utf-8")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.writelines(render_chunks(run, out.fmt, context=context))
         os.replace(tmp, out.path)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -10,6 +10,7 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -20,6 +21,7 @@ from ..engine.options import RunOptions
 from ..errors import ConfigError
 from ..report import ReportContext
 from ..results import CaseResult, RunResult
+from ..results.cases import CaseList
 from ..results.compare import Comparison, compare_runs, load_baseline
 from ..results.gates import GateOutcome, Gates, check_gates, parse_min_pass_rates
 from ._outputs import parse_outputs, stdout_format, write_outputs
@@ -74,7 +76,7 @@ class _Finisher(RunConsumer):
     strict: bool = False
     reuse: Any = None
     run: Optional[RunResult] = None
-    cases: list[CaseResult] = field(default_factory=list)
+    cases: Sequence[CaseResult] = field(default_factory=CaseList)
     outcome: Optional[GateOutcome] = None
     finished: bool = False
 
@@ -82,10 +84,14 @@ class _Finisher(RunConsumer):
         self.run = run
 
     def case_finished(self, index: int, case: CaseResult) -> None:
-        self.cases.append(case)
+        if isinstance(self.cases, CaseList):
+            self.cases.append(case)
 
     def run_finished(self, run: RunResult) -> None:
         self.run, self.finished = run, True
+        if isinstance(self.cases, CaseList):  # the run holds them all now: one copy is enough
+            self.cases.close()
+        self.cases = run.cases
         if self.reuse is not None and self.reuse.reused:
             n = self.reuse.reused
             run.notes.append(f"{n} result{'s' if n != 1 else ''} reused from the run store, not run again "
@@ -311,7 +317,7 @@ def _partial(finisher: _Finisher, signum: int, options: RunOptions) -> RunResult
     from ..results.repetitions import summarize_repetitions
 
     run = finisher.run or RunResult()
-    run.cases = list(finisher.cases)
+    run.cases = finisher.cases.settled() if isinstance(finisher.cases, CaseList) else finisher.cases
     planned = "" if run.planned is None else f" of {'~' * run.planned_estimated}{run.planned}"
     run.aborted = (f"interrupted by {signal.Signals(signum).name} after {len(run.cases)}{planned} cases; "
                    "the report holds the cases that finished")

@@ -6,16 +6,17 @@ Example:
     grouper = Grouper("auto")
     for trace in traces:
         seq, ready = grouper.add(trace)      # cases complete now (a trace with a session id waits)
-    last = grouper.finish()                  # the waiting traces, as cases, once the input has ended
+    last = grouper.finish()                  # the waiting traces, as cases (lazily), once the input has ended
     ```
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Union
 
+from ..core.spill import Spilled, SpillFile, spill_threshold
 from ..evalsets import EvalCase
 from ..results import MetricResult
 from ..traces.model import ConvertedTrace
@@ -73,16 +74,20 @@ class Grouper:
     one waits for the end of the input under ``conversation`` and ``auto``: a later trace anywhere in the
     input may belong to the same conversation (and under ``auto`` a single shared session id groups every
     conversation). Waiting traces are converted ones: compact, their raw spans dropped unless an
-    evaluator reads them.
+    evaluator reads them; past ``spill_after`` of them (``AGENTEVALS_SPILL_TRACES``, default 2,000) they
+    wait pickled in a temporary file, so memory stays flat however long the input.
     """
 
-    def __init__(self, group_by: str) -> None:
+    def __init__(self, group_by: str, *, spill_after: Optional[int] = None) -> None:
         self.group_by = group_by
         self.count = 0
         """Cases formed so far."""
         self._seq = 0
-        self._sessions: dict[str, list[tuple[int, ConvertedTrace]]] = {}
+        self._sessions: dict[str, list[tuple[int, Union[ConvertedTrace, Spilled]]]] = {}
         self._waiting = 0
+        self._threshold = spill_threshold("AGENTEVALS_SPILL_TRACES") if spill_after is None else spill_after
+        self._spill: Optional[SpillFile] = None
+        """Waiting traces past the threshold, pickled (a day of production traces would not fit in memory)."""
         self._shared = False
         """Some session id has two traces or more (``auto`` then groups conversations)."""
 
@@ -93,7 +98,12 @@ class Grouper:
             self.count += 1
             return seq, [(seq, Case(case_id=trace.trace_id, traces=[trace]))]
         members = self._sessions.setdefault(trace.session_id, [])
-        members.append((seq, trace))
+        if self._waiting >= self._threshold:
+            if self._spill is None:
+                self._spill = SpillFile()
+            members.append((seq, self._spill.put(trace)))
+        else:
+            members.append((seq, trace))
         self._waiting += 1
         self._shared = self._shared or len(members) > 1
         return seq, []
@@ -108,19 +118,34 @@ class Grouper:
             return []
         return [seq for members in self._sessions.values() for seq, _ in members[1:]]
 
-    def finish(self) -> list[tuple[int, Case]]:
-        """The waiting traces as cases, once the input has ended."""
-        cases = []
+    def finish(self) -> Iterator[tuple[int, Case]]:
+        """The waiting traces as cases, in order, once the input has ended. Lazy: a spilled trace is read
+        back only when its case is taken, so the caller bounds what is in memory (the pool's room)."""
+        sessions, spill = self._sessions, self._spill
+        self._sessions, self._waiting, self._spill = {}, 0, None
         if self._conversations():
-            for session, members in self._sessions.items():
-                traces = sorted((t for _, t in members), key=lambda t: t.start_ns)
-                cases.append((members[0][0], Case(case_id=session, traces=traces)))
+            self.count += len(sessions)
+            # A session's first trace orders its case, and sessions were added in that order.
+            for session, members in sessions.items():
+                traces = sorted((self._load(spill, t) for _, t in members), key=lambda t: t.start_ns)
+                yield members[0][0], Case(case_id=session, traces=traces)
         else:
-            cases = [(seq, Case(case_id=t.trace_id, traces=[t])) for members in self._sessions.values()
-                     for seq, t in members]
-        self._sessions, self._waiting = {}, 0
-        self.count += len(cases)
-        return sorted(cases, key=lambda item: item[0])
+            order = sorted((seq, session, i) for session, members in sessions.items()
+                           for i, (seq, _) in enumerate(members))
+            self.count += len(order)
+            for seq, session, i in order:
+                trace = self._load(spill, sessions[session][i][1])
+                yield seq, Case(case_id=trace.trace_id, traces=[trace])
+        if spill is not None:
+            spill.close()
+
+    @staticmethod
+    def _load(spill: Optional[SpillFile], item: Union[ConvertedTrace, Spilled]) -> ConvertedTrace:
+        if isinstance(item, Spilled):
+            assert spill is not None
+            trace: ConvertedTrace = spill.get(item)
+            return trace
+        return item
 
     def _conversations(self) -> bool:
         return self._shared if self.group_by == "auto" else self.group_by == "conversation"

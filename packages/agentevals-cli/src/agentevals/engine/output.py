@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Optional
 
 from ..results import CaseResult, MetricResult, Status
+from ..results.cases import CaseList
 from .consumers import RunConsumer, emit
 
 __all__ = ["Output"]
@@ -29,7 +30,8 @@ class Output:
     def __init__(self, consumers: Sequence[RunConsumer], *, stop_on_error: bool) -> None:
         self.consumers = consumers
         self.stop_on_error = stop_on_error
-        self.emitted: list[CaseResult] = []
+        self.emitted = CaseList()
+        """Every emitted case, in order (past a threshold on disk: see ``CaseList``)."""
         self.stopped_by: Optional[tuple[CaseResult, MetricResult]] = None
         """The case (and its failed metric) that stopped the run under ``fail_on_evaluation_error``."""
         self._open: list[int] = []  # heap: sequence numbers that are, or may still become, cases

@@ -103,7 +103,11 @@ async def run_evaluation(
                 pool.submit(case_seq, case, only_trace=only_trace)
         for seq in grouper.dropped():
             output.drop(seq)
-        for case_seq, case, only_trace in [*lone.take(grouper.finish()), *lone.finish()]:
+        for waiting in grouper.finish():  # lazily: a spilled trace is read back when there is room for it
+            for case_seq, case, only_trace in lone.take([waiting]):
+                await pool.room()
+                pool.submit(case_seq, case, only_trace=only_trace)
+        for case_seq, case, only_trace in lone.finish():
             await pool.room()
             pool.submit(case_seq, case, only_trace=only_trace)
         planner.exact(grouper.count)  # every case is known now
@@ -115,7 +119,7 @@ async def run_evaluation(
                 await ev.aclose()
             except Exception:
                 log.debug("closing %s failed", ev.display_name, exc_info=True)
-    run.cases = output.emitted
+    run.cases = output.emitted.settled()  # a list, or past the spill threshold a CaseList (results.cases)
     if output.stopped_by is not None:
         stopped, failed = output.stopped_by
         run.aborted = (f"fail_on_evaluation_error: evaluator '{failed.name}' failed on {stopped.case_id}: "

@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Optional
 
 from .formats import REPORT_FORMATS, ReportFormat
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from ..results import RunResult
     from ._context import ReportContext
 
-__all__ = ["FILE_EXTENSIONS", "RENDERERS", "REPORT_FORMATS", "ReportContext", "ReportFormat", "render"]
+__all__ = ["FILE_EXTENSIONS", "RENDERERS", "REPORT_FORMATS", "ReportContext", "ReportFormat", "render", "render_chunks"]
 
 RENDERERS = REPORT_FORMATS
 """Deprecated alias of ``REPORT_FORMATS`` (a dict of ``module:function`` strings before 0.12)."""
@@ -49,3 +50,14 @@ def render(run: RunResult, fmt: str = "table", *, color: bool = False, context: 
     from ._workflow import defuse
 
     return defuse(redact(REPORT_FORMATS.get(fmt).render(run, color=color, context=context)), fmt)
+
+
+def render_chunks(run: RunResult, fmt: str = "table", *, color: bool = False,
+                  context: Optional[ReportContext] = None) -> Iterator[str]:
+    """``render``'s text in pieces (see ``ReportFormat.chunks``): how a report file of a 100,000-case run
+    is written without holding its whole text."""
+    from ..core.redact import redact
+    from ._workflow import defuse
+
+    for chunk in REPORT_FORMATS.get(fmt).chunks(run, color=color, context=context):
+        yield defuse(redact(chunk), fmt)

@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import abc
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, ClassVar, Optional
 
 from ..core._registry import Registry
@@ -38,6 +39,13 @@ class ReportFormat(abc.ABC):
     @abc.abstractmethod
     def render(self, run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
         """The report of ``run``; ``color`` only for terminals; ``context`` says what is missing from the run."""
+
+    def chunks(self, run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None
+               ) -> Iterator[str]:
+        """The report in pieces whose concatenation is ``render``'s text, each starting a line or with a
+        character that cannot start a workflow command (redaction and defusing apply piece by piece): a
+        format that can write a big run without holding its whole text overrides it (``json`` does)."""
+        yield self.render(run, color=color, context=context)
 
 
 REPORT_FORMATS: Registry[ReportFormat] = Registry(

@@ -7,15 +7,16 @@ The document also carries agentevals-cli 0.11's keys (``traces``, ``errors``, ``
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from importlib import resources
 from typing import Any, Optional
 
 from ..results import RunResult
 from ._context import ReportContext
 from .formats import ReportFormat
-from .legacy import LegacyDocument, legacy_keys
+from .legacy import LegacyDocument, legacy_keys, legacy_trace
 
-__all__ = ["JsonReport", "load_result_schema", "render_json", "result_json_schema"]
+__all__ = ["JsonReport", "json_chunks", "load_result_schema", "render_json", "result_json_schema"]
 
 
 def result_json_schema() -> dict[str, Any]:
@@ -36,9 +37,45 @@ def load_result_schema() -> dict[str, Any]:
 
 
 def render_json(run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
-    doc = {**run.model_dump(mode="json"), **legacy_keys(run)}
+    return "".join(json_chunks(run, context=context))
+
+
+_STREAMED = ("cases", "traces")
+"""The document's lists with one entry per case: written case by case (a 100,000-case run never holds its
+whole document), the rest of the document in one ``json.dumps``."""
+_MARK = "\x00agentevals-stream\x00"
+
+
+def json_chunks(run: RunResult, *, context: Optional[ReportContext] = None) -> Iterator[str]:
+    """The ``-o json`` document in pieces, byte for byte ``json.dumps(doc, indent=2, ensure_ascii=False)``:
+    the per-case lists are dumped one case at a time and indented as the whole dump would (the stdlib's
+    indentation depends only on nesting), the cases read once each (a spilled ``CaseList`` from disk).
+    Pieces split only between JSON values, never inside a string (redaction applies piece by piece)."""
+    dumped = run.model_dump(mode="json", exclude={"cases"})
+    doc = {key: _MARK if key == "cases" else dumped[key] for key in RunResult.model_fields
+           if key == "cases" or key in dumped}
+    doc.update(legacy_keys(run, traces=False), traces=_MARK)
     doc.update(run_extras(run, context))
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    marker = json.dumps(_MARK, ensure_ascii=False)
+    for key in _STREAMED:
+        line = f'  "{key}": {marker}'
+        before, _, text = text.partition(line)
+        yield before
+        yield from _streamed_list(key, run)
+    yield text
+
+
+def _streamed_list(key: str, run: RunResult) -> Iterator[str]:
+    if not run.cases:
+        yield f'  "{key}": []'
+        return
+    yield f'  "{key}": [\n'
+    for i, case in enumerate(run.cases):
+        item = case.model_dump(mode="json") if key == "cases" else legacy_trace(case)
+        body = json.dumps(item, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+        yield f",\n    {body}" if i else f"    {body}"
+    yield "\n  ]"
 
 
 def run_extras(run: RunResult, context: Optional[ReportContext] = None) -> dict[str, Any]:
@@ -63,3 +100,7 @@ class JsonReport(ReportFormat):
 
     def render(self, run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
         return render_json(run, color=color, context=context)
+
+    def chunks(self, run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None
+               ) -> Iterator[str]:
+        return json_chunks(run, context=context)

@@ -21,6 +21,7 @@ which 0.11 could not compute) is NOT_EVALUATED with no ``score`` (a score is in 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
@@ -28,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from ..results import CaseResult, MetricResult, RunResult, Status
 from ..traces.convert._common import stats
 
-__all__ = ["LegacyDocument", "legacy_keys"]
+__all__ = ["LegacyDocument", "legacy_keys", "legacy_trace"]
 
 
 def _object(required: bool = True, **props: Any) -> dict[str, Any]:
@@ -142,31 +143,43 @@ def _trace(case: CaseResult) -> dict[str, Any]:
     return out
 
 
-def _run_performance(cases: list[CaseResult]) -> Optional[dict[str, Any]]:
-    """0.11's run totals: token sums and per-trace averages, per-trace latency percentiles, call counts."""
-    perfs = [c.performance_metrics for c in cases if c.performance_metrics]
-    if not perfs:
-        return None
+def _run_performance(cases: Iterable[CaseResult]) -> Optional[dict[str, Any]]:
+    """0.11's run totals: token sums and per-trace averages, per-trace latency percentiles, call counts.
+    One pass keeping sums (and one latency per trace), never the cases' figures: cases may be spilled."""
 
     def tokens(p: dict[str, Any], key: str) -> float:
         return (p.get("tokens") or {}).get(key) or 0
 
-    prompt = [tokens(p, "total_prompt") for p in perfs]
-    output = [tokens(p, "total_output") for p in perfs]
-    overall = [(p.get("latency") or {}).get("overall") or {} for p in perfs]
-    # 0.11: only traces whose turns were timed (count > 0) have a per-trace latency
-    latencies = [o["median"] for o in overall if o.get("count") and isinstance(o.get("median"), (int, float))]
-    llm_calls = sum((p.get("counts") or {}).get("llm_calls") or 0 for p in perfs)
-    tool_calls = sum((p.get("counts") or {}).get("tool_calls") or 0 for p in perfs)
-    count = len(cases)
+    keys = ("total_prompt", "total_output", "total", "cache_creation_tokens", "cache_read_tokens")
+    sums: dict[str, float] = dict.fromkeys(keys, 0)  # int sums stay ints, as 0.11 wrote them
+    latencies: list[float] = []
+    llm_calls = tool_calls = count = traces = 0
+    models: set[str] = set()
+    for case in cases:
+        count += 1
+        p = case.performance_metrics
+        if not p:
+            continue
+        traces += 1
+        for key in keys:
+            sums[key] += tokens(p, key)
+        overall = (p.get("latency") or {}).get("overall") or {}
+        # 0.11: only traces whose turns were timed (count > 0) have a per-trace latency
+        if overall.get("count") and isinstance(overall.get("median"), (int, float)):
+            latencies.append(overall["median"])
+        llm_calls += (p.get("counts") or {}).get("llm_calls") or 0
+        tool_calls += (p.get("counts") or {}).get("tool_calls") or 0
+        models.update(p.get("models") or [])
+    if not traces:
+        return None
     return {
         "tokens": {
-            "total_prompt": sum(prompt),
-            "total_output": sum(output),
-            "total": sum(tokens(p, "total") for p in perfs),
-            "avg_per_trace": {"prompt": sum(prompt) / len(perfs), "output": sum(output) / len(perfs)},
-            "cache_creation_tokens": sum(tokens(p, "cache_creation_tokens") for p in perfs),
-            "cache_read_tokens": sum(tokens(p, "cache_read_tokens") for p in perfs),
+            "total_prompt": sums["total_prompt"],
+            "total_output": sums["total_output"],
+            "total": sums["total"],
+            "avg_per_trace": {"prompt": sums["total_prompt"] / traces, "output": sums["total_output"] / traces},
+            "cache_creation_tokens": sums["cache_creation_tokens"],
+            "cache_read_tokens": sums["cache_read_tokens"],
         },
         "latency": {"overall_per_trace": {k: v for k, v in (stats(latencies) or {}).items() if k in ("p50", "p95", "p99")}}
         if latencies else {},
@@ -177,15 +190,21 @@ def _run_performance(cases: list[CaseResult]) -> Optional[dict[str, Any]]:
             "avg_llm_calls_per_trace": llm_calls / count,
             "avg_tool_calls_per_trace": tool_calls / count,
         },
-        "models": sorted({m for p in perfs for m in p.get("models") or []}),
+        "models": sorted(models),
         "trace_count": count,
     }
 
 
-def legacy_keys(run: RunResult) -> dict[str, Any]:
-    """The 0.11 keys (``traces``, ``errors``, ``performance_metrics``) for ``run``."""
+def legacy_trace(case: CaseResult) -> dict[str, Any]:
+    """One entry of the 0.11 ``traces`` list."""
+    return _trace(case)
+
+
+def legacy_keys(run: RunResult, *, traces: bool = True) -> dict[str, Any]:
+    """The 0.11 keys (``traces``, ``errors``, ``performance_metrics``) for ``run`` (``traces=False``: the
+    ``traces`` list left empty, for a writer that streams it with ``legacy_trace``)."""
     out: dict[str, Any] = {
-        "traces": [_trace(case) for case in run.cases],
+        "traces": [_trace(case) for case in run.cases] if traces else [],
         "errors": [e.error for e in run.input_errors] + ([run.aborted] if run.aborted else []),
     }
     performance = _run_performance(run.cases)

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+)
 from pydantic.json_schema import SkipJsonSchema
 
 __all__ = ["SKIP_KINDS", "CaseResult", "InputError", "MetricResult", "RunResult", "SpanRef", "Status", "Verdict",
-           "case_key", "case_status", "row_key", "tally_totals", "utc_now", "verdict_for"]
+           "case_key", "case_status", "row_key", "tally_statuses", "tally_totals", "utc_now", "verdict_for"]
 
 RESULT_SCHEMA_VERSION = "1"
 """Version of the ``-o json`` document shape (see ``agentevals/report/schema``)."""
@@ -167,7 +174,8 @@ class RunResult(BaseModel):
 
     schema_version: str = RESULT_SCHEMA_VERSION
     agentevals_version: str = ""
-    cases: list[CaseResult] = Field(default_factory=list)
+    # In output order: a list, or the engine's ``results.cases.CaseList`` (spills big runs to disk).
+    cases: Sequence[CaseResult] = Field(default_factory=list)
     input_errors: list[InputError] = Field(default_factory=list)
     repetitions: list[dict[str, Any]] = Field(default_factory=list)
     """Per eval case repetition statistics (n, mean, std, pass rate, pass@k, pass^k)."""
@@ -183,6 +191,11 @@ class RunResult(BaseModel):
     """When the run ended (ISO 8601, UTC)."""
     _planned: Optional[int] = PrivateAttr(default=None)
     _planned_estimated: bool = PrivateAttr(default=False)
+
+    @field_serializer("cases", mode="wrap")
+    def _serialize_cases(self, cases: Any, handler: SerializerFunctionWrapHandler) -> Any:
+        # The engine fills ``cases`` with a ``results.cases.CaseList`` (it spills big runs to disk).
+        return handler(cases if isinstance(cases, list) else list(cases))
 
     @property
     def planned(self) -> Optional[int]:
@@ -200,10 +213,15 @@ class RunResult(BaseModel):
         """Metric rows by status; rows skipped before they ran (sampled or filtered out, over budget) are
         counted under their kind (``sampled_out``, …), never as NOT_EVALUATED: ``--strict`` ignores them."""
         counts = {**{s.value: 0 for s in Status}, **dict.fromkeys(SKIP_KINDS, 0)}
-        for case in self.cases:
-            for metric in case.metrics:
-                counts[row_key(metric)] += 1
+        for per in self._tally()[1].values():
+            for status, n in per.items():
+                counts[status] += n
         return counts
+
+    def _tally(self) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+        # A CaseList keeps these counts as cases are appended: no pass over cases spilled to disk.
+        tally = getattr(self.cases, "tally", None)
+        return tally() if tally is not None else tally_statuses(self.cases)
 
     def totals(self, *, strict: bool = False) -> dict[str, Any]:
         """Cases and metric rows counted apart, with pass rates (see ``pass_rate``).
@@ -211,15 +229,7 @@ class RunResult(BaseModel):
         ``{"cases": {"total", "PASSED", "FAILED", ...}, "results": {...}, "pass_rate": r,
         "metrics": {name: {"passed", "evaluated", "pass_rate"}}}``
         """
-        case_counts: dict[str, int] = {}
-        metric_counts: dict[str, dict[str, int]] = {}
-        for case in self.cases:
-            status = case_key(case)
-            case_counts[status] = case_counts.get(status, 0) + 1
-            for m in case.metrics:
-                per = metric_counts.setdefault(m.name, {})
-                key = row_key(m)
-                per[key] = per.get(key, 0) + 1
+        case_counts, metric_counts = self._tally()
         return tally_totals(case_counts, metric_counts, strict=strict)
 
     def exit_code(self, *, strict: bool = False) -> int:
@@ -265,6 +275,23 @@ def case_key(case: CaseResult) -> str:
     if keys and all(k in SKIP_KINDS for k in keys):
         return keys[0]
     return case_status(case).value
+
+
+def tally_statuses(cases: Iterable[CaseResult], case_counts: Optional[dict[str, int]] = None,
+                   metric_counts: Optional[dict[str, dict[str, int]]] = None,
+                   ) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """Cases by ``case_key`` and each metric's rows by ``row_key`` (a status, or the kind of skip; added to the
+    given counts, if any): what ``RunResult.totals()`` and ``counts()`` are made of."""
+    case_counts = {} if case_counts is None else case_counts
+    metric_counts = {} if metric_counts is None else metric_counts
+    for case in cases:
+        status = case_key(case)
+        case_counts[status] = case_counts.get(status, 0) + 1
+        for m in case.metrics:
+            per = metric_counts.setdefault(m.name, {})
+            key = row_key(m)
+            per[key] = per.get(key, 0) + 1
+    return case_counts, metric_counts
 
 
 def tally_totals(case_counts: Mapping[str, int], metric_counts: Mapping[str, Mapping[str, int]], *,

@@ -58,44 +58,73 @@ def _numeric_values(metric: MetricResult) -> list[tuple[str, Optional[float]]]:
 def summarize_repetitions(
     cases: Sequence[CaseResult], *, k_values: Sequence[int] = (), repeat_key: Optional[str] = None
 ) -> list[dict[str, Any]]:
-    """One summary per group of cases sharing ``CaseResult.repeat_group``, in first-seen order."""
-    groups: dict[str, list[CaseResult]] = {}
-    for case in cases:
+    """One summary per group of cases sharing ``CaseResult.repeat_group``, in first-seen order; sets each
+    case's ``repeat_index`` (its position in its group, None when alone).
+
+    One pass over ``cases`` keeping running figures per group, never the cases: a ``CaseList`` that
+    spilled to disk is read once, and a case whose ``repeat_index`` changes is written back to it."""
+    groups: dict[str, _Group] = {}
+    for i, case in enumerate(cases):
         if case_key(case) in SKIP_KINDS:  # sampled or filtered out by every evaluator: not a repetition that ran
             continue
-        groups.setdefault(case.repeat_group or case.case_id, []).append(case)
-    out = []
-    for key, members in groups.items():
-        for index, case in enumerate(members):
-            case.repeat_index = index if len(members) > 1 else None
-        n = len(members)
-        c = sum(repetition_passed(m) for m in members)
+        group = groups.get(case.repeat_group or case.case_id)
+        if group is None:
+            group = groups[case.repeat_group or case.case_id] = _Group(case.eval_id)
+        group.add(i, case)
+    replace = getattr(cases, "replace", None)  # a CaseList: spilled cases are copies, written back
+    for group in groups.values():
+        for position, (i, index) in enumerate(group.indexes):
+            wanted = position if len(group.indexes) > 1 else None
+            if index != wanted:
+                case = cases[i]
+                case.repeat_index = wanted
+                if replace is not None:
+                    replace(i, case)
+    return [group.summary(key, k_values) for key, group in groups.items()]
+
+
+class _Group:
+    """Running figures of one group of repetitions."""
+
+    __slots__ = ("eval_id", "indexes", "passed", "repetitions", "samples")
+
+    def __init__(self, eval_id: Optional[str]) -> None:
+        self.eval_id = eval_id
+        self.indexes: list[tuple[int, Optional[int]]] = []  # (position in the run, repeat_index it has)
+        self.passed = 0
+        self.samples: dict[str, list[float]] = {}
+        self.repetitions: list[dict[str, Any]] = []
+
+    def add(self, i: int, case: CaseResult) -> None:
+        self.indexes.append((i, case.repeat_index))
+        passed = repetition_passed(case)
+        self.passed += passed
+        for m in case.metrics:
+            for name, value in _numeric_values(m):
+                values = self.samples.setdefault(name, [])
+                if value is not None:
+                    values.append(value)
+        self.repetitions.append({"case_id": case.case_id, "passed": passed, "status": case.evaluation_status})
+
+    def summary(self, key: str, k_values: Sequence[int]) -> dict[str, Any]:
+        n, c = len(self.indexes), self.passed
         ks = sorted({k for k in k_values if 1 <= k <= n} or {n})
-        samples: dict[str, list[float]] = {}
-        for case in members:
-            for m in case.metrics:
-                for name, value in _numeric_values(m):
-                    samples.setdefault(name, [])
-                    if value is not None:
-                        samples[name].append(value)
         metrics = {
             name: {
                 "n": len(values),
                 "mean": statistics.fmean(values) if values else None,
                 "std": statistics.stdev(values) if len(values) > 1 else (0.0 if values else None),
             }
-            for name, values in samples.items()
+            for name, values in self.samples.items()
         }
-        out.append({
+        return {
             "key": key,
-            "eval_id": members[0].eval_id,
+            "eval_id": self.eval_id,
             "n": n,
             "passed": c,
             "pass_rate": c / n,
             "pass_at_k": {str(k): pass_at_k(n, c, k) for k in ks},
             "pass_hat_k": {str(k): pass_hat_k(n, c, k) for k in ks},
             "metrics": metrics,
-            "repetitions": [{"case_id": m.case_id, "passed": repetition_passed(m), "status": m.evaluation_status}
-                            for m in members],
-        })
-    return out
+            "repetitions": self.repetitions,
+        }

@@ -174,9 +174,15 @@ class RunStore:
                             "WHERE run_id = ?", (status, run.finished_at or utc_now(), _dumps(totals), exit_code,
                                                  _dumps(extra), run.run_id))
             # Repetition numbers are known only once every case is in: rewrite the cases that got one.
-            self.db.executemany("UPDATE cases SET case_json = ? WHERE run_id = ? AND idx = ?",
-                                [(_dumps(_shell(c)), run.run_id, i) for i, c in enumerate(run.cases)
-                                 if c.repeat_index is not None])
+            # In batches: a 100,000-case run (its cases spilled to disk) never holds every row at once.
+            rows: list[tuple[str, Optional[str], int]] = []
+            for i, c in enumerate(run.cases):
+                if c.repeat_index is not None:
+                    rows.append((_dumps(_shell(c)), run.run_id, i))
+                if len(rows) >= 500:
+                    self.db.executemany("UPDATE cases SET case_json = ? WHERE run_id = ? AND idx = ?", rows)
+                    rows = []
+            self.db.executemany("UPDATE cases SET case_json = ? WHERE run_id = ? AND idx = ?", rows)
             if status != "interrupted":
                 self.db.execute("DELETE FROM metric_results WHERE run_id = ? AND idx >= ?", (run.run_id, len(run.cases)))
                 self.db.execute("DELETE FROM cases WHERE run_id = ? AND idx >= ?", (run.run_id, len(run.cases)))
