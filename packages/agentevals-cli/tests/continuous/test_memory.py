@@ -126,10 +126,10 @@ _VOLATILE = re.compile(rb'"(started_at|finished_at|duration_ms|run_id)": ("[^"]*
                        rb'|time="[^"]*"|timestamp="[^"]*"|started [0-9T:.-]+Z')
 
 
-def _reports(tmp_path: Path, traces: Path, env: dict[str, str], tag: str) -> dict[str, bytes]:
+def _reports(tmp_path: Path, traces: Path, env: dict[str, str], tag: str, *extra: str) -> dict[str, bytes]:
     out = tmp_path / tag
     out.mkdir()
-    cmd = [sys.executable, "-m", "agentevals", "run", str(traces), "-e", str(EVAL_SET),
+    cmd = [sys.executable, "-m", "agentevals", "run", str(traces), *extra, "-e", str(EVAL_SET),
            "-m", "tool_trajectory_avg_score", "-m", "response_match_score", "--no-store", "--no-color",
            "-o", f"json={out / 'r.json'}", "-o", f"junit={out / 'r.xml'}", "-o", f"markdown={out / 'r.md'}",
            "-o", f"table={out / 'r.txt'}", "-o", f"summary={out / 's.txt'}"]
@@ -180,3 +180,17 @@ def test_python_api_run_cases_is_a_list_unless_the_run_spilled(tmp_path, monkeyp
     assert [c.case_id for c in big.cases] == [c.case_id for c in small.cases]
     assert big.totals() == small.totals() and big.repetitions == small.repetitions
     assert [c.repeat_index for c in big.cases] == [c.repeat_index for c in small.cases] == list(range(6))
+
+
+def test_sampled_run_reports_are_identical_with_and_without_spilling(tmp_path):
+    """The running tallies of a spilled run count sampled-out sessions as the plain count does."""
+    traces = _helm_file(tmp_path / "helm_x24.json", 24)
+    plain = _reports(tmp_path, traces, {"AGENTEVALS_SPILL_CASES": "100000", "AGENTEVALS_SPILL_TRACES": "100000"},
+                     "plain", "--sample", "0.5")
+    spilled = _reports(tmp_path, traces, {"AGENTEVALS_SPILL_CASES": "1", "AGENTEVALS_SPILL_TRACES": "0"}, "spilled",
+                       "--sample", "0.5")
+    for name in plain:
+        assert plain[name] == spilled[name], name
+    totals = json.loads((tmp_path / "spilled" / "r.json").read_text())["totals"]
+    assert 0 < totals["cases"]["sampled_out"] < 20
+    assert totals["cases"]["total"] == 20
