@@ -14,7 +14,7 @@ from typing import Any, Literal, Optional, Protocol
 
 from pydantic import BaseModel, Field
 
-from ..results import CaseResult
+from ..results import SKIP_KINDS, CaseResult, case_key
 
 __all__ = ["MemorySessionStore", "SessionRecord", "SessionStore"]
 
@@ -49,8 +49,17 @@ class SessionRecord(BaseModel):
             "received_at": self.received_at, "evaluated_at": self.evaluated_at,
             "score": result.score if result else None,
             "metrics": {m.name: m.status.value for m in result.metrics} if result else {},
+            "skipped": _skipped(result),
             "error": self.error,
         }
+
+
+def _skipped(result: Optional[CaseResult]) -> Optional[str]:
+    """``sampled_out`` / ``filtered_out`` / ``over_budget`` when no evaluator ran on the session, else None."""
+    if result is None:
+        return None
+    key = case_key(result)
+    return key if key in SKIP_KINDS else None
 
 
 class SessionStore(Protocol):
