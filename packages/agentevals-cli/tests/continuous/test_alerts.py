@@ -10,7 +10,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from agentevals.serve.alerts import (
     parse_rule,
 )
 from agentevals.serve.continuous import ContinuousState
+from support.polling import wait_for
 
 # -- rules ----------------------------------------------------------------------------------------------
 
@@ -169,53 +169,6 @@ def test_run_finished_checks_after_each_batch():
 
 # -- the webhook ----------------------------------------------------------------------------------------
 
-@dataclass
-class Hook:
-    """A loopback webhook receiver: answers each POST with the next of ``statuses`` (then 200)."""
-
-    url: str = ""
-    statuses: list[int] = field(default_factory=list)
-    bodies: list[dict[str, Any]] = field(default_factory=list)
-    headers: list[dict[str, str]] = field(default_factory=list)
-    attempts: int = 0
-
-    def wait(self, count: int, timeout: float = 30.0) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        while len(self.bodies) < count and time.monotonic() < deadline:
-            time.sleep(0.05)
-        return self.bodies
-
-
-@pytest.fixture
-def hook() -> Iterator[Hook]:
-    received = Hook()
-    lock = threading.Lock()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            with lock:
-                received.attempts += 1
-                status = received.statuses.pop(0) if received.statuses else 200
-                if status == 200:
-                    received.bodies.append(json.loads(body))
-                    received.headers.append({k.lower(): v for k, v in self.headers.items()})
-            self.send_response(status)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    received.url = f"http://127.0.0.1:{httpd.server_address[1]}/hook/s3cr3t-path"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield received
-    httpd.shutdown()
-    httpd.server_close()
-
-
 def test_webhook_retries_a_5xx_and_delivers_once_with_the_token(hook, monkeypatch):
     monkeypatch.setenv("AGENTEVALS_ALERT_WEBHOOK_TOKEN", "hook-token-123456")
     hook.statuses = [503, 500]
@@ -328,16 +281,6 @@ def _alerts(server) -> dict[str, Any]:
     return answer.json()["data"]
 
 
-def _wait(predicate, timeout: float = 30.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"not within {timeout}s: {what}")
-
-
 def _agents(server, cities: list[str]) -> list[str]:
     from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
     from support.weather_agent import run_weather_agent
@@ -396,9 +339,9 @@ def test_serve_fires_once_on_failing_sessions_and_clears_once_on_passing_ones(se
     data = _alerts(server)
     assert data["active"] == [] and [a["state"] for a in data["recent"]] == ["cleared", "firing"]
     assert data["webhook"]["delivered"] == 2 and "s3cr3t" not in json.dumps(data)
-    events = _wait(lambda: [e for e in otlp_events.decoded() if e["event_name"] == "agentevals.alert"] or None,
+    events = wait_for(lambda: [e for e in otlp_events.decoded() if e["event_name"] == "agentevals.alert"] or None,
                    what="alert OTel events")
-    _wait(lambda: len([e for e in otlp_events.decoded() if e["event_name"] == "agentevals.alert"]) == 2,
+    wait_for(lambda: len([e for e in otlp_events.decoded() if e["event_name"] == "agentevals.alert"]) == 2,
           what="two alert OTel events")
     events = [e for e in otlp_events.decoded() if e["event_name"] == "agentevals.alert"]
     assert [e["attributes"]["agentevals.alert.state"] for e in events] == ["firing", "cleared"]
@@ -413,10 +356,10 @@ def test_a_webhook_that_is_down_does_not_stop_serve(serving):
         dead = f"http://127.0.0.1:{sock.getsockname()[1]}/hook"
     server = serving("--alert", "tool_trajectory_avg_score pass_rate < 0.5 over 1h min 4", "--alert-webhook", dead)
     _agents(server, ["London"] * 4)
-    _wait(lambda: _alerts(server)["active"], what="the alert firing")
+    wait_for(lambda: _alerts(server)["active"], what="the alert firing")
     _agents(server, ["Paris"] * 4)  # scoring goes on while the webhook is retried
     assert server.get("/health").status_code == 200
-    data = _wait(lambda: (d := _alerts(server))["webhook"]["failed"] >= 1 and d, timeout=60, what="webhook failure")
+    data = wait_for(lambda: (d := _alerts(server))["webhook"]["failed"] >= 1 and d, timeout=60, what="webhook failure")
     assert data["active"] == [] and [a["state"] for a in data["recent"]] == ["cleared", "firing"]
     assert "refused" in data["webhook"]["last_error"].lower()
     assert server.process.poll() is None

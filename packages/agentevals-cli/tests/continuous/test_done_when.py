@@ -12,14 +12,10 @@ restart of serve scores what arrived meanwhile and nothing twice; every trace is
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +28,7 @@ pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed
 
 from standins._traces import SESSION_KEYS
 from support.live_server import EXAMPLES, Server, start_server, stop_server
+from support.polling import wait_for
 
 RATE = 0.5
 RULE = "tool_trajectory_avg_score pass_rate < 0.5 over 1h min 4"
@@ -65,50 +62,6 @@ def copy_as(trace: Any, conversation: str) -> Any:
                      attributes={k: (conversation if k in SESSION_KEYS else v) for k, v in s.attributes.items()})
              for s in trace.spans]
     return replace(trace, trace_id=trace_id, spans=spans)
-
-
-class Hook:
-    """A loopback webhook receiver recording every body POSTed to it."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        received = self.bodies
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                received.append(json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))))
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/hook"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-@pytest.fixture
-def hook() -> Iterator[Hook]:
-    receiver = Hook()
-    yield receiver
-    receiver.close()
-
-
-def wait_for(check: Callable[[], Any], what: str, timeout: float = 120.0) -> Any:
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.25)
-    raise AssertionError(f"not within {timeout:g}s: {what} (last: {last})")
 
 
 def listed(server: Server) -> list[dict[str, Any]]:
@@ -155,35 +108,37 @@ def test_serve_pull_samples_alerts_survives_an_outage_and_a_restart(hook, tmp_pa
         server = start_server(*args)
         # failing sessions: one alert; the sampled-out ones are counted, not scored
         publish(bad, bad_in + bad_out)
-        (fired,) = wait_for(lambda: list(hook.bodies), "the alert")
+        (fired,) = wait_for(lambda: list(hook.bodies), timeout=120, what="the alert")
         assert fired["state"] == "firing" and fired["rule"]["text"] == RULE
         assert fired["figures"]["sessions"] == 4 and fired["figures"]["passed"] == 0
         assert sorted(s["id"] for s in fired["sessions"]) == sorted(bad_in)
         # passing sessions: the pass rate recovers (4 of 8), one "cleared"
         publish(good, good_in[:4] + good_out[:1])
-        wait_for(lambda: len(hook.bodies) == 2, "the alert to clear")
+        wait_for(lambda: len(hook.bodies) == 2, timeout=120, what="the alert to clear")
         assert hook.bodies[1]["state"] == "cleared" and hook.bodies[1]["figures"]["pass_rate"] == 0.5
-        wait_for(lambda: scored(server) == {*bad_in, *good_in[:4]}, "exactly the sampled sessions scored")
+        wait_for(lambda: scored(server) == {*bad_in, *good_in[:4]}, timeout=120,
+                 what="exactly the sampled sessions scored")
         skipped = {s["session_id"]: s["skipped"] for s in listed(server) if s["skipped"]}
         assert skipped == dict.fromkeys([*bad_out, *good_out[:1]], "sampled_out")
         counters = wait_for(lambda: c if (c := health(server)["sessions"])["sampled_out"] == 3 else None,
-                            "three sessions counted as sampled out")
+                            timeout=120, what="three sessions counted as sampled out")
         assert counters["scored"] == 8 and counters["filtered_out"] == 0
 
         # Phoenix goes down: the source backs off, serve stays up; it comes back on the same port and data
         stop_phoenix(phoenix)
-        wait_for(lambda: health(server)["sources"][0]["state"] in ("backing_off", "down"), "the source backing off")
+        wait_for(lambda: health(server)["sources"][0]["state"] in ("backing_off", "down"), timeout=120,
+                 what="the source backing off")
         assert server.get("/health").status_code == 200
         phoenix = start_phoenix(tmp_path / "phoenix", port=port)
         publish(good, good_in[4:5])
-        wait_for(lambda: good_in[4] in scored(server), "a session sent after the outage")
+        wait_for(lambda: good_in[4] in scored(server), timeout=120, what="a session sent after the outage")
         assert health(server)["sources"][0]["state"] == "ok"
         stop_server(server.process)
 
         # traces that arrive while serve is down are scored after its restart, and nothing is scored twice
         publish(good, good_in[5:] + good_out[1:])
         server = start_server(*args)
-        wait_for(lambda: scored(server) == set(good_in[5:]), "the sessions sent during the restart")
+        wait_for(lambda: scored(server) == set(good_in[5:]), timeout=120, what="the sessions sent during the restart")
         time.sleep(5)  # two more polls over the overlapping window
         assert scored(server) == set(good_in[5:])
         assert len(hook.bodies) == 2  # one fire, one clear: 2 passing sessions break no rule

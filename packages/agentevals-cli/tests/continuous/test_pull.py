@@ -28,6 +28,7 @@ from standins.jaeger import JaegerStandIn
 pytest.importorskip("fastapi", reason="the serve extra is not installed")
 
 from support.live_server import EXAMPLES, Server, agentevals, start_server, stop_server
+from support.polling import wait_for
 
 EVAL_SETS = EXAMPLES / "evalsets"
 METRIC = "tool_trajectory_avg_score"
@@ -106,17 +107,6 @@ def scored(server: Server) -> dict[str, dict[str, Any]]:
     """The evaluated sessions the server lists, by session id."""
     sessions = server.get("/sessions", params={"limit": 500}).json()["data"]
     return {s["session_id"]: s for s in sessions if s["status"] in ("evaluated", "error")}
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 60.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.2)
-    raise AssertionError(f"not within {timeout}s: {what} (last: {last})")
 
 
 def health_sources(server: Server) -> list[dict[str, Any]]:

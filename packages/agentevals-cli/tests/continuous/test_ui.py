@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-import socket
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,6 +36,7 @@ from agentevals.serve.sessions import SessionAssembler
 from agentevals.serve.store import MemorySessionStore
 from agentevals.serve.web_live import BUCKETS, live_view, rate_chart, tally
 from agentevals.serve.web_ui import CSP
+from support.asgi import serving
 from support.chromium import Browser, find_chromium
 
 REPO = Path(__file__).resolve().parents[4]
@@ -96,23 +95,8 @@ def hostile_parts(state: ContinuousState, now: float) -> None:
 @contextmanager
 def ui(ctx: ApiContext) -> Iterator[str]:
     """The API app with its web UI on an ephemeral loopback port (uvicorn on a thread); yields the base URL."""
-    import uvicorn
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(api_app(ctx), log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline and thread.is_alive():
-        time.sleep(0.02)
-    assert server.started, "the UI server did not start within 20 s"
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(15)
-        sock.close()
+    with serving(api_app(ctx)) as url:
+        yield url
 
 
 def cells(browser: Browser, selector: str) -> list[list[str]]:

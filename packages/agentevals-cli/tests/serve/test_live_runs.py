@@ -12,6 +12,7 @@ import time
 import pytest
 import requests
 from support.live_server import EXAMPLES, REPO, agentevals, listed_runs, stop_server
+from support.polling import wait_for
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
 
@@ -43,17 +44,6 @@ def conversation_turn(endpoint: str, conversation: str, city: str) -> str:
         trace_id = format(root.get_span_context().trace_id, "032x")
     provider.shutdown()
     return trace_id
-
-
-def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    value = None
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"no {what} within {timeout}s: last {value!r}")
 
 
 def test_sessions_from_the_sdk_are_cases_of_the_live_run(serve, tmp_path):

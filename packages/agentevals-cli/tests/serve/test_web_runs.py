@@ -5,10 +5,8 @@ trend chart, no console message), their status codes over plain HTTP, and stored
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +21,7 @@ from agentevals.serve.sessions import SessionAssembler
 from agentevals.serve.store import MemorySessionStore
 from agentevals.serve.web_ui import CSP
 from agentevals.store import RunStore
+from support.asgi import serving
 from support.chromium import Browser, find_chromium
 
 REPO = Path(__file__).resolve().parents[4]
@@ -66,25 +65,11 @@ def two_runs(tmp_path_factory) -> tuple[Path, str, str]:
 def ui(store_location: Optional[str]) -> Iterator[str]:
     """The API app with its web UI on an ephemeral loopback port (uvicorn on a thread), over the run store at
     ``store_location`` (None: no run store, as ``serve --no-store``). Yields the base URL."""
-    import uvicorn
-
     runs = RunStore.open(store_location) if store_location else None
-    ctx = ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(), runs=runs)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(api_app(ctx), log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline and thread.is_alive():
-        time.sleep(0.02)
-    assert server.started, "the UI server did not start within 20 s"
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        with serving(api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(), runs=runs))) as url:
+            yield url
     finally:
-        server.should_exit = True
-        thread.join(15)
-        sock.close()
         if runs is not None:
             runs.close()
 
