@@ -367,7 +367,8 @@ def test_ui_pages_set_the_csrf_cookie(guarded):
     assert "agentevals_csrf=" in page.headers.get("set-cookie", "")
 
 
-EXPECTED_CODE_TYPES = {"code", "remote", "python", "code_judge", "code-judge", "code_grader", "code-grader", "script"}
+EXPECTED_CODE_TYPES = {"code", "remote", "python", "code_judge", "code-judge", "code_grader", "code-grader", "script",
+                       "javascript"}  # AgentV 5: runs JavaScript with node
 """Evaluator types whose every entry runs a program or a command; the rest run code only in some
 entries (llm_judge's prompt command, composite members) or never. A new type must be classified here."""
 

@@ -116,8 +116,8 @@ def main(argv: list[str] | None = None) -> Any:
     """Entry point of the ``agentevals`` console script."""
     from ..core._startup import loud_interrupts
 
-    loud_interrupts()
     try:
+        loud_interrupts()  # inside: a Ctrl-C landing as Python's handler comes back is a KeyboardInterrupt here
         return cli.main(args=argv, prog_name="agentevals", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
