@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,9 +15,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `support` and `standins`
-
 from agentevals.errors import ConfigError
 from agentevals.serve.pull import check_pull_sources, next_delay
 from standins._traces import TraceBank, load_templates
@@ -147,7 +143,9 @@ def test_new_traces_are_scored_once_each_as_they_arrive(jaeger, bank, servers, t
     sessions = wait_for(lambda: s if len(s := scored(server)) >= 20 else None, what="20 sessions")
     assert set(sessions) == {f"session-{i}" for i in range(10, 30)}  # each trace is its own conversation
     assert all(s["status"] == "evaluated" for s in sessions.values())
-    (status,) = health_sources(server)
+    # the source's count moves once its batch is recorded, a moment after the sessions are listed
+    (status,) = wait_for(lambda: h if (h := health_sources(server))[0]["sessions_scored"] >= 20 else None,
+                         what="the source's count of 20")
     assert status["state"] == "ok" and status["error"] is None and status["watermark"] > time.time() - 60
     assert status["uri"].startswith("jaeger+http://127.0.0.1:") and status["sessions_scored"] == 20
     time.sleep(2.5)  # two more polls over the same (overlapping) window: nothing is evaluated again
@@ -182,6 +180,21 @@ def test_a_failing_source_backs_off_recovers_and_never_stops_the_other(bank, ser
         stop_server(server.process)
     counts = stored_trace_cases(tmp_path / "runs.sqlite")
     assert set(counts) == wanted | {bank.trace_id(i) for i in range(5)} and set(counts.values()) == {1}
+
+
+def test_traces_older_than_the_overlap_are_confirmed_and_scored(servers, tmp_path):
+    """Stand-in, Jaeger API v3. Traces already in the backend when serve starts, up to 40 minutes old (far
+    behind the 5-minute overlap): the first poll reads each once, the confirming read must still reach
+    them, so every one is scored, once."""
+    old = GrowingBank(load_templates([HELM]), 20, spacing=120.0, fresh_ids=True, prefix="c0")
+    wanted = set(old.show(*range(20)))
+    with JaegerStandIn(old) as backend:
+        server = servers(*pull_args(tmp_path / "runs.sqlite", source(backend, "&since=1h")))
+        wait_for(lambda: len(scored(server)) >= 20, what="all 20 sessions")
+        time.sleep(2.5)  # more polls: nothing is evaluated again
+        assert set(scored(server)) == {f"session-c0-{i}" for i in range(20)}
+        stop_server(server.process)
+    assert stored_trace_cases(tmp_path / "runs.sqlite") == {t: 1 for t in wanted}
 
 
 @pytest.mark.parametrize("kill", [False, True], ids=["sigterm", "sigkill"])
@@ -281,7 +294,8 @@ def test_phoenix_pull(servers, tmp_path):
         sessions = wait_for(lambda: s if len(s := scored(server)) >= 5 else None, timeout=90, what="five sessions")
         assert set(sessions) == {f"phoenix-session-{n}" for n in range(5)}
         assert {s["status"] for s in sessions.values()} == {"evaluated"}
-        (status,) = health_sources(server)
+        (status,) = wait_for(lambda: h if (h := health_sources(server))[0]["sessions_scored"] >= 5 else None,
+                             what="the source's count of 5")
         assert status["state"] == "ok" and status["sessions_scored"] == 5
         stop_server(server.process)
         send(phoenix, "live", copies[5:])

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -138,6 +139,7 @@ class SourcePoller:
         keep_spans = bool(getattr(self.worker, "_needs_spans", True))
         ctx = ReadContext(keep_spans=True, pinned={source.label: (start, end)})  # spans counted, then let go
         unsettled: dict[str, int] = {}
+        oldest_unsettled: Optional[float] = None
         sessions = skipped = 0
         pending: dict[str, list[ConvertedTrace]] = {}
         held = 0
@@ -156,6 +158,9 @@ class SourcePoller:
                 spans = len(item.trace.spans) if item.trace is not None else 0
                 if self._unsettled.get(item.trace_id) != spans:  # new, or still growing: read it again first
                     unsettled[item.trace_id] = spans
+                    if item.start_ns > 0:
+                        begun = item.start_ns / 1e9
+                        oldest_unsettled = begun if oldest_unsettled is None else min(oldest_unsettled, begun)
                     continue
                 if not keep_spans:
                     item.trace = None
@@ -175,7 +180,8 @@ class SourcePoller:
         self.status.traces_read += window.traces - skipped - len(unsettled) if window is not None else 0
         if self.first_start is None:
             self.first_start = start
-        self.status.watermark = end.timestamp()
+        # the confirming read must reach every unsettled trace, however far behind the overlap it began
+        self.status.watermark = min(end.timestamp(), oldest_unsettled if oldest_unsettled is not None else math.inf)
         self.save()
         return sessions
 
