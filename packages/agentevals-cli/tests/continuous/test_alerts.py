@@ -6,19 +6,12 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `support` is importable
-
 from agentevals.errors import ConfigError
 from agentevals.serve.alerts import (
     BODY_SCHEMA,
@@ -339,11 +332,11 @@ def test_serve_fires_once_on_failing_sessions_and_clears_once_on_passing_ones(se
     data = _alerts(server)
     assert data["active"] == [] and [a["state"] for a in data["recent"]] == ["cleared", "firing"]
     assert data["webhook"]["delivered"] == 2 and "s3cr3t" not in json.dumps(data)
-    events = wait_for(lambda: [e for e in otlp_events.decoded() if e["event_name"] == "agentevals.alert"] or None,
+    events = wait_for(lambda: [e for e in otlp_events.log_events() if e["event_name"] == "agentevals.alert"] or None,
                    what="alert OTel events")
-    wait_for(lambda: len([e for e in otlp_events.decoded() if e["event_name"] == "agentevals.alert"]) == 2,
+    wait_for(lambda: len([e for e in otlp_events.log_events() if e["event_name"] == "agentevals.alert"]) == 2,
           what="two alert OTel events")
-    events = [e for e in otlp_events.decoded() if e["event_name"] == "agentevals.alert"]
+    events = [e for e in otlp_events.log_events() if e["event_name"] == "agentevals.alert"]
     assert [e["attributes"]["agentevals.alert.state"] for e in events] == ["firing", "cleared"]
     assert events[0]["attributes"]["gen_ai.evaluation.name"] == "tool_trajectory_avg_score"
     assert events[0]["attributes"]["agentevals.alert.sessions"] == 4
@@ -391,41 +384,7 @@ def test_serve_refuses_a_bad_rule_in_one_line(tmp_path):
 def otlp_events() -> Iterator[Any]:
     """A loopback OTLP/HTTP logs receiver (a stand-in collector) that decodes what it gets."""
     pytest.importorskip("opentelemetry.proto", reason="the serve extra is not installed")
-    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+    from support.otlp_recorder import OtlpRecorder
 
-    bodies: list[bytes] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            bodies.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    class Events:
-        url = ""
-
-        def decoded(self) -> list[dict[str, Any]]:
-            out = []
-            for body in list(bodies):
-                message = ExportLogsServiceRequest()
-                message.ParseFromString(body)
-                for resource_logs in message.resource_logs:
-                    for scope_logs in resource_logs.scope_logs:
-                        for record in scope_logs.log_records:
-                            out.append({"event_name": record.event_name, "attributes": {
-                                kv.key: getattr(kv.value, kv.value.WhichOneof("value")) for kv in record.attributes}})
-            return out
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    events = Events()
-    events.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield events
-    httpd.shutdown()
-    httpd.server_close()
+    with OtlpRecorder() as recorder:
+        yield recorder

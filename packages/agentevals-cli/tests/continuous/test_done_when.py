@@ -13,15 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `support`, `standins`, `trace_sources`
 
 pytest.importorskip("fastapi", reason="the serve extra is not installed")
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")

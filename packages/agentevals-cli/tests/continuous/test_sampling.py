@@ -29,8 +29,6 @@ from agentevals.serve.store import MemorySessionStore
 from agentevals.traces.readers import read_traces
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `support` is importable
 from support.generate import replicate
 
 DATA = Path(__file__).resolve().parents[1] / "data"

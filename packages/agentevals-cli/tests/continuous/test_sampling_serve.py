@@ -5,13 +5,9 @@ sessions scored, the others counted as sampled or filtered out, a conversation's
 from __future__ import annotations
 
 import hashlib
-import sys
 import time
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `support` is importable
 from support.live_server import listed_runs, start_server, stop_server
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")

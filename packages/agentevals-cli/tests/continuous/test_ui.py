@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,7 +17,6 @@ import requests
 
 pytest.importorskip("fastapi", reason="the serve extra is not installed")
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `support` is importable
 
 from agentevals.api import prepare_run
 from agentevals.engine.admission import Skip

@@ -4,9 +4,7 @@ loopback OTLP backend stand-in."""
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +17,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `supp
 
 from support.live_server import (
     EXAMPLES,
-    Received,
-    Recorder,
     Server,
     agentevals,
     listed_runs,
     start_server,
     stop_server,
 )
+from support.otlp_recorder import OtlpRecorder
 
 
 @pytest.fixture
@@ -60,26 +57,7 @@ def filled_store(tmp_path_factory) -> tuple[str, str, str]:
 
 
 @pytest.fixture
-def otlp_recorder() -> Iterator[Recorder]:
+def otlp_recorder() -> Iterator[OtlpRecorder]:
     """A loopback HTTP server that answers 200 to every POST and records it (an OTLP backend stand-in)."""
-    recorder = Recorder("")
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            recorder.requests.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    recorder.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield recorder
-    httpd.shutdown()
-    httpd.server_close()
+    with OtlpRecorder() as recorder:
+        yield recorder

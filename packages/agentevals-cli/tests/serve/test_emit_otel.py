@@ -14,23 +14,12 @@ from support.live_server import EXAMPLES, REPO
 pytest.importorskip("opentelemetry.proto", reason="the serve extra is not installed")
 
 from agentevals.engine import load_traces
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 
 def decoded_events(recorder) -> list[dict]:
     """Every log record the receiver got on /v1/logs: event name, parent ids, attributes."""
-    events = []
-    for request in recorder.requests:
-        assert request.path == "/v1/logs"
-        message = ExportLogsServiceRequest()
-        message.ParseFromString(request.body)
-        for resource_logs in message.resource_logs:
-            for scope_logs in resource_logs.scope_logs:
-                for record in scope_logs.log_records:
-                    attributes = {kv.key: getattr(kv.value, kv.value.WhichOneof("value")) for kv in record.attributes}
-                    events.append({"event_name": record.event_name, "trace_id": record.trace_id.hex(),
-                                   "span_id": record.span_id.hex(), "attributes": attributes})
-    return events
+    assert {r.path for r in recorder.requests} <= {"/v1/logs"}
+    return recorder.log_events()
 
 
 def test_run_emit_otel_parents_each_result_to_its_span(otlp_recorder):
@@ -85,7 +74,7 @@ def test_run_emit_otel_over_grpc(tmp_path):
     import grpc
     from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
 
-    received: list[ExportLogsServiceRequest] = []
+    received: list[logs_service_pb2.ExportLogsServiceRequest] = []
 
     class Logs(logs_service_pb2_grpc.LogsServiceServicer):
         def Export(self, request, context):  # the generated service's method name

@@ -13,7 +13,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -119,18 +119,3 @@ def listed_runs(store: str) -> list[dict]:
     result = agentevals("runs", "list", "--json", "--store", store)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
-
-
-@dataclass
-class Received:
-    """One request the recording receiver got."""
-
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-
-@dataclass
-class Recorder:
-    url: str
-    requests: list[Received] = field(default_factory=list)

@@ -113,5 +113,3 @@ def parse_rule(text: str) -> AlertRule:
             raise wrong(8, "the end of the rule")
     return AlertRule(metric=metric, comparison=comparison, threshold=threshold,  # type: ignore[arg-type]
                      window_seconds=seconds, window=window, min_sessions=min_sessions)
-
-

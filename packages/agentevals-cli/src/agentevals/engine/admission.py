@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Optional, Protocol
 
+from ..results import SKIP_KINDS as _KINDS
 from ..results import MetricResult
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ __all__ = ["SKIP_KINDS", "Admission", "Skip", "SkipKind", "admissions_for", "beg
            "first_skip", "skip_kind", "skipped_metric"]
 
 SkipKind = Literal["sampled_out", "filtered_out", "over_budget"]
-SKIP_KINDS: tuple[SkipKind, ...] = ("sampled_out", "filtered_out", "over_budget")
+SKIP_KINDS: tuple[SkipKind, ...] = _KINDS  # type: ignore[assignment]  # one list, kept by results (reports count them)
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..evaluators.pricing import Prices
-from ..evaluators.usage import UsageMeter
+from ..evaluators.usage import JudgeUsage, UsageMeter
 from .admission import Skip
 
 if TYPE_CHECKING:
@@ -45,8 +45,9 @@ _STALE = 2 * HOUR
 
 
 @dataclass
-class LedgerBook:
-    """One evaluator's rolling counts (``JudgeLedger.book``) and its totals since the ledger was made."""
+class LedgerBook(JudgeUsage):
+    """One evaluator's rolling counts (``JudgeLedger.book``) and its totals since the ledger was made (the
+    ``JudgeUsage`` fields)."""
 
     started: deque[float] = field(default_factory=deque)
     """Start times of the evaluations of the last hour (``max_calls_per_hour`` counts these)."""
@@ -57,12 +58,6 @@ class LedgerBook:
     max_calls_per_hour: Optional[int] = None
     budget_usd_per_day: Optional[float] = None
     """The limits the evaluator was last checked against."""
-    evaluations: int = 0
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    over_budget: int = 0
 
     def spent(self) -> float:
         return sum(cost for _, cost in self.spend)
@@ -97,9 +92,7 @@ class JudgeLedger:
         """A copy of evaluator ``name``'s book (windows trimmed to now)."""
         with self._lock:
             book = self._book(name)
-            return LedgerBook(deque(book.started), deque(book.spend), dict(book.running), book.max_calls_per_hour,
-                              book.budget_usd_per_day, book.evaluations, book.calls, book.input_tokens,
-                              book.output_tokens, book.cost_usd, book.over_budget)
+            return replace(book, started=deque(book.started), spend=deque(book.spend), running=dict(book.running))
 
     def names(self) -> list[str]:
         """The evaluators the ledger has a book for, in the order first seen."""
@@ -135,15 +128,10 @@ class JudgeLedger:
         with self._lock:
             book = self._book(name)
             book.running.pop(key, None)
-            book.evaluations += 1
-            if usage:
-                book.calls += int(usage.get("calls", 0))
-                book.input_tokens += int(usage.get("input_tokens", 0))
-                book.output_tokens += int(usage.get("output_tokens", 0))
-                cost = float(usage.get("cost_usd") or 0.0)
-                book.cost_usd += cost
-                if cost > 0:
-                    book.spend.append((self.clock(), cost))
+            if not usage:
+                book.evaluations += 1
+            elif (cost := book.add(usage)) > 0:
+                book.spend.append((self.clock(), cost))
 
     def _book(self, name: str) -> LedgerBook:
         book = self._books.setdefault(name, LedgerBook())
@@ -217,20 +205,18 @@ def usage_details(meter: UsageMeter, prices: Prices) -> Optional[dict[str, Any]]
 def usage_note(cases: Iterable[CaseResult]) -> Optional[str]:
     """The run's note on judge usage per evaluator (row name), e.g. ``judge usage: quality 12 calls, 14,210 in /
     1,180 out tokens, $0.0029``; None when no evaluation called a judge."""
-    totals: dict[str, list[Any]] = {}
+    totals: dict[str, JudgeUsage] = {}
+    unpriced: dict[str, set[str]] = {}
     for case in cases:
         for metric in case.metrics:
             usage = metric.details.get("judge_usage") if metric.details else None
             if usage:
-                row = totals.setdefault(metric.name, [0, 0, 0, 0.0, set()])
-                row[0] += int(usage.get("calls", 0))
-                row[1] += int(usage.get("input_tokens", 0))
-                row[2] += int(usage.get("output_tokens", 0))
-                row[3] += float(usage.get("cost_usd") or 0.0)
-                row[4].update(usage.get("unpriced") or ())
+                totals.setdefault(metric.name, JudgeUsage()).add(usage)
+                unpriced.setdefault(metric.name, set()).update(usage.get("unpriced") or ())
     if not totals:
         return None
-    parts = [f"{name} {calls} call{'s' if calls != 1 else ''}, {tokens_in:,} in / {tokens_out:,} out tokens, ${cost:.4f}"
-             + (f" (no price for {', '.join(sorted(unpriced))}: add it to judge_prices)" if unpriced else "")
-             for name, (calls, tokens_in, tokens_out, cost, unpriced) in totals.items()]
+    parts = [f"{name} {u.calls} call{'s' if u.calls != 1 else ''}, {u.input_tokens:,} in / {u.output_tokens:,} out "
+             f"tokens, ${u.cost_usd:.4f}"
+             + (f" (no price for {', '.join(sorted(unpriced[name]))}: add it to judge_prices)" if unpriced[name] else "")
+             for name, u in totals.items()]
     return "judge usage: " + "; ".join(parts)

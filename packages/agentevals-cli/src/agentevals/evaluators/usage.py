@@ -17,12 +17,13 @@ of ``openai_eval`` (OpenAI runs the graders).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
-__all__ = ["UsageMeter", "metering", "record_usage"]
+__all__ = ["JudgeUsage", "UsageMeter", "metering", "record_usage"]
 
 
 class UsageMeter:
@@ -49,6 +50,37 @@ class UsageMeter:
     @property
     def output_tokens(self) -> int:
         return sum(row[2] for row in self.by_model.values())
+
+
+@dataclass
+class JudgeUsage:
+    """Judge calls, tokens and priced cost of an evaluator's evaluations, and how many a budget skipped.
+
+        usage = JudgeUsage()
+        usage.add(metric.details["judge_usage"])     # one evaluation (see ``engine.budget.usage_details``)
+        usage.as_json()   # {"calls": 3, "input_tokens": 1840, "output_tokens": 212, "cost_usd": 0.0004, ...}
+    """
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    over_budget: int = 0
+    evaluations: int = 0
+    """Evaluations that called the judge (``calls`` counts their requests, retries included)."""
+
+    def add(self, usage: Mapping[str, Any]) -> float:
+        """Count one evaluation's ``details["judge_usage"]``; returns its cost in USD."""
+        cost = float(usage.get("cost_usd") or 0.0)
+        self.evaluations += 1
+        self.calls += int(usage.get("calls", 0))
+        self.input_tokens += int(usage.get("input_tokens", 0))
+        self.output_tokens += int(usage.get("output_tokens", 0))
+        self.cost_usd = round(self.cost_usd + cost, 8)
+        return cost
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 _current: ContextVar[Optional[UsageMeter]] = ContextVar("agentevals_judge_usage", default=None)

@@ -58,6 +58,8 @@ OTEL_EVENT = "agentevals.alert"
 """The OTel event name (``--emit-otel``); its ``gen_ai.evaluation.name`` is the metric, as on result events."""
 MAX_SESSIONS = 20
 """Failing sessions listed in an event and a webhook body (most recent first)."""
+
+
 def load_rules(flags: Sequence[str], config_rules: Sequence[str], *, config_source: str = "config",
                metrics: Optional[Sequence[str]] = None) -> list[AlertRule]:
     """The rules of ``--alert`` and the config's ``alerts:`` (config first, duplicates once); a bad rule is

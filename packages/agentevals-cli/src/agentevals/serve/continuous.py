@@ -25,10 +25,11 @@ from typing import Any, Literal, Optional
 
 from ..engine.admission import SKIP_KINDS, skip_kind
 from ..engine.consumers import RunConsumer
+from ..evaluators.usage import JudgeUsage
 from ..results import CaseResult, Status
 
 __all__ = ["AlertEvent", "ContinuousState", "JudgeUsage", "LiveCounters", "Outcomes", "SourceStatus",
-           "StateRecorder", "Window", "wilson_interval"]
+           "StateRecorder", "Window", "bucket_series", "wilson_interval"]
 
 SourceState = Literal["starting", "ok", "backing_off", "down"]
 
@@ -42,6 +43,17 @@ def wilson_interval(passed: int, n: int, z: float = 1.96) -> tuple[float, float]
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def bucket_series(tallies: list[list[int]], start: float, bucket: float) -> list[dict[str, Any]]:
+    """``[n, passed]`` per bucket from ``start`` → ``{start, n, passed, rate, lower, upper}`` each (rate None
+    when empty): what ``Outcomes.series`` returns and the live view draws."""
+    out = []
+    for i, (n, passed) in enumerate(tallies):
+        lower, upper = wilson_interval(passed, n)
+        out.append({"start": start + i * bucket, "n": n, "passed": passed,
+                    "rate": passed / n if n else None, "lower": lower, "upper": upper})
+    return out
 
 
 @dataclass
@@ -89,22 +101,6 @@ class AlertEvent:
     """The rule's comparison (``<`` or ``<=``)."""
     min_sessions: int = 10
     """Sessions the window needed before the rule could fire."""
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class JudgeUsage:
-    """One evaluator's judge calls, tokens and priced cost, and what its budget sampled down."""
-
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    over_budget: int = 0
-    evaluations: int = 0
-    """Evaluations that called the judge (``calls`` counts their requests, retries included)."""
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -200,12 +196,7 @@ class Outcomes:
                     slot = tallies[min(count - 1, int((at - start) // bucket))]
                     slot[0] += 1
                     slot[1] += int(ok)
-        out = []
-        for i, (n, passed) in enumerate(tallies):
-            lower, upper = wilson_interval(passed, n)
-            out.append({"start": start + i * bucket, "n": n, "passed": passed,
-                        "rate": passed / n if n else None, "lower": lower, "upper": upper})
-        return out
+        return bucket_series(tallies, start, bucket)
 
     def _trim(self) -> None:
         horizon = self.clock() - self.keep_seconds

@@ -44,11 +44,7 @@ class JudgeUsageRecorder(RunConsumer):
                 if over:
                     row.over_budget += 1
                 if usage:
-                    row.evaluations += 1
-                    row.calls += int(usage.get("calls", 0))
-                    row.input_tokens += int(usage.get("input_tokens", 0))
-                    row.output_tokens += int(usage.get("output_tokens", 0))
-                    row.cost_usd = round(row.cost_usd + float(usage.get("cost_usd") or 0.0), 8)
+                    row.add(usage)
 
 
 def judges_json(state: ContinuousState, ledger: Optional[JudgeLedger]) -> dict[str, dict[str, Any]]:

@@ -29,7 +29,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 
 from ..results.gates import format_rate
-from .continuous import Window, wilson_interval
+from .continuous import Window, bucket_series
 
 __all__ = ["BUCKETS", "add_live_pages", "live_view", "rate_chart", "tally"]
 
@@ -133,11 +133,7 @@ def tally(rows: Sequence[tuple[float, str, str, bool]], start: float, end: float
                 failed[name].append(session)
     out = {}
     for name in sorted(slots):
-        series: list[dict[str, Any]] = []
-        for i, (n, passed) in enumerate(slots[name]):
-            lower, upper = wilson_interval(passed, n)
-            series.append({"start": start + i * bucket, "n": n, "passed": passed,
-                           "rate": passed / n if n else None, "lower": lower, "upper": upper})
+        series = bucket_series(slots[name], start, bucket)
         window = Window(n=sum(n for n, _ in slots[name]), passed=sum(p for _, p in slots[name]),
                         failed_sessions=tuple(dict.fromkeys(reversed(failed[name]))))
         out[name] = (series, window)
