@@ -128,7 +128,8 @@ def api_app(ctx: ApiContext) -> FastAPI:
     def trusted(kwargs: dict[str, Any]) -> dict[str, Any]:
         """``kwargs`` unless its config names code-running evaluators without ``--allow-code-evaluators`` (403)."""
         config = kwargs.get("config")
-        refusal = None if ctx.allow_code or config is None else code_in_config(config)
+        refusal = None if ctx.allow_code or config is None else code_in_config(
+            config, credential_refs=bool(kwargs.get("credential_refs")))
         if refusal:
             raise HTTPException(403, _public(refusal))
         return kwargs
