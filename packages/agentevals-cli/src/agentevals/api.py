@@ -241,7 +241,8 @@ def evaluate(
     Keyword arguments are those of ``prepare_run``: ``eval_set``, ``metrics``, ``config``,
     ``evaluators`` (instances of any evaluator type), ``judge_model``, ``threshold``,
     ``trajectory_match_type``, ``group_by``, ``strict``, ``repeat_key``, ``pass_at_k``,
-    ``fail_on_evaluation_error``, ``concurrency``, ``executor`` (``local`` or ``ray``), ``ray_address``.
+    ``fail_on_evaluation_error``, ``concurrency``, ``executor`` (``local`` or ``ray``), ``ray_address``,
+    ``credential_refs`` (secret references for builtin judges' ``credential_ref``, resolved once per run).
 
     Backend sources (``"jaeger+http://127.0.0.1:16686?service=shop"``, see ``agentevals sources list``) read
     the window their URI names, else ``since`` (a duration such as ``"24h"``, or an RFC 3339 time), else the
