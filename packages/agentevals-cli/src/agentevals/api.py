@@ -18,12 +18,13 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional, Union, get_args
 
 from .config import EvalConfig, LoadedEvaluator, build_evaluators, load_config
 from .core._files import resolve_config_path
+from .core.secrets import check_credential_refs
 from .engine.executors import check_executor
 from .engine.options import GroupBy, RunOptions, TrajectoryMatchType
 from .engine.run import run_evaluation, run_sync
@@ -58,6 +59,7 @@ def prepare_run(
     write_back: Optional[bool] = None,
     sample: Optional[float] = None,
     filter: Optional[str] = None,
+    credential_refs: Optional[Mapping[str, Mapping[str, Any]]] = None,
 ) -> tuple[list[LoadedEvaluator], RunOptions, Optional[EvalSet]]:
     """Validate everything before anything runs: config, metric names, evaluator files, eval set.
 
@@ -72,6 +74,11 @@ def prepare_run(
     ``sample=0.1`` / ``filter='service == "checkout"'`` (or ``sample:`` / ``filter:`` in the config, which
     they override): evaluate a deterministic share of the sessions / only those matching; the others are
     NOT_EVALUATED rows counted as sampled or filtered out (docs/continuous.md).
+
+    ``credential_refs={"judge": {"kind": "env", "name": "OPENAI_API_KEY"}}``: secret references, resolved once
+    when the run starts (``agentevals.core.secrets``; kinds ``env`` and the ``agentevals.secret_resolvers``
+    plugins); a builtin LLM-judged metric with ``credential_ref: judge`` (and ``judge_base_url``) calls its
+    judge with that key. A reference that cannot be resolved makes the rows of the metrics naming it errors.
     """
     if isinstance(trajectory_match_type, str):
         trajectory_match_type = trajectory_match_type.lower()
@@ -99,6 +106,8 @@ def prepare_run(
         filter=filter if filter is not None else settings.filter if settings else None,
         judge_prices=dict(settings.judge_prices) if settings else {},
     )
+    if credential_refs is not None:
+        options.credential_refs = check_credential_refs(credential_refs, label="credential_refs")
     if sample is not None and not 0.0 < sample <= 1.0:
         raise ConfigError(f"sample={sample!r}: expected a share of sessions in (0, 1], e.g. 0.1")
     if filter is not None:
@@ -138,6 +147,11 @@ def prepare_run(
         if name in seen:
             raise ConfigError(f"{item.where}: duplicate evaluator name '{name}'")
         seen.add(name)
+        judge_key_note = getattr(item.evaluator, "judge_key_note", None)  # builtin metrics (0.11's judge keys)
+        if judge_key_note is not None:
+            note = judge_key_note(options.credential_refs)
+            if note:
+                options.notes.append(f"{item.where}: evaluator '{name}': {note}")
     eval_set_obj: Optional[EvalSet] = None
     if isinstance(eval_set, EvalSet):
         eval_set_obj = eval_set
@@ -227,7 +241,8 @@ def evaluate(
     Keyword arguments are those of ``prepare_run``: ``eval_set``, ``metrics``, ``config``,
     ``evaluators`` (instances of any evaluator type), ``judge_model``, ``threshold``,
     ``trajectory_match_type``, ``group_by``, ``strict``, ``repeat_key``, ``pass_at_k``,
-    ``fail_on_evaluation_error``, ``concurrency``, ``executor`` (``local`` or ``ray``), ``ray_address``.
+    ``fail_on_evaluation_error``, ``concurrency``, ``executor`` (``local`` or ``ray``), ``ray_address``,
+    ``credential_refs`` (secret references for builtin judges' ``credential_ref``, resolved once per run).
 
     Backend sources (``"jaeger+http://127.0.0.1:16686?service=shop"``, see ``agentevals sources list``) read
     the window their URI names, else ``since`` (a duration such as ``"24h"``, or an RFC 3339 time), else the

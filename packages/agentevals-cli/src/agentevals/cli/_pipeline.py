@@ -331,6 +331,7 @@ def _meta(req: RunRequest) -> dict[str, Any]:
 
     options = asdict(replace(req.options, read_context=None))
     del options["read_context"]  # the windows read are stored apart (run_sources)
+    del options["credentials"]  # secrets: the references (credential_refs) are what is recorded
     options.update(since=req.since)
     options.update(inputs=req.inputs[:1000], evaluators=[e.evaluator.config.name for e in req.evaluators],
                    outputs=list(req.outputs), min_pass_rates=list(req.min_pass_rates), baseline=req.baseline)

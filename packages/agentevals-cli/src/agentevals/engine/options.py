@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 if TYPE_CHECKING:
+    from ..core.secrets import Credentials
     from ..trace_sources import ReadContext
     from .admission import Admission
     from .budget import JudgeLedger
@@ -83,6 +84,13 @@ class RunOptions:
     judge_ledger: Optional[JudgeLedger] = None
     """Rolling judge counts and spend that ``max_calls_per_hour`` / ``budget_usd_per_day`` are checked against
     (``engine.budget``): ``serve`` passes one ledger to every batch so budgets span them; None: the run's own."""
+    credential_refs: Optional[dict[str, dict[str, Any]]] = None
+    """Secret references of the run, logical name → ``{"kind": "env", "name": "OPENAI_API_KEY"}`` (agentevals-cli
+    0.11's ``credentialRefs``; ``core.secrets``): what a builtin metric's ``credential_ref`` names. Locators only,
+    recorded with the run. None: the run has none (judges read their keys from the environment)."""
+    credentials: Optional[Credentials] = field(default=None, repr=False, compare=False)
+    """The secrets of ``credential_refs``, resolved once when the run starts (``engine.run``). Never recorded:
+    the run store, reports and command lines get the references only."""
     read_context: Optional[ReadContext] = None
     """How pull sources read (``--since``, ``--since last``'s watermarks, the windows ``--resume`` re-reads)
     and, after the run, the window each one read (``ReadContext.windows``). None: the defaults. Under

@@ -25,6 +25,7 @@ from typing import Optional, Union, cast
 
 from ..__about__ import __version__
 from ..config import LoadedEvaluator
+from ..core.secrets import resolve_credential_refs
 from ..evalsets import EvalSet, load_eval_set
 from ..evaluators.base import BaseEvaluator
 from ..results import SKIP_KINDS, InputError, RunResult, Status, case_key, utc_now
@@ -75,6 +76,8 @@ async def run_evaluation(
     if not evs:
         run.notes.append("no evaluators configured (use -m METRIC or -c eval_config.yaml)")
 
+    if options.credential_refs is not None and options.credentials is None:  # once per run, before any work
+        options = replace(options, credentials=await resolve_credential_refs(options.credential_refs))
     checks = admissions_for(evs, options)
     if checks != options.admissions:
         options = replace(options, admissions=checks)

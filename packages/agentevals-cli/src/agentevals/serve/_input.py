@@ -126,6 +126,28 @@ def parse_run_options(config: Any) -> dict[str, Any]:
     return values
 
 
+def parse_credential_refs(raw: Any, *, label: str = "credential_refs") -> Optional[dict[str, dict[str, Any]]]:
+    """agentevals-cli 0.11's ``credential_refs`` form field (a JSON object as a string) or ``credentialRefs``
+    body key (the object) → ``prepare_run``'s ``credential_refs``; None when absent or empty (0.11: no
+    credentials). ``HTTPException(400)``, one line, when it is not JSON or not a map of reference objects."""
+    from fastapi import HTTPException
+
+    from ..core.secrets import check_credential_refs
+    from ..errors import ConfigError
+
+    if raw is None or raw == "":
+        return None
+    if isinstance(raw, (str, bytes)):
+        try:
+            raw = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise HTTPException(400, f"{label}: not JSON: {exc}") from None
+    try:
+        return check_credential_refs(raw, label=label) or None
+    except ConfigError as exc:
+        raise HTTPException(400, str(exc)) from None
+
+
 def refuse_long_ref(ref: str) -> None:
     """Raise ``RunNotFoundError`` for a run reference no run can have (too long to be an id or a prefix),
     before the store is asked: the answer is the API's 404 with one line."""

@@ -9,12 +9,15 @@ whoever can reach the port, so an entry that runs a program, a command or code f
 prompt is a command, a composite member or aggregator of those, a plugin type) is refused before the
 config is even loaded (loading already imports ``type: python`` modules). Each type says what it runs
 (``BaseEvaluator.runs_code``). So are ``base_url`` and ``api_key_env``: they would send this server's API
-keys (any environment variable) to an address the config chooses. The config given to ``serve -c``
-on the command line is the user's own and is not checked.
+keys (any environment variable) to an address the config chooses; and, in a request that carries
+``credential_refs`` (which may name any environment variable of this server), ``judge_base_url``, where a
+builtin judge sends the resolved secret. Keys are compared in snake_case (the loader reads ``baseUrl`` as
+``base_url``). The config given to ``serve -c`` on the command line is the user's own and is not checked.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Optional
@@ -27,9 +30,10 @@ FLAG = "--allow-code-evaluators"
 _CREDENTIAL_KEYS = ("base_url", "api_key_env")
 
 
-def code_in_config(path: str | Path) -> Optional[str]:
+def code_in_config(path: str | Path, *, credential_refs: bool = False) -> Optional[str]:
     """Why the config file at ``path`` may not run here (one line), or None. An unreadable or invalid
-    file is left to the config loader, which reports it the usual way."""
+    file is left to the config loader, which reports it the usual way. ``credential_refs``: the request
+    carries secret references, so ``judge_base_url`` is refused too."""
     import yaml
 
     from ..config.loader import marked_loader
@@ -40,30 +44,38 @@ def code_in_config(path: str | Path) -> Optional[str]:
     except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
         return None
     entries = data.get("evaluators") if isinstance(data, dict) else None
-    return code_in_entries(entries if isinstance(entries, list) else [], where=Path(path).name)
+    return code_in_entries(entries if isinstance(entries, list) else [], where=Path(path).name,
+                           credential_refs=credential_refs)
 
 
-def code_in_entries(entries: Iterable[Any], *, where: str = "config") -> Optional[str]:
+def code_in_entries(entries: Iterable[Any], *, where: str = "config", credential_refs: bool = False) -> Optional[str]:
     """Why these evaluator entries may not run here (one line naming the first offending one), or None."""
     seen: set[int] = set()  # YAML aliases share nodes: visit each once (an alias bomb stays linear)
+    keys = (*_CREDENTIAL_KEYS, "judge_base_url") if credential_refs else _CREDENTIAL_KEYS
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
             continue
         label = f"evaluator '{entry.get('name')}'" if isinstance(entry.get("name"), str) else f"evaluators[{index}]"
-        reason = _walk(entry, seen)
+        reason = _walk(entry, seen, keys)
         if reason:
             return (f"{where}: {label} {reason}: configs sent to this server may not run code on it "
                     f"(start serve with {FLAG} to allow it)")
     return None
 
 
-def _walk(node: Any, seen: set[int], depth: int = 0) -> Optional[str]:
+def _snake(key: Any) -> Any:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower() if isinstance(key, str) else key
+
+
+def _walk(node: Any, seen: set[int], keys: tuple[str, ...], depth: int = 0) -> Optional[str]:
     if id(node) in seen or depth > 64:
         return None
     seen.add(id(node))
     if isinstance(node, dict):
-        for key in _CREDENTIAL_KEYS:
-            if key in node:
+        for key in node:
+            if _snake(key) in keys:
+                if _snake(key) == "judge_base_url":
+                    return f"sets {key} (where the judge sends the secret of the request's credential_refs)"
                 return f"sets {key} (where this server's API keys are sent)"
         kind = node.get("type")
         if isinstance(kind, str):
@@ -76,7 +88,7 @@ def _walk(node: Any, seen: set[int], depth: int = 0) -> Optional[str]:
     else:
         return None
     for child in children:
-        reason = _walk(child, seen, depth + 1)
+        reason = _walk(child, seen, keys, depth + 1)
         if reason:
             return reason
     return None

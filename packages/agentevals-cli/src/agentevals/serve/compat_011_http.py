@@ -36,6 +36,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 
 from . import compat_011, operations
+from ._input import parse_credential_refs
 from ._limits import error_body
 
 if TYPE_CHECKING:
@@ -218,10 +219,10 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
                       {"traces"})
         if not isinstance(body["traces"], dict) or not body["traces"].get("resourceSpans"):
             raise HTTPException(400, "traces: expected an OTLP/JSON export with resourceSpans")
-        if body.get("credential_refs"):
-            compat_011.log.warning("evaluate/json: credentialRefs (agentevals 0.11) are not resolved here; judges "
-                                   "read their API keys from serve's environment")
         options = up.config_options(body.get("config") or None)
+        refs = parse_credential_refs(body.get("credential_refs"), label="credentialRefs")
+        if refs is not None:
+            options["credential_refs"] = refs
         traces = up.dir / "traces.json"
         traces.write_bytes(orjson.dumps(body["traces"]))
         kwargs: dict[str, Any] = {"paths": [traces], **options}

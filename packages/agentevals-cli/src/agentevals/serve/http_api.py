@@ -34,7 +34,7 @@ from ..results import CaseResult, RunResult
 from . import compat_011, operations
 from ._csrf import CsrfCheck, CsrfTokens
 from ._guard import HostPolicy, RequestGuard
-from ._input import install_input_guards, one_line, parse_run_options, refuse_long_ref
+from ._input import install_input_guards, one_line, parse_credential_refs, parse_run_options, refuse_long_ref
 from ._limits import check_token, error_body
 from ._sources import SourceHosts, SourceRefused
 from ._trust import code_in_config
@@ -128,7 +128,8 @@ def api_app(ctx: ApiContext) -> FastAPI:
     def trusted(kwargs: dict[str, Any]) -> dict[str, Any]:
         """``kwargs`` unless its config names code-running evaluators without ``--allow-code-evaluators`` (403)."""
         config = kwargs.get("config")
-        refusal = None if ctx.allow_code or config is None else code_in_config(config)
+        refusal = None if ctx.allow_code or config is None else code_in_config(
+            config, credential_refs=bool(kwargs.get("credential_refs")))
         if refusal:
             raise HTTPException(403, _public(refusal))
         return kwargs
@@ -207,10 +208,12 @@ def api_app(ctx: ApiContext) -> FastAPI:
         config_file: Optional[UploadFile] = File(None, description="eval_config.yaml"),
         config: Optional[str] = Form(None, description='JSON options: {"metrics": [...], "threshold": 0.8, …}'),
         sources: Optional[list[str]] = Form(None, description=_SOURCES_HELP),
+        credential_refs: Optional[str] = Form(None, description=_CREDENTIAL_REFS_HELP),
     ) -> dict[str, Any]:
         with Uploads(ctx.max_upload) as up:
             kwargs = trusted(await up.run_options(trace_files, eval_set_file, config_file, config,
-                                                  sources=_sources(ctx, trace_files, sources)))
+                                                  sources=_sources(ctx, trace_files, sources),
+                                                  credential_refs=credential_refs))
             run = await operations.evaluate_files_async(**kwargs)
             return ok({**run.model_dump(mode="json"), **compat_011.legacy_run(run)})
 
@@ -223,11 +226,13 @@ def api_app(ctx: ApiContext) -> FastAPI:
         config_file: Optional[UploadFile] = File(None, description="eval_config.yaml"),
         config: Optional[str] = Form(None),
         sources: Optional[list[str]] = Form(None, description=_SOURCES_HELP),
+        credential_refs: Optional[str] = Form(None, description=_CREDENTIAL_REFS_HELP),
     ) -> StreamingResponse:
         up = Uploads(ctx.max_upload).__enter__()
         try:
             kwargs = trusted(await up.run_options(trace_files, eval_set_file, config_file, config,
-                                                  sources=_sources(ctx, trace_files, sources)))
+                                                  sources=_sources(ctx, trace_files, sources),
+                                                  credential_refs=credential_refs))
             events = start_evaluation(up, kwargs)
         except BaseException:
             up.__exit__(None, None, None)
@@ -321,6 +326,8 @@ def api_app(ctx: ApiContext) -> FastAPI:
 _COOKIE = "agentevals_token"
 _SOURCES_HELP = ("Trace backend query URIs (jaeger+http://HOST:PORT?service=NAME&since=1h, …; repeatable), read "
                  "like uploaded files; only hosts given to serve --allow-source-host")
+_CREDENTIAL_REFS_HELP = ('agentevals 0.11: JSON {"NAME": {"kind": "env", "name": "OPENAI_API_KEY"}, …}: secrets resolved '
+                         "once for the run; a builtin LLM-judged metric's credential_ref: NAME is its judge's key")
 
 
 def _sources(ctx: ApiContext, trace_files: Optional[list[UploadFile]], sources: Optional[list[str]]) -> list[str]:
@@ -452,10 +459,13 @@ class Uploads:
 
     async def run_options(self, trace_files: Optional[list[UploadFile]], eval_set_file: Optional[UploadFile],
                           config_file: Optional[UploadFile], config: Optional[str], *,
-                          sources: Sequence[str] = ()) -> dict[str, Any]:
-        """Uploads, source URIs (checked by the caller) and the JSON ``config`` form field → keyword arguments
-        of ``operations.evaluate_files``."""
+                          sources: Sequence[str] = (), credential_refs: Optional[str] = None) -> dict[str, Any]:
+        """Uploads, source URIs (checked by the caller), the JSON ``config`` form field and 0.11's
+        ``credential_refs`` form field → keyword arguments of ``operations.evaluate_files``."""
         options = self.config_options(config, config_file=config_file is not None and bool(config_file.filename))
+        refs = parse_credential_refs(credential_refs)
+        if refs is not None:
+            options["credential_refs"] = refs
         kwargs: dict[str, Any] = {"paths": [*[await self.save(f) for f in trace_files or []], *sources], **options}
         if eval_set_file is not None and eval_set_file.filename:
             kwargs["eval_set"] = await self.save(eval_set_file)

@@ -34,11 +34,13 @@ class BuiltinConfig(EvaluatorConfig):
     num_samples: Optional[int] = Field(default=None, ge=1)
     """For LLM-judged metrics: judge samples (majority vote)."""
     credential_ref: Optional[str] = None
-    """agentevals-cli 0.11: the name of an entry of a server run's ``credential_refs``. Read and ignored with a
-    note: ``run`` has no such map (0.11 made the metric an error), judges read their key from the environment."""
+    """For LLM-judged metrics: the name of an entry of the run's ``credential_refs`` (``/api/evaluate``'s
+    ``credential_refs`` field, ``credentialRefs`` of ``/api/evaluate/json``, ``evaluate(credential_refs=…)``)
+    whose secret is the judge's API key. A run without ``credential_refs`` (``agentevals run``) reads the
+    judge's key from the environment, with a note."""
     judge_base_url: Optional[str] = None
-    """agentevals-cli 0.11: the judge's endpoint, used only together with ``credential_ref``. Read and ignored
-    with a note."""
+    """With ``credential_ref``: the judge's endpoint (an OpenAI-compatible proxy for ``openai/…`` judges, a
+    Gemini API endpoint for ``gemini-…``). Alone it is not used (as in agentevals-cli 0.11), with a note."""
 
     @field_validator("trajectory_match_type", mode="before")
     @classmethod
@@ -97,19 +99,35 @@ class BuiltinEvaluator(BaseEvaluator):
         if self.config.rubrics and not metric.startswith("rubric_based_"):
             raise ConfigError(f"builtin metric '{metric}' does not take rubrics")
         self.metric().check()
-        self._legacy_judge_keys()
 
-    def _legacy_judge_keys(self) -> None:
-        """0.11's ``credential_ref``/``judge_base_url`` served its server's RunSpec (``credential_refs``): with
-        ``run`` they never reached a judge (``credential_ref`` made 0.11's metric an error, ``judge_base_url``
-        alone was unused). The run goes on, with a note saying where the judge's credentials come from."""
+    def judge_key_note(self, credential_refs: Optional[dict[str, Any]]) -> Optional[str]:
+        """A note when ``credential_ref``/``judge_base_url`` will not reach a judge in a run with these
+        ``credential_refs`` (None: the run has none), else None.
+
+        Without ``credential_refs`` (``agentevals run``: 0.11 made such a metric an error row) the run goes on
+        and the judge reads its key from the environment; ``judge_base_url`` alone is not used (0.11 used it only
+        with ``credential_ref``); a metric without an LLM judge uses neither. A ``credential_ref`` that the
+        run's map lacks, or that cannot be resolved, is that metric's ERROR row when it runs (not a note)."""
         used = [key for key in ("credential_ref", "judge_base_url") if getattr(self.config, key)]
-        if used:
-            keys = " and ".join(f"'{k}'" for k in used)
-            self.notes.append(
-                f"{keys} not read (agentevals-cli 0.11 used {'them' if len(used) > 1 else 'it'} only with a server "
-                "run's credential_refs); "
-                "the judge reads its credentials and endpoint from the environment (GOOGLE_API_KEY, …)")
+        if not used:
+            return None
+        keys = " and ".join(f"'{k}'" for k in used)
+        if credential_refs is None:
+            return (f"{keys} not read (agentevals-cli 0.11 used {'them' if len(used) > 1 else 'it'} only with a "
+                    "server run's credential_refs); "
+                    "the judge reads its credentials and endpoint from the environment (GOOGLE_API_KEY, …)")
+        try:
+            metric = METRICS.get(self.config.name)
+        except ConfigError:
+            return None
+        if not getattr(metric, "llm_judge", False):
+            how = " (scored through Vertex AI with the environment's credentials)" if getattr(
+                metric, "needs_judge", False) else ""
+            return f"{keys} not used: metric '{self.config.name}' has no LLM judge{how}"
+        if not self.config.credential_ref:
+            return ("'judge_base_url' not used without 'credential_ref' (as in agentevals-cli 0.11): the judge "
+                    "reads its credentials and endpoint from the environment")
+        return None
 
     @property
     def timeout(self) -> float:
