@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import click
+
+if TYPE_CHECKING:
+    from ..store import RunStore
 
 __all__ = ["evalset_command"]
 
 _STORE_HELP = ("Run store: a SQLite file or postgresql:// URL (default: $AGENTEVALS_STORE, else runs.sqlite in "
                "the user data folder).")
+
+
+def _open(location: Optional[str]) -> RunStore:
+    from ..store import RunStore, store_location
+
+    return RunStore.open(store_location(location))
 
 
 def _cut(value: Any, width: int = 60) -> str:
@@ -50,7 +59,6 @@ def from_run_command(run: str, which: tuple[str, ...], sample: Optional[int], st
     in metadata.provenance. Secrets are redacted."""
     from ..errors import ConfigError
     from ..evalsets.builder import build_from_run, set_id_for, write_set
-    from .runs_cmd import _open
 
     if stratify_by and not sample:
         raise ConfigError("--stratify-by needs --sample N (how many cases to draw)")
@@ -78,12 +86,11 @@ def add_command(eval_set: str, run: str, cases: tuple[str, ...], store: Optional
     """Append the CASES of a stored RUN to the eval set SET (rewritten in place); a case already in SET
     (same run and case id) is not added twice."""
     from ..evalsets.builder import add_from_run, read_set, write_set
-    from .runs_cmd import _open
 
     data = read_set(eval_set)
     db = _open(store)
     try:
-        data, summary, already = add_from_run(data, db, run, cases, source=eval_set)
+        data, summary, already = add_from_run(data, db, run, cases)
     finally:
         db.close()
     if summary.written:

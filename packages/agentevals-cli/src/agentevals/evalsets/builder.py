@@ -40,7 +40,7 @@ from ..core._registry import did_you_mean
 from ..core.redact import redact_obj
 from ..errors import ConfigError, InputFileError
 from ..results import CaseResult, Status, case_status, row_key
-from .loader import _case_keys, content_text, parse_eval_set
+from .loader import case_keys, content_text, parse_eval_set
 
 if TYPE_CHECKING:
     from ..store import RunStore
@@ -259,8 +259,8 @@ def build_from_run(store: RunStore, ref: str, *, which: Sequence[str] = ("all",)
     return data, summary
 
 
-def add_from_run(data: dict[str, Any], store: RunStore, ref: str, case_ids: Sequence[str], *,
-                 source: str = "<eval set>") -> tuple[dict[str, Any], BuildSummary, list[str]]:
+def add_from_run(data: dict[str, Any], store: RunStore, ref: str,
+                 case_ids: Sequence[str]) -> tuple[dict[str, Any], BuildSummary, list[str]]:
     """``data`` (an eval set read by ``read_set``) with the run's cases ``case_ids`` appended; a case already
     in the set (same run and case id in its provenance) is not added twice (its eval id is returned)."""
     run_id, record, cases, uris = _load_run(store, ref)
@@ -326,7 +326,7 @@ def write_set(path: str | Path, data: dict[str, Any]) -> None:
 # Merge and diff ---------------------------------------------------------------------------------------
 def _normal(raw: Any) -> Any:
     """A case as compared: snake_case keys (ADK reads camelCase too), JSON-canonical."""
-    return json.loads(json.dumps(_case_keys(raw), sort_keys=True))
+    return json.loads(json.dumps(case_keys(raw), sort_keys=True))
 
 
 CONFLICTS = ("error", "keep-a", "keep-b")
