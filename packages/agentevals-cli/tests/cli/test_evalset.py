@@ -90,6 +90,10 @@ def test_failed_cases_sampling_add_merge_and_diff(tmp_path):
     result = run("evalset", "add", str(failed), "latest", helm_id, "--store", store)
     assert "added 0 case(s)" in result.output and "already in the set: helm_list_releases_2" in result.output
     assert len(json.loads(failed.read_text())["eval_cases"]) == 2
+    fresh = tmp_path / "new" / "fresh.evalset.json"  # a set that does not exist yet is created
+    assert run("evalset", "add", str(fresh), "latest", "passed", "--store", store).exit_code == 0
+    created = json.loads(fresh.read_text())
+    assert created["eval_set_id"] == "fresh" and [c["eval_id"] for c in created["eval_cases"]] == ["helm_list_releases"]
 
     # merge with the shipped set: its helm_list_releases differs from the failed one's
     merged = tmp_path / "merged.json"

@@ -29,10 +29,10 @@ def _cut(value: Any, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _echo(text: str) -> None:
+def _echo(text: str, kind: str = "table") -> None:
     from ..report._workflow import defuse
 
-    click.echo(defuse(text, "table"))  # eval ids and texts come from traces
+    click.echo(defuse(text, kind))  # eval ids and texts come from traces
 
 
 @click.group("evalset", context_settings={"help_option_names": ["-h", "--help"]})
@@ -83,11 +83,13 @@ def from_run_command(run: str, which: tuple[str, ...], sample: Optional[int], st
 @click.argument("cases", nargs=-1, required=True)
 @click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
 def add_command(eval_set: str, run: str, cases: tuple[str, ...], store: Optional[str]) -> None:
-    """Append the CASES of a stored RUN to the eval set SET (rewritten in place); a case already in SET
-    (same run and case id) is not added twice."""
-    from ..evalsets.builder import add_from_run, read_set, write_set
+    """Append the CASES of a stored RUN to the eval set SET (rewritten in place, created when missing); a case
+    already in SET (same run and case id) is not added twice."""
+    from pathlib import Path
 
-    data = read_set(eval_set)
+    from ..evalsets.builder import add_from_run, read_set, set_id_for, write_set
+
+    data = read_set(eval_set) if Path(eval_set).exists() else {"eval_set_id": set_id_for(eval_set), "eval_cases": []}
     db = _open(store)
     try:
         data, summary, already = add_from_run(data, db, run, cases)
@@ -132,7 +134,7 @@ def diff_command(old: str, new: str, as_json: bool, exit_code: bool) -> None:
 
     diff = diff_sets(read_set(old), read_set(new))
     if as_json:
-        _echo(json.dumps(diff.as_dict(), indent=2, ensure_ascii=False))
+        _echo(json.dumps(diff.as_dict(), indent=2, ensure_ascii=False), "json")
     else:
         lines = [f"{old} → {new}: {len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed, "
                  f"{diff.unchanged} unchanged"]
