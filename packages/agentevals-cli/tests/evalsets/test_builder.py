@@ -154,3 +154,20 @@ def test_validate_names_what_adk_would_refuse():
         ["t.json: this is a trace file, not an eval set (pass traces as arguments)"], {})
     assert validate_set({"evalSetId": "s", "eval_cases": []}, "c.json")[0] == [
         "c.json: no 'eval_set_id' string (ADK reads top-level keys in snake_case only)"]
+
+
+def test_a_camel_case_set_reads_as_snake_case_for_add_merge_and_diff(tmp_path):
+    from agentevals.evalsets.builder import read_set
+
+    camel = tmp_path / "camel.json"
+    camel.write_text(json.dumps({"evalSetId": "c", "evalCases": [{"evalId": "y", "conversation": [{
+        "invocationId": "y-1", "userContent": {"parts": [{"text": "hi"}], "role": "user"},
+        "finalResponse": {"parts": [{"text": "ok"}], "role": "model"},
+        "intermediateData": {"toolUses": [{"name": "a", "args": {"keepMe": 1}}]}}]}]}))
+    data = read_set(camel)
+    assert data["eval_set_id"] == "c" and data["eval_cases"][0]["eval_id"] == "y"
+    assert data["eval_cases"][0]["conversation"][0]["intermediate_data"] == {"tool_uses": [{"name": "a", "args": {"keepMe": 1}}]}
+    merged, conflicts = merge_sets(data, _set(_case("y"), _case("z")), eval_set_id="m", on_conflict="keep-a")
+    assert [c["eval_id"] for c in merged["eval_cases"]] == ["y", "z"] and conflicts == ["y"]  # the args differ
+    assert diff_sets(data, _set(_case("y"))).changed == {"y": [
+        {"field": "conversation[0].tool_uses", "old": [{"name": "a", "args": {"keepMe": 1}}], "new": [{"name": "a", "args": {}}]}]}

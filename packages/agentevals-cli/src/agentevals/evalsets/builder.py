@@ -295,8 +295,12 @@ def read_set(path: str | Path) -> dict[str, Any]:
     except InputFileError as exc:
         raise ConfigError(str(exc)) from None
     if isinstance(data, list):  # legacy: write it as the set it reads as
-        data = {"eval_set_id": parsed.eval_set_id, "eval_cases": [_legacy_case(c) for c in parsed.eval_cases]}
-    return data
+        return {"eval_set_id": parsed.eval_set_id, "eval_cases": [_legacy_case(c) for c in parsed.eval_cases]}
+    # As ADK writes it: snake_case (a camelCase file, from ADK's web API, reads the same).
+    out = {_snake(k): v for k, v in data.items() if _snake(k) not in ("eval_cases", "eval_set_id")}
+    out["eval_set_id"] = parsed.eval_set_id
+    out["eval_cases"] = [case_keys(c) for c in data.get("eval_cases", data.get("evalCases")) or []]
+    return out
 
 
 def _legacy_case(case: Any) -> dict[str, Any]:
