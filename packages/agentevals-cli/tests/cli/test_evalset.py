@@ -186,3 +186,28 @@ def test_builder_over_2000_stored_cases(tmp_path):
     assert run("evalset", "from-run", "-o", str(everything), "--store", store).exit_code == 0
     assert run("evalset", "validate", str(everything)).output.endswith(": valid: 2000 case(s), 2000 turn(s), "
                                                                        "1500 tool call(s)\n")
+
+
+def test_a_conversation_round_trips_turn_by_turn(tmp_path):
+    from support.generate import replicate
+
+    # 3 turns in conversation "chat-a", 2 in "chat-b": two cases of several turns, each turn its own trace.
+    traces = replicate(tmp_path / "chats.json", 5, session_of=lambda i: "chat-a" if i < 3 else "chat-b")
+    doc = json.loads(traces.read_text())
+    for i, trace in enumerate(doc["data"]):  # span ids are random in real traces: unique across the copies too
+        text = json.dumps(trace)
+        for span in trace["spans"]:
+            text = text.replace(span["spanID"], f"{i:02x}{span['spanID'][2:]}")
+        doc["data"][i] = json.loads(text)
+    traces.write_text(json.dumps(doc))
+    store = stored_run(tmp_path, str(traces))
+    out = tmp_path / "chats.evalset.json"
+    assert run("evalset", "from-run", "-o", str(out), "--store", store).exit_code == 0
+    cases = json.loads(out.read_text())["eval_cases"]
+    assert [(c["eval_id"], len(c["conversation"]), len(c["metadata"]["provenance"]["trace_ids"])) for c in cases] == [
+        ("case_chat_a", 3, 3), ("case_chat_b", 2, 2)]
+    report = tmp_path / "r.json"
+    assert run("run", str(traces), *METRICS, "-e", str(out), "--store", store, "-o", f"json={report}").exit_code == 0
+    doc = json.loads(report.read_text())
+    assert [(c["case_id"], c["eval_id"], c["match_reason"]) for c in doc["cases"]] == [
+        ("chat-a", "case_chat_a", "invocation id"), ("chat-b", "case_chat_b", "invocation id")]
