@@ -17,7 +17,7 @@ from ..protocol import IntermediateStepData, InvocationData, ToolCallData, ToolR
 from ..traces.readers._json import load_json_file
 from .model import EvalCase, EvalSet
 
-__all__ = ["load_eval_set", "parse_eval_set"]
+__all__ = ["case_keys", "content_text", "load_eval_set", "parse_eval_set"]
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
@@ -39,7 +39,7 @@ def _snake(data: Any) -> Any:
     return data
 
 
-def _case_keys(raw: Any) -> Any:
+def case_keys(raw: Any) -> Any:
     """snake_case a case's own keys and its structural values; extra (user) keys are kept as written."""
     if not isinstance(raw, dict):
         return raw
@@ -134,7 +134,7 @@ def parse_eval_set(data: Any, source: str = "<eval set>") -> EvalSet:
     if not isinstance(raw_cases, list):
         found = ", ".join(list(data)[:6]) or "an empty object"
         raise InputFileError(f"{source}: not an ADK eval set: no 'eval_cases' list (found {found})")
-    cases = [_case(_case_keys(c), source, i) for i, c in enumerate(raw_cases)]
+    cases = [_case(case_keys(c), source, i) for i, c in enumerate(raw_cases)]
     seen: set[str] = set()
     for case in cases:
         if case.eval_id in seen:

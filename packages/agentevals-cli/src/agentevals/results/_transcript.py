@@ -23,11 +23,21 @@ def _responses(inv: Any) -> list[dict[str, Any]]:
 
 def transcript(invocations: list[Any], expected: Optional[list[Any]]) -> list[dict[str, Any]]:
     """Per turn: user text, tool calls, tool responses (when any), response (texts cut to 2,000
-    characters), and the golden turn's tool calls and response when there is one."""
+    characters), and the golden turn's tool calls and response when there is one.
+
+    Also what an eval set built from the stored case needs (``agentevals evalset from-run``): the turn's
+    ``invocation_id`` (its span id, which matches the trace again) and, only for a text that was cut, the
+    whole text as ``user_full`` / ``response_full``.
+    """
     turns = []
     for i, inv in enumerate(invocations):
         turn: dict[str, Any] = {"user": _cut(inv.user_content), "response": _cut(inv.final_response),
                                 "tool_calls": _calls(inv)}
+        if inv.invocation_id:
+            turn["invocation_id"] = inv.invocation_id
+        for key, text in (("user", inv.user_content), ("response", inv.final_response)):
+            if text is not None and len(text) > _MAX_TEXT:
+                turn[f"{key}_full"] = text
         if inv.intermediate_steps.tool_responses:
             turn["tool_responses"] = _responses(inv)
         if expected is not None and i < len(expected):
