@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "serve": "agentevals.cli.serve_cmd:serve_command",
     "mcp": "agentevals.cli.mcp_cmd:mcp_command",
     "runs": "agentevals.cli.runs_cmd:runs_command",
+    "labels": "agentevals.cli.labels_cmd:labels_command",
     "store": "agentevals.cli.runs_cmd:store_command",
     "sources": "agentevals.cli.sources_cmd:sources_command",
 }
