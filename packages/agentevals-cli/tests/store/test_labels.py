@@ -112,13 +112,13 @@ def test_a_bad_row_imports_nothing_and_names_its_line(labelled, tmp_path):
     good = json.dumps({"run": run_id, "case": HELM_ID, "verdict": "pass"})
     cases = {
         "unknown run": (f'{good}\n\n{{"run": "2099", "case": "x", "verdict": "pass"}}\n',
-                        r"^{path}:3: no run '2099' in the run store .* \(nothing imported\)$"),
+                        r"^{path}:3: no run '2099' in the run store .*; nothing imported$"),
         "unknown case": (f'{good}\n{{"run": "{run_id}", "case": "abc", "verdict": "pass"}}\n',
                          rf"^{{path}}:2: no case 'abc' in run {run_id} "),
         "unknown metric": (f'{{"run": "{run_id}", "case": "{HELM_ID}", "metric": "x", "verdict": "pass"}}\n',
                            rf"^{{path}}:1: case '{HELM_ID}' of run {run_id} has no metric 'x'"),
         "bad verdict": (f'{good}\n{{"run": "{run_id}", "case": "{HELM_ID}", "verdict": "ok"}}\n',
-                        r"^{path}:2: verdict 'ok' is not pass or fail \(nothing imported\)$"),
+                        r"^{path}:2: verdict 'ok' is not pass or fail; nothing imported$"),
         "bad score": (f'{{"run": "{run_id}", "case": "{HELM_ID}", "score": 2}}\n',
                       r"^{path}:1: score '2' is not a number in \[0, 1\]"),
         "latest": (f'{{"run": "latest", "case": "{HELM_ID}", "verdict": "pass"}}\n',

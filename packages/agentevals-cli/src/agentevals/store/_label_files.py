@@ -147,7 +147,7 @@ def import_labels(store: RunStore, path: Path, *, fmt: Optional[str] = None) -> 
                 metric=row.get("metric"), note=row.get("note"), labeler=row.get("labeler"),
                 created_at=row.get("created_at")))
         except (ConfigError, RunNotFoundError, StoreError) as exc:
-            raise ConfigError(f"{path}:{line}: {exc} (nothing imported)") from None
+            raise ConfigError(f"{path}:{line}: {exc}; nothing imported") from None
     store.add_labels(records)
     return records
 
