@@ -8,7 +8,6 @@ import io
 import json
 
 import pytest
-
 from agentevals.errors import ConfigError, RunNotFoundError
 from agentevals.results.labels import disagreements
 from agentevals.store import RunStore
@@ -80,7 +79,7 @@ def test_unknown_runs_cases_metrics_and_bad_values_are_one_line_errors(labelled)
 def test_import_export_import_round_trips_jsonl_and_csv(labelled, tmp_path):
     store, run_id = labelled
     source = tmp_path / "in.csv"
-    with open(source, "w", encoding="utf-8", newline="") as f:
+    with open(source, "w", encoding="utf-8-sig", newline="") as f:  # as a spreadsheet saves it, BOM first
         writer = csv.writer(f)
         writer.writerow(["run", "case", "metric", "verdict", "score", "note", "labeler"])
         writer.writerow([run_id[:22], HELM_ID, METRIC, "FAIL", "0.2", NOTE, "ana"])  # a prefix, any case

@@ -342,16 +342,16 @@ class RunStore:
         for idx, metric_json in self.db.execute(
                 f"SELECT idx, metric_json FROM metric_results WHERE {where} ORDER BY idx, pos", params):
             metrics.setdefault(idx, []).append(MetricResult.model_validate_json(metric_json))
-        labels: dict[int, list[Any]] = {}
+        labels: dict[tuple[int, str], list[Any]] = {}  # by index and case id: never on another case stored there
         for record in read_labels(self.db, run_id, index=index):
-            labels.setdefault(record.index, []).append(record.label)
+            labels.setdefault((record.index, record.case_id), []).append(record.label)
         cases = []
         for idx, case_json in self.db.execute(f"SELECT idx, case_json FROM cases WHERE {where} ORDER BY idx", params):
             data = json.loads(case_json)
             transcript = data.pop("_transcript", None)
             case = CaseResult.model_validate({**data, "metrics": []})
             case.metrics = metrics.get(idx, [])
-            case.labels = labels.get(idx, [])
+            case.labels = labels.get((idx, case.case_id), [])
             if transcript:
                 case._transcript = transcript
             cases.append((idx, case))
