@@ -159,3 +159,31 @@ def test_labels_go_with_their_run_and_secrets_never_reach_the_store(labelled, mo
     with store.db.transaction():  # a run removed from the store takes its labels with it
         store.db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
     assert store.labels() == []
+
+
+def test_the_commands_round_trip_on_both_backends(labelled, tmp_path):
+    """`labels import` → `labels export` → `labels import` through the CLI, and `runs show` of the labels."""
+    from agentevals.cli import cli
+    from click.testing import CliRunner
+
+    store, run_id = labelled
+    url = store.db.location
+
+    def agentevals(*args: str):
+        return CliRunner().invoke(cli, [*args, "--store", url], catch_exceptions=False)
+
+    (tmp_path / "in.jsonl").write_text(
+        json.dumps({"run": run_id, "case": K8S_ID, "verdict": "pass", "note": NOTE, "labeler": "ana"}) + "\n"
+        + json.dumps({"run": run_id, "case": HELM_ID, "metric": METRIC, "score": 0.9, "labeler": "bo"}) + "\n", "utf-8")
+    assert agentevals("labels", "import", str(tmp_path / "in.jsonl")).exit_code == 0
+    for name in ("out.csv", "out.jsonl"):
+        assert agentevals("labels", "export", run_id, "-o", str(tmp_path / name)).exit_code == 0
+    first = agentevals("labels", "export").output
+    for name in ("out.csv", "out.jsonl"):
+        again = agentevals("labels", "import", str(tmp_path / name))
+        assert again.output == f"imported 2 labels of 1 run from {tmp_path / name}\n"
+        assert agentevals("labels", "export").output == first
+    assert [json.loads(line)["note"] for line in first.splitlines()] == [None, NOTE]
+    shown = agentevals("runs", "show", run_id, "--disagreements")
+    assert shown.output == (f"run {run_id}: 1 of 2 human labels disagree with the evaluator\n"
+                            f"  {K8S_ID} · whole case: evaluator FAILED (0) · human pass (ana): {' '.join(NOTE.split())}\n")  # one line

@@ -35,10 +35,10 @@ class Disagreement:
 
 
 def human_text(label: HumanLabel) -> str:
-    """``fail 0.2 (ana): the note`` (what the person said, short)."""
+    """``fail 0.2 (ana): the note`` (what the person said, on one line: the note's line breaks become spaces)."""
     given = " ".join(x for x in (label.verdict, f"{label.score:.3g}" if label.score is not None else None) if x)
     who = f" ({label.labeler})" if label.labeler else ""
-    note = f": {label.note}" if label.note else ""
+    note = f": {' '.join(label.note.split())}" if label.note else ""
     return f"{given}{who}{note}"
 
 
