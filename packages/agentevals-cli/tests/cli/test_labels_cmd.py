@@ -124,3 +124,16 @@ def test_import_export_round_trip_and_one_line_errors(stored, tmp_path):
                                                           "jsonl|csv\n")):
         failed = run("labels", *args, "--store", store)
         assert (failed.exit_code, failed.stderr) == (2, message), args
+
+
+def test_a_sheet_without_a_run_column_names_its_run_on_the_command_line(stored, tmp_path):
+    store, run_id = stored
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text(f"case,verdict,note\n{HELM_ID},pass,ok\n{K8S_ID},fail,\n", "utf-8")
+    missing = run("labels", "import", str(sheet), "--store", store)
+    assert (missing.exit_code, missing.stderr) == (2, f"Error: {sheet}:2: empty or missing column 'run' (columns: run, "
+                                                      "case, metric, verdict, score, note, labeler, created_at)\n")
+    imported = run("labels", "import", str(sheet), "--run", "latest", "--store", store)
+    assert imported.output == f"imported 2 labels of 1 run from {sheet}\n"
+    assert run("runs", "show", "--disagreements", "--store", store).output == (
+        f"run {run_id}: 0 of 2 human labels disagree with the evaluator\n")

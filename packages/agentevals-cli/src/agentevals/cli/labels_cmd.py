@@ -25,8 +25,10 @@ def labels_command() -> None:
 @labels_command.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="File format (default: by extension).")
+@click.option("--run", "run", metavar="RUN", help="The run of rows whose run column is empty or absent (id, unique "
+              "prefix or latest).")
 @click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
-def import_command(file: Path, fmt: Optional[str], store: Optional[str]) -> None:
+def import_command(file: Path, fmt: Optional[str], run: Optional[str], store: Optional[str]) -> None:
     """Import the labels of FILE, all or nothing: a bad row (unknown run, case or metric, a verdict that is not
     pass/fail, a score outside [0, 1]) is one line naming FILE:LINE, and no row is stored. A row for a case,
     metric and labeler already labelled replaces that label."""
@@ -34,7 +36,7 @@ def import_command(file: Path, fmt: Optional[str], store: Optional[str]) -> None
 
     db = _open(store)
     try:
-        records = import_labels(db, file, fmt=fmt)
+        records = import_labels(db, file, fmt=fmt, run=run)
     finally:
         db.close()
     runs = len({r.run_id for r in records})

@@ -49,7 +49,8 @@ def label_format(path: Optional[Path], fmt: Optional[str]) -> str:
                       "pass --format jsonl|csv")
 
 
-def read_labels_file(path: Path, *, fmt: Optional[str] = None) -> list[tuple[int, dict[str, Optional[str]]]]:
+def read_labels_file(path: Path, *, fmt: Optional[str] = None,
+                     required: Sequence[str] = _REQUIRED) -> list[tuple[int, dict[str, Optional[str]]]]:
     """The rows of a labels file as ``(line, {column: text or None})``, ``line`` where the row starts.
 
     Raises ``InputFileError`` when the file cannot be read, ``ConfigError`` ``FILE:LINE: …`` for a row that
@@ -62,7 +63,7 @@ def read_labels_file(path: Path, *, fmt: Optional[str] = None) -> list[tuple[int
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}): save the labels file as UTF-8") from None
     rows = list(_jsonl_rows(path, text) if kind == "jsonl" else _csv_rows(path, text))
     for line, row in rows:
-        missing = [c for c in _REQUIRED if not row.get(c)]
+        missing = [c for c in required if not row.get(c)]
         if missing:
             raise ConfigError(f"{path}:{line}: empty or missing column {missing[0]!r} (columns: "
                               f"{', '.join(LABEL_COLUMNS)})")
@@ -123,27 +124,34 @@ def _csv_rows(path: Path, text: str) -> Iterator[tuple[int, dict[str, Optional[s
         raise ConfigError(f"{path}:{reader.line_num}: not CSV: {exc}") from None
 
 
-def import_labels(store: RunStore, path: Path, *, fmt: Optional[str] = None) -> list[LabelRecord]:
+def import_labels(store: RunStore, path: Path, *, fmt: Optional[str] = None,
+                  run: Optional[str] = None) -> list[LabelRecord]:
     """Check every row of the labels file against the store, then store them all in one transaction; a bad row
     (``ConfigError`` ``FILE:LINE: …``: unknown run, case or metric, bad verdict or score) stores nothing.
 
-    ``run`` is a run id or a unique prefix of one (not ``latest``: a file means the same runs whenever it is
-    read); ``case`` a case id as ``runs show`` prints it; ``metric`` empty for the whole case. A row for the
-    same case, metric and labeler as a stored label replaces it.
+    The ``run`` column holds a run id or a unique prefix of one (not ``latest``: a file means the same runs
+    whenever it is read); ``case`` a case id as ``runs show`` prints it; ``metric`` is empty for the whole case. A
+    row for the same case, metric and labeler as a stored label replaces it. ``run`` (``--run``): the run of the
+    rows that leave the column empty or have none (an id, a unique prefix or ``latest``, resolved once).
     """
-    rows = read_labels_file(path, fmt=fmt)
+    default = store.resolve(run) if run is not None else None
+    rows = read_labels_file(path, fmt=fmt, required=("case",) if default else _REQUIRED)
     runs: dict[str, str] = {}
     records: list[LabelRecord] = []
     for line, row in rows:
         try:
-            ref = str(row["run"]).strip()
-            if ref not in runs:
-                if ref in ("latest", "last"):
-                    raise ConfigError(f"run {ref!r}: name the run by its id (a labels file means the same runs "
-                                      "whenever it is imported)")
-                runs[ref] = store.resolve(ref)
+            ref = str(row.get("run") or "").strip()
+            if not ref and default is not None:
+                run_id = default
+            else:
+                if ref not in runs:
+                    if ref in ("latest", "last"):
+                        raise ConfigError(f"run {ref!r}: name the run by its id (a labels file means the same runs "
+                                          "whenever it is imported; or pass --run latest and leave the column empty)")
+                    runs[ref] = store.resolve(ref)
+                run_id = runs[ref]
             records.append(store.label_record(
-                runs[ref], str(row["case"]).strip(), verdict=row.get("verdict"), score=row.get("score"),
+                run_id, str(row["case"]).strip(), verdict=row.get("verdict"), score=row.get("score"),
                 metric=row.get("metric"), note=row.get("note"), labeler=row.get("labeler"),
                 created_at=row.get("created_at")))
         except (ConfigError, RunNotFoundError, StoreError) as exc:
