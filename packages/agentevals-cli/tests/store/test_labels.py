@@ -9,7 +9,8 @@ import json
 
 import pytest
 from agentevals.errors import ConfigError, RunNotFoundError
-from agentevals.results.labels import disagreements
+from agentevals.results import CaseResult, HumanLabel, MetricResult
+from agentevals.results.labels import disagreements, human_cell
 from agentevals.store import RunStore
 from agentevals.store._label_files import import_labels, read_labels_file, write_labels_file
 from support.stored_runs import HELM, K8S, record
@@ -187,3 +188,16 @@ def test_the_commands_round_trip_on_both_backends(labelled, tmp_path):
     shown = agentevals("runs", "show", run_id, "--disagreements")
     assert shown.output == (f"run {run_id}: 1 of 2 human labels disagree with the evaluator\n"
                             f"  {K8S_ID} · whole case: evaluator FAILED (0) · human pass (ana): {' '.join(NOTE.split())}\n")  # one line
+
+
+def test_the_human_cell_marks_disagreements_and_stays_short():
+    row = MetricResult.scored(METRIC, 0.9, 0.5)
+    labels = [HumanLabel(metric=METRIC, verdict="fail", labeler="ana"), HumanLabel(metric=METRIC, score=0.7),
+              HumanLabel(metric=METRIC, score=0.2, labeler="bo"), HumanLabel(metric="other", verdict="fail"),
+              *(HumanLabel(metric=METRIC, verdict="pass", labeler=f"u{i}") for i in range(3))]
+    case = CaseResult(case_id="c", trace_ids=["c"], sources=["s"], metrics=[row], labels=labels)
+    assert human_cell(row, case) == "≠ fail (ana), 0.7, ≠ 0.2 (bo), +3 more"
+    assert human_cell(row, case.model_copy(update={"labels": labels[1:2]})) == "0.7"
+    errored = MetricResult.errored(METRIC, "boom")  # no verdict to disagree with
+    assert disagreements([CaseResult(case_id="c", trace_ids=["c"], sources=["s"], metrics=[errored],
+                                     labels=labels)]) == []

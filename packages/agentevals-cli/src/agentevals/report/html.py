@@ -61,7 +61,7 @@ def _cases(run: RunResult, context: Optional[ReportContext]) -> list[dict[str, A
                 "change": kind, "change_text": change.describe() if change else "",
                 "delta": (f"{change.delta:+.3f}" if change is not None and change.delta else ""),
                 "human": human_cell(m, case) if case.labels else "",
-                "human_notes": [human_text(x) for x in case.labels if x.metric == m.name and x.note],
+                "human_notes": [human_text(x) for x in case.labels if x.metric == m.name and x.note][:5],
             })
         out.append({
             "id": case.case_id, "eval_id": case.eval_id or "", "match": case.match_reason or "",

@@ -87,8 +87,10 @@ def render_table(run: RunResult, *, color: bool = False, context: Optional[Repor
             cells[1] = paint(cells[1], STATUS_COLORS.get(metric.status), color)
             out.append(("  " + "  ".join(cells)).rstrip())
             out.extend(f"      {note}" for note in _notes(metric))
-            out.extend(f"      human: {human_text(label)}" for label in case.labels
-                       if label.metric == metric.name and label.note)
+            noted = [label for label in case.labels if label.metric == metric.name and label.note]
+            out.extend(f"      human: {human_text(label)}" for label in noted[:5])
+            if len(noted) > 5:
+                out.append(f"      … {len(noted) - 5} more human notes ('agentevals labels export' has them all)")
         for label in case.labels:
             if label.metric is None:
                 differs = label_disagrees(label, case)

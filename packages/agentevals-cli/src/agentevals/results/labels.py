@@ -71,8 +71,9 @@ def disagreements(cases: Iterable[CaseResult]) -> list[Disagreement]:
     return out
 
 
-def human_cell(metric: MetricResult, case: CaseResult) -> str:
-    """The HUMAN cell of a metric row: each label of it, ``≠`` before one that disagrees (empty when none)."""
+def human_cell(metric: MetricResult, case: CaseResult, *, most: int = 3) -> str:
+    """The HUMAN cell of a metric row: its labels (the first ``most``, then how many more), ``≠`` before one that
+    disagrees (empty when none)."""
     cells = []
     for label in case.labels:
         if label.metric == metric.name:
@@ -80,7 +81,8 @@ def human_cell(metric: MetricResult, case: CaseResult) -> str:
                              if x)
             mark = "≠ " if label_disagrees(label, _only(case, metric)) else ""
             cells.append(f"{mark}{given}" + (f" ({label.labeler})" if label.labeler else ""))
-    return ", ".join(cells)
+    more = f", +{len(cells) - most} more" if len(cells) > most else ""
+    return ", ".join(cells[:most]) + more
 
 
 def _only(case: CaseResult, metric: MetricResult) -> CaseResult:
