@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "mcp": "agentevals.cli.mcp_cmd:mcp_command",
     "runs": "agentevals.cli.runs_cmd:runs_command",
     "evalset": "agentevals.cli.evalset_cmd:evalset_command",
+    "labels": "agentevals.cli.labels_cmd:labels_command",
     "store": "agentevals.cli.runs_cmd:store_command",
     "sources": "agentevals.cli.sources_cmd:sources_command",
 }

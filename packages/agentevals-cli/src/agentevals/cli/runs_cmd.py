@@ -68,11 +68,17 @@ def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
 @click.option("-o", "--output", "fmt", default="table", show_default=True,
               type=RegistryChoice("agentevals.report:REPORT_FORMATS"),
               help="Report format of the stored run.")
+@click.option("--disagreements", "only_disagreements", is_flag=True,
+              help="Only the human labels that disagree with the evaluator's PASSED/FAILED, one per line (with "
+                   "-o json: a JSON list).")
 @click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
-def show_command(run: str, fmt: str, store: Optional[str]) -> None:
-    """One stored run (id, unique prefix or latest) as any report; an interrupted run is marked incomplete."""
+def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[str]) -> None:
+    """One stored run (id, unique prefix or latest) as any report; an interrupted run is marked incomplete.
+    Human labels ('agentevals labels') are shown beside the machine verdicts."""
+    from ..core.redact import redact
     from ..report import ReportContext, render
     from ..report._workflow import defuse
+    from ..results.labels import disagreements
     from ..store._store import incomplete_reason
 
     db = _open(store)
@@ -84,6 +90,17 @@ def show_command(run: str, fmt: str, store: Optional[str]) -> None:
     finally:
         db.close()
     incomplete = incomplete_reason(record, result)
+    labels = sum(len(c.labels) for c in result.cases)
+    differ = disagreements(result.cases) if labels else None
+    if only_disagreements:
+        if fmt == "json":
+            click.echo(defuse(json.dumps([d.as_dict() for d in differ or ()], indent=2, ensure_ascii=False), "json"))
+            return
+        lines = [f"run {run_id}: {len(differ or ())} of {labels} human label{'s' if labels != 1 else ''} "
+                 "disagree with the evaluator"]
+        lines += [f"  {d.describe()}" for d in differ or ()]
+        click.echo(defuse(redact("\n".join(lines)), "table"))
+        return
     if fmt in ("table", "summary"):
         click.echo(f"run {run_id} · {record.status} · started {record.started_at} · {record.command}")
         for source in sources:  # the backends it read, and the window: what --resume reads again
@@ -91,7 +108,10 @@ def show_command(run: str, fmt: str, store: Optional[str]) -> None:
                               f"{source.traces} trace{'s' if source.traces != 1 else ''}"
                               + (f" · failed: {source.error}" if source.error else ""), "table"))
     click.echo(render(result, fmt, color=fmt in ("table", "summary") and sys.stdout.isatty(),
-                      context=ReportContext(incomplete=incomplete)), nl=False)
+                      context=ReportContext(incomplete=incomplete, disagreements=differ)), nl=False)
+    if labels and fmt in ("table", "summary"):
+        click.echo(f"human labels: {labels} · {len(differ or ())} disagree with the evaluator"
+                   + (f" (agentevals runs show {run_id} --disagreements)" if differ else ""))
 
 
 @runs_command.command("compare")

@@ -10,6 +10,7 @@ from ..results import CaseResult, MetricResult, RunResult, Status
 if TYPE_CHECKING:
     from ..results.compare import Comparison
     from ..results.gates import GateOutcome
+    from ..results.labels import Disagreement
 
 __all__ = ["ReportContext", "failing_rows", "headline_lines"]
 
@@ -26,6 +27,9 @@ class ReportContext:
     strict: bool = False
     quiet: bool = False
     """Failures and totals only (``-q``)."""
+    disagreements: Optional[list[Disagreement]] = None
+    """Human labels that disagree with the evaluators (``runs show`` of a labelled run): the JSON report lists
+    them; None when the run has no labels."""
 
 
 def failing_rows(run: RunResult) -> list[tuple[CaseResult, MetricResult]]:

@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 from ..results import RunResult, Status, case_status
 from ..results.gates import format_rate
+from ..results.labels import human_cell, human_text, label_disagrees
 from ._context import ReportContext, failing_rows
 from ._format import fmt_calls, fmt_num, fmt_perf
 from .formats import ReportFormat
@@ -59,6 +60,8 @@ def _cases(run: RunResult, context: Optional[ReportContext]) -> list[dict[str, A
                                 "actual": fmt_calls(x["actual"])} for x in m.details.get("mismatches", ())],
                 "change": kind, "change_text": change.describe() if change else "",
                 "delta": (f"{change.delta:+.3f}" if change is not None and change.delta else ""),
+                "human": human_cell(m, case) if case.labels else "",
+                "human_notes": [human_text(x) for x in case.labels if x.metric == m.name and x.note][:5],
             })
         out.append({
             "id": case.case_id, "eval_id": case.eval_id or "", "match": case.match_reason or "",
@@ -70,6 +73,9 @@ def _cases(run: RunResult, context: Optional[ReportContext]) -> list[dict[str, A
                                                if "expected_tool_calls" in t else None)}
                       for t in case._transcript[:_MAX_TURNS]],
             "more_turns": max(0, len(case._transcript) - _MAX_TURNS), "warnings": case.warnings,
+            "labelled": bool(case.labels),
+            "case_labels": [{"text": human_text(x), "differs": (label_disagrees(x, case) or (None,))[0]}
+                            for x in case.labels if x.metric is None],
         })
     return out
 

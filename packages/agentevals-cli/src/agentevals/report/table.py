@@ -6,6 +6,7 @@ from typing import Optional
 
 from ..results import CaseResult, MetricResult, RunResult, Status, Verdict
 from ..results.gates import format_rate
+from ..results.labels import human_cell, human_text, label_disagrees
 from ._context import ReportContext, headline_lines
 from ._format import STATUS_COLORS, fmt_calls, fmt_num, fmt_perf, paint
 from .formats import ReportFormat
@@ -73,8 +74,9 @@ def render_table(run: RunResult, *, color: bool = False, context: Optional[Repor
     quiet = bool(context and context.quiet)
     for case in run.cases if not quiet else ():
         out.append(paint(_case_header(case), None, color, bold=True))
-        rows = [_HEAD, *(_row(m) for m in case.metrics)]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(_HEAD))]
+        head = (*_HEAD, "HUMAN") if case.labels else _HEAD  # human labels beside the machine's verdicts
+        rows = [head, *((*_row(m), human_cell(m, case)) if case.labels else _row(m) for m in case.metrics)]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
         for index, row in enumerate(rows):
             cells = [cell.ljust(widths[i]) for i, cell in enumerate(row)]
             if index == 0:
@@ -85,6 +87,16 @@ def render_table(run: RunResult, *, color: bool = False, context: Optional[Repor
             cells[1] = paint(cells[1], STATUS_COLORS.get(metric.status), color)
             out.append(("  " + "  ".join(cells)).rstrip())
             out.extend(f"      {note}" for note in _notes(metric))
+            noted = [label for label in case.labels if label.metric == metric.name and label.note]
+            out.extend(f"      human: {human_text(label)}" for label in noted[:5])
+            if len(noted) > 5:
+                out.append(f"      … {len(noted) - 5} more human notes ('agentevals labels export' has them all)")
+        for label in case.labels:
+            if label.metric is None:
+                differs = label_disagrees(label, case)
+                mark = f" (≠ evaluator {differs[0].value})" if differs else ""
+                out.append(paint(f"  human label, whole case: {human_text(label)}{mark}", "yellow" if differs else None,
+                                 color))
         if case.score is not None and len([m for m in case.metrics if m.score is not None]) > 1:
             out.append(f"  case score {fmt_num(case.score)} ({case.verdict.value if case.verdict else '-'})")
         perf = fmt_perf(case.performance_metrics)

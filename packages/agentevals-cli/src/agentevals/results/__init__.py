@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import (
     BaseModel,
@@ -17,7 +17,7 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-__all__ = ["SKIP_KINDS", "CaseResult", "InputError", "MetricResult", "RunResult", "SpanRef", "Status", "Verdict",
+__all__ = ["SKIP_KINDS", "CaseResult", "HumanLabel", "InputError", "MetricResult", "RunResult", "SpanRef", "Status", "Verdict",
            "case_key", "case_status", "row_key", "tally_statuses", "tally_totals", "utc_now", "verdict_for"]
 
 RESULT_SCHEMA_VERSION = "1"
@@ -120,6 +120,33 @@ class SpanRef(BaseModel):
     """The turn's ``gen_ai.response.id``, where the trace carries one."""
 
 
+class HumanLabel(BaseModel):
+    """A person's judgement of a stored case, or of one metric of it (``agentevals labels``), shown beside the
+    machine verdicts."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    metric: Optional[str] = None
+    """The metric labelled; None: the whole case."""
+    verdict: Optional[Literal["pass", "fail"]] = None
+    """The person's verdict (a label has a verdict, a score or both)."""
+    score: Optional[float] = None
+    """The person's score in [0, 1]."""
+    note: Optional[str] = None
+    labeler: Optional[str] = None
+    """Who labelled it (a name or an address, as given)."""
+    created_at: str = ""
+    """When it was labelled (ISO 8601, UTC)."""
+
+    def passes(self, threshold: Optional[float] = None) -> Optional[bool]:
+        """The person's pass/fail: the verdict, else the score against ``threshold`` (None: neither known)."""
+        if self.verdict is not None:
+            return self.verdict == "pass"
+        if self.score is not None and threshold is not None:
+            return self.score >= threshold
+        return None
+
+
 class CaseResult(BaseModel):
     """Everything evaluated for one case: a trace, or the traces of one conversation."""
 
@@ -147,6 +174,9 @@ class CaseResult(BaseModel):
     """Position among repetitions of the same eval case, when there are several."""
     evaluation_status: str = "success"
     """MASEval-style status of the repetition: success or evaluation_failed."""
+    labels: list[HumanLabel] = Field(default_factory=list, exclude_if=lambda labels: not labels)
+    """Human labels of the case and its metrics, from the run store (``agentevals labels``); left out of the
+    document when there are none."""
     invocation_spans: SkipJsonSchema[list[Optional[SpanRef]]] = Field(default_factory=list, exclude=True)
     """The span that delimits each invocation (in ``user_contents`` order), for parenting results
     (``--emit-otel``). Internal: not part of the ``-o json`` document."""

@@ -22,11 +22,11 @@ from typing import Optional
 
 from ._db import SCHEMA_VERSION, connect
 from ._recording import LiveRunRecorder, StoreConsumer, StoreReuse
-from ._store import RUN_STATUSES, RunRecord, RunStore, SourceRecord, new_run_id, utc_now
+from ._store import RUN_STATUSES, LabelRecord, RunRecord, RunStore, SourceRecord, new_run_id, utc_now
 from ._summaries import case_counts, metric_names
 from ._trend import metric_trend
 
-__all__ = ["RUN_STATUSES", "SCHEMA_VERSION", "LiveRunRecorder", "RunRecord", "RunStore", "SourceRecord",
+__all__ = ["RUN_STATUSES", "SCHEMA_VERSION", "LabelRecord", "LiveRunRecorder", "RunRecord", "RunStore", "SourceRecord",
            "StoreConsumer", "StoreReuse", "case_counts", "connect", "default_location", "metric_names",
            "metric_trend", "new_run_id", "store_location", "utc_now"]
 

@@ -90,6 +90,21 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         )""",
         "CREATE INDEX case_traces_trace ON case_traces (trace_id)",
     ]),
+    (5, "human labels of stored cases and metrics (agentevals labels)", [
+        """CREATE TABLE labels (
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            case_id TEXT NOT NULL,
+            metric TEXT,
+            verdict TEXT,
+            score DOUBLE PRECISION,
+            note TEXT,
+            labeler TEXT,
+            created_at TEXT NOT NULL
+        )""",
+        # One label per (case, metric, labeler): labelling again replaces (NULL metric = the whole case).
+        "CREATE UNIQUE INDEX labels_one ON labels (run_id, idx, COALESCE(metric, ''), COALESCE(labeler, ''))",
+    ]),
 ]
 """(version, what it adds, statements). Append; never edit a released entry."""
 

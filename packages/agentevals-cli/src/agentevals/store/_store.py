@@ -10,14 +10,23 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from ..core.redact import redact, redact_obj, redact_url
 from ..errors import RunNotFoundError, StoreError
 from ..results import SKIP_KINDS, CaseResult, MetricResult, RunResult, Status, case_status, row_key, utc_now
 from ._db import Database, connect
+from ._labels import (
+    LabelRecord,
+    check_metric,
+    delete_label,
+    make_label,
+    read_labels,
+    resolve_case,
+    write_labels,
+)
 
-__all__ = ["RUN_STATUSES", "RunRecord", "RunStore", "SourceRecord", "new_run_id", "utc_now"]
+__all__ = ["RUN_STATUSES", "LabelRecord", "RunRecord", "RunStore", "SourceRecord", "new_run_id", "utc_now"]
 
 RUN_STATUSES = ("running", "completed", "aborted", "interrupted", "failed", "live")
 """``running`` also marks a run whose process died without a word (killed with SIGKILL). ``failed``: the
@@ -322,8 +331,9 @@ class RunStore:
         return run
 
     def load_cases(self, run_id: str, *, index: Optional[int] = None) -> list[tuple[int, CaseResult]]:
-        """The stored cases of a run as ``(index, case)`` in run order (an interrupted run may have gaps);
-        only the case at ``index`` when given (an empty list when there is none)."""
+        """The stored cases of a run as ``(index, case)`` in run order (an interrupted run may have gaps), each
+        with its human labels (``CaseResult.labels``); only the case at ``index`` when given (an empty list when
+        there is none)."""
         where = "run_id = ?"
         params: list[Any] = [run_id]
         if index is not None:
@@ -332,12 +342,16 @@ class RunStore:
         for idx, metric_json in self.db.execute(
                 f"SELECT idx, metric_json FROM metric_results WHERE {where} ORDER BY idx, pos", params):
             metrics.setdefault(idx, []).append(MetricResult.model_validate_json(metric_json))
+        labels: dict[tuple[int, str], list[Any]] = {}  # by index and case id: never on another case stored there
+        for record in read_labels(self.db, run_id, index=index):
+            labels.setdefault((record.index, record.case_id), []).append(record.label)
         cases = []
         for idx, case_json in self.db.execute(f"SELECT idx, case_json FROM cases WHERE {where} ORDER BY idx", params):
             data = json.loads(case_json)
             transcript = data.pop("_transcript", None)
             case = CaseResult.model_validate({**data, "metrics": []})
             case.metrics = metrics.get(idx, [])
+            case.labels = labels.get((idx, case.case_id), [])
             if transcript:
                 case._transcript = transcript
             cases.append((idx, case))
@@ -397,6 +411,55 @@ class RunStore:
         return [Status(row[0]) for row in self.db.execute(
             "SELECT status FROM metric_results WHERE work_key = ? AND run_id = ?", (key, run_id))]
 
+    # Human labels ----------------------------------------------------------------------------------
+    def label_record(self, run_id: str, case: Union[str, int], *, verdict: Optional[str] = None,
+                     score: Union[float, str, None] = None, metric: Optional[str] = None, note: Optional[str] = None,
+                     labeler: Optional[str] = None, created_at: Optional[str] = None) -> LabelRecord:
+        """A checked label of the stored ``case`` (its case id, or its index as an int) of run ``run_id`` (a full
+        id), not yet stored. Raises ``RunNotFoundError`` for an unknown run, ``ConfigError`` for an unknown case
+        or metric (``metric`` must be one of the case's result rows; None labels the whole case), a verdict that
+        is not pass/fail, a score outside [0, 1], or neither given."""
+        self.get_run(run_id)
+        index, case_id = resolve_case(self.db, run_id, case)
+        label = make_label(verdict=verdict, score=score, metric=metric, note=note, labeler=labeler,
+                           created_at=created_at)
+        if label.metric is not None:
+            check_metric(self.db, run_id, index, case_id, label.metric)
+        return LabelRecord(run_id, index, case_id, label)
+
+    def add_label(self, run_id: str, case: Union[str, int], *, verdict: Optional[str] = None,
+                  score: Union[float, str, None] = None, metric: Optional[str] = None, note: Optional[str] = None,
+                  labeler: Optional[str] = None, created_at: Optional[str] = None) -> LabelRecord:
+        """Label a stored case, or one metric of it (see ``label_record``), replacing the label the same labeler
+        gave the same case and metric; returns what was stored (the note with secrets redacted).
+
+        Example:
+            ```python
+            store.add_label(run_id, "3e289017fe03ffd7c4145316d2eb3d0d", verdict="fail",
+                            metric="tool_trajectory_avg_score", note="called helm twice", labeler="ana")
+            ```
+        """
+        record = self.label_record(run_id, case, verdict=verdict, score=score, metric=metric, note=note,
+                                   labeler=labeler, created_at=created_at)
+        self.add_labels([record])
+        return record
+
+    def add_labels(self, records: Sequence[LabelRecord]) -> None:
+        """Store checked labels (``label_record``) in one transaction: all or none."""
+        with self._writing():
+            write_labels(self.db, records)
+
+    def labels(self, run_id: Optional[str] = None) -> list[LabelRecord]:
+        """The labels of run ``run_id`` in case order (of every run, oldest first, when None)."""
+        return read_labels(self.db, run_id)
+
+    def remove_label(self, run_id: str, index: int, *, metric: Optional[str] = None,
+                     labeler: Optional[str] = None) -> bool:
+        """Remove the label ``labeler`` gave the case at ``index`` (its ``metric``, or the whole case); whether
+        there was one."""
+        with self._writing():
+            return delete_label(self.db, run_id, index, metric=metric, labeler=labeler)
+
     # ------------------------------------------------------------------------------------------------
     def _writing(self) -> AbstractContextManager[None]:
         return self.db.transaction()
@@ -427,8 +490,8 @@ def _source(row: tuple[Any, ...]) -> SourceRecord:
 
 
 def _shell(case: CaseResult) -> dict[str, Any]:
-    """A case without its metric rows (stored apart), with its transcript."""
-    shell = case.model_dump(mode="json", exclude={"metrics"})
+    """A case without its metric rows and labels (stored apart), with its transcript."""
+    shell = case.model_dump(mode="json", exclude={"metrics", "labels"})
     if case._transcript:
         shell["_transcript"] = case._transcript
     return shell
