@@ -8,20 +8,12 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
+from ._store import STORE_HELP, open_store
+
 if TYPE_CHECKING:
-    from ..store import RunStore
+    pass
 
 __all__ = ["evalset_command"]
-
-_STORE_HELP = ("Run store: a SQLite file or postgresql:// URL (default: $AGENTEVALS_STORE, else runs.sqlite in "
-               "the user data folder).")
-
-
-def _open(location: Optional[str]) -> RunStore:
-    from ..store import RunStore, store_location
-
-    return RunStore.open(store_location(location))
-
 
 def _cut(value: Any, width: int = 60) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
@@ -51,7 +43,7 @@ def evalset_command() -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample (same seed, same set).")
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
               help="Eval set file to write (its name gives the eval_set_id).")
-@click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
+@click.option("--store", metavar="PATH|URL", help=STORE_HELP)
 def from_run_command(run: str, which: tuple[str, ...], sample: Optional[int], stratify_by: Optional[str], seed: int,
                      output: str, store: Optional[str]) -> None:
     """Write an ADK eval set from the cases of a stored RUN (id, unique prefix or latest): each case's user
@@ -62,7 +54,7 @@ def from_run_command(run: str, which: tuple[str, ...], sample: Optional[int], st
 
     if stratify_by and not sample:
         raise ConfigError("--stratify-by needs --sample N (how many cases to draw)")
-    db = _open(store)
+    db = open_store(store)
     try:
         data, summary = build_from_run(db, run, which=which or ("all",), sample=sample, stratify_by=stratify_by,
                                        seed=seed, eval_set_id=set_id_for(output))
@@ -81,7 +73,7 @@ def from_run_command(run: str, which: tuple[str, ...], sample: Optional[int], st
 @click.argument("eval_set", metavar="SET", type=click.Path(dir_okay=False))
 @click.argument("run")
 @click.argument("cases", nargs=-1, required=True)
-@click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
+@click.option("--store", metavar="PATH|URL", help=STORE_HELP)
 def add_command(eval_set: str, run: str, cases: tuple[str, ...], store: Optional[str]) -> None:
     """Append the CASES of a stored RUN to the eval set SET (rewritten in place, created when missing); a case
     already in SET (same run and case id) is not added twice."""
@@ -90,7 +82,7 @@ def add_command(eval_set: str, run: str, cases: tuple[str, ...], store: Optional
     from ..evalsets.builder import add_from_run, read_set, set_id_for, write_set
 
     data = read_set(eval_set) if Path(eval_set).exists() else {"eval_set_id": set_id_for(eval_set), "eval_cases": []}
-    db = _open(store)
+    db = open_store(store)
     try:
         data, summary, already = add_from_run(data, db, run, cases)
     finally:

@@ -8,7 +8,7 @@ from typing import Optional
 
 import click
 
-from .runs_cmd import _STORE_HELP, _open
+from ._store import STORE_HELP, open_store
 
 __all__ = ["labels_command"]
 
@@ -27,14 +27,14 @@ def labels_command() -> None:
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="File format (default: by extension).")
 @click.option("--run", "run", metavar="RUN", help="The run of rows whose run column is empty or absent (id, unique "
               "prefix or latest).")
-@click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
+@click.option("--store", metavar="PATH|URL", help=STORE_HELP)
 def import_command(file: Path, fmt: Optional[str], run: Optional[str], store: Optional[str]) -> None:
     """Import the labels of FILE, all or nothing: a bad row (unknown run, case or metric, a verdict that is not
     pass/fail, a score outside [0, 1]) is one line naming FILE:LINE, and no row is stored. A row for a case,
     metric and labeler already labelled replaces that label."""
     from ..store._label_files import import_labels
 
-    db = _open(store)
+    db = open_store(store)
     try:
         records = import_labels(db, file, fmt=fmt, run=run)
     finally:
@@ -49,13 +49,13 @@ def import_command(file: Path, fmt: Optional[str], run: Optional[str], store: Op
 @click.option("-o", "--output", "output", metavar="FILE", help="Write to FILE (default: standard output).")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]),
               help="File format (default: by the extension of -o, jsonl on standard output).")
-@click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
+@click.option("--store", metavar="PATH|URL", help=STORE_HELP)
 def export_command(run: Optional[str], output: Optional[str], fmt: Optional[str], store: Optional[str]) -> None:
     """Export the labels of RUN (id, unique prefix or latest), or of every run, as JSONL or CSV: the file
     'labels import' reads back."""
     from ..store._label_files import write_labels_file
 
-    db = _open(store)
+    db = open_store(store)
     try:
         records = db.labels(db.resolve(run) if run else None)
     finally:
@@ -74,12 +74,12 @@ def export_command(run: Optional[str], output: Optional[str], fmt: Optional[str]
 @click.option("--metric", metavar="NAME", help="Label this metric of the case (default: the whole case).")
 @click.option("--note", help="Why.")
 @click.option("--labeler", metavar="NAME", help="Who labels (default: $AGENTEVALS_LABELER, else the login name).")
-@click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
+@click.option("--store", metavar="PATH|URL", help=STORE_HELP)
 def add_command(run: str, case: str, verdict: Optional[str], score: Optional[float], metric: Optional[str],
                 note: Optional[str], labeler: Optional[str], store: Optional[str]) -> None:
     """Label CASE (a case id as 'runs show' prints it) of RUN (id, unique prefix or latest), or one --metric of
     it; labelling the same case and metric again replaces your label."""
-    db = _open(store)
+    db = open_store(store)
     try:
         run_id = db.resolve(run)
         record = db.add_label(run_id, case, verdict=verdict, score=score, metric=metric, note=note,

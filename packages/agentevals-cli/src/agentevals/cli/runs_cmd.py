@@ -10,21 +10,12 @@ from typing import TYPE_CHECKING, Optional
 import click
 
 from ._choices import RegistryChoice
+from ._store import STORE_HELP, open_store
 
 if TYPE_CHECKING:
-    from ..store import RunStore
+    pass
 
 __all__ = ["runs_command", "store_command"]
-
-_STORE_HELP = ("Run store: a SQLite file or postgresql:// URL (default: $AGENTEVALS_STORE, else runs.sqlite in "
-               "the user data folder).")
-
-
-def _open(location: Optional[str], *, migrate: Optional[bool] = None) -> RunStore:
-    from ..store import RunStore, store_location
-
-    return RunStore.open(store_location(location), migrate=migrate)
-
 
 @click.group("runs", context_settings={"help_option_names": ["-h", "--help"]})
 def runs_command() -> None:
@@ -34,12 +25,12 @@ def runs_command() -> None:
 @runs_command.command("list")
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=20, show_default=True, help="How many runs.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document instead of the table.")
-@click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
+@click.option("--store", metavar="PATH|URL", help=STORE_HELP)
 def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
     """The latest runs, newest first: id, start, status, cases, pass rate, exit code, command."""
     from ..results.gates import format_rate
 
-    db = _open(store)
+    db = open_store(store)
     try:
         records = db.list_runs(limit=limit)
     finally:
@@ -71,7 +62,7 @@ def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
 @click.option("--disagreements", "only_disagreements", is_flag=True,
               help="Only the human labels that disagree with the evaluator's PASSED/FAILED, one per line (with "
                    "-o json: a JSON list).")
-@click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
+@click.option("--store", metavar="PATH|URL", help=STORE_HELP)
 def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[str]) -> None:
     """One stored run (id, unique prefix or latest) as any report; an interrupted run is marked incomplete.
     Human labels ('agentevals labels') are shown beside the machine verdicts."""
@@ -81,7 +72,7 @@ def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[s
     from ..results.labels import disagreements
     from ..store._store import incomplete_reason
 
-    db = _open(store)
+    db = open_store(store)
     try:
         run_id = db.resolve(run)
         record = db.get_run(run_id)
@@ -118,7 +109,7 @@ def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[s
 @click.argument("run_a")
 @click.argument("run_b", default="latest")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document: regressions, fixes, deltas.")
-@click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
+@click.option("--store", metavar="PATH|URL", help=STORE_HELP)
 def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str]) -> None:
     """What changed from RUN_A (the baseline) to RUN_B: regressions, fixes, score deltas per case and metric.
 
@@ -127,7 +118,7 @@ def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str])
     from ..report._workflow import defuse
     from ..results.compare import compare_stored
 
-    db = _open(store)
+    db = open_store(store)
     try:
         comparison = compare_stored(db, run_a, run_b)[0]
     finally:
@@ -152,7 +143,7 @@ def store_command() -> None:
 
 
 @store_command.command("migrate")
-@click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
+@click.option("--store", metavar="PATH|URL", help=STORE_HELP)
 def migrate_command(store: Optional[str]) -> None:
     """Create or upgrade the store's schema (needed once per Postgres database and per upgrade)."""
     from ..store import SCHEMA_VERSION, connect, store_location
@@ -168,7 +159,7 @@ def migrate_command(store: Optional[str]) -> None:
 
 
 @store_command.command("path")
-@click.option("--store", metavar="PATH|URL", help=_STORE_HELP)
+@click.option("--store", metavar="PATH|URL", help=STORE_HELP)
 def path_command(store: Optional[str]) -> None:
     """Print where runs are recorded (passwords in URLs hidden)."""
     from ..core.redact import redact_url
