@@ -115,7 +115,7 @@ def test_plain_progress_says_what_a_run_of_conversations_waits_for(tmp_path, cap
     lines = [line for line in capsys.readouterr().err.splitlines() if "reading traces" in line]
     assert len(lines) >= 3, lines
     found = [re.fullmatch(READING.format(mb=mb), line) for line in lines]
-    assert all(found), [line for line, match in zip(lines, found) if not match][:3]
+    assert all(found), [line for line, match in zip(lines, found, strict=True) if not match][:3]
     read = [(int(m.group(3)), float(m.group(4)), int(m.group(5))) for m in found]
     assert read == sorted(read) and read[-1][2] <= 25, read  # it moves on; 25 conversations at most wait
     assert any(m.group(2) for m in found)  # a time left to read, once something is read
