@@ -42,7 +42,7 @@ def test_labels_show_beside_the_machine_verdicts(stored, tmp_path):
 
     shown = run("runs", "show", "--store", store)
     assert shown.exit_code == 0
-    assert (f"{HELM_ID} · 1 turn · eval case helm_list_releases (first user message) · repetition 1\n"
+    assert (f"{HELM_ID} · 1 turn · eval case helm_list_releases (first user message)\n"
             "  EVALUATOR                  STATUS  SCORE  THRESHOLD  PER TURN  VERDICT  HUMAN\n"
             "  tool_trajectory_avg_score  PASSED  1      0.5        [1]       pass     ≠ 0.3 (bo)\n"
             "      human: 0.3 (bo): wrong release\n") in shown.output

@@ -171,11 +171,13 @@ def test_the_json_report_in_pieces_is_the_whole_dump(n):
 
 def test_python_api_run_cases_is_a_list_unless_the_run_spilled(tmp_path, monkeypatch):
     traces = _helm_file(tmp_path / "helm_x8.json", 8)
-    small = agentevals.evaluate([str(traces)], eval_set=str(EVAL_SET), metrics=["tool_trajectory_avg_score"])
+    small = agentevals.evaluate([str(traces)], eval_set=str(EVAL_SET), metrics=["tool_trajectory_avg_score"],
+                                repeat_key="eval_id")
     assert type(small.cases) is list and len(small.cases) == 6  # two conversations of two
     monkeypatch.setenv("AGENTEVALS_SPILL_CASES", "2")
     monkeypatch.setenv("AGENTEVALS_SPILL_TRACES", "1")
-    big = agentevals.evaluate([str(traces)], eval_set=str(EVAL_SET), metrics=["tool_trajectory_avg_score"])
+    big = agentevals.evaluate([str(traces)], eval_set=str(EVAL_SET), metrics=["tool_trajectory_avg_score"],
+                              repeat_key="eval_id")
     assert isinstance(big.cases, CaseList) and big.cases.spilled == 4
     assert [c.case_id for c in big.cases] == [c.case_id for c in small.cases]
     assert big.totals() == small.totals() and big.repetitions == small.repetitions

@@ -183,6 +183,60 @@ def test_repeat_key_groups_unmatched_traces(tmp_path):
     assert rep["metrics"]["tool_call_count_v1"]["mean"] == pytest.approx(0.6)
 
 
+def test_traces_matching_one_case_are_no_repetitions_unless_asked(tmp_path):
+    """Five different traces match the helm case: with no flag they are five cases, no repetitions, in
+    every report; the JSON keeps an empty ``repetitions``."""
+    paths = [str(p) for p in five_repetitions(tmp_path)]
+    base = ["run", *paths, "-e", str(ADK / "eval_set_helm.json")]
+    run = agentevals.evaluate(paths, eval_set=ADK / "eval_set_helm.json")
+    assert run.repetitions == [] and [c.repeat_index for c in run.cases] == [None] * 5
+    assert {c.repeat_group for c in run.cases} == {None}
+    table = CliRunner().invoke(cli, base)
+    assert "repetition" not in table.output and "pass@" not in table.output, table.output
+    doc = json.loads(CliRunner().invoke(cli, [*base, "-o", "json"]).stdout)
+    assert doc["repetitions"] == [] and {c["repeat_index"] for c in doc["cases"]} == {None}
+    summary = CliRunner().invoke(cli, [*base, "-o", "summary"]).output
+    assert "repetitions" not in summary and "pass@" not in summary
+    html = CliRunner().invoke(cli, [*base, "-o", "html"]).output
+    assert "<html" in html and 'id="repetitions"' not in html
+
+
+@pytest.mark.parametrize("flags", [["--pass-at-k", "2"], ["--repeat-key", "eval_id"]])
+def test_either_flag_asks_for_repetitions(tmp_path, flags):
+    paths = [str(p) for p in five_repetitions(tmp_path)]
+    result = CliRunner().invoke(cli, ["run", *paths, "-e", str(ADK / "eval_set_helm.json"), *flags, "-o", "json"])
+    doc = json.loads(result.stdout)
+    (rep,) = doc["repetitions"]
+    assert (rep["eval_id"], rep["n"], rep["passed"]) == ("helm_list_releases", 5, 3)
+    assert rep["pass_at_k"] == {"2" if "--pass-at-k" in flags else "5": pytest.approx(0.9 if "--pass-at-k" in flags else 1.0)}
+    assert [c["repeat_index"] for c in doc["cases"]] == [0, 1, 2, 3, 4]
+
+
+def test_repetitions_from_the_config(tmp_path):
+    paths = five_repetitions(tmp_path)
+    config = write_config(tmp_path, "pass_at_k: [2]\nevaluators:\n  - {name: tool_trajectory_avg_score, type: builtin}\n")
+    run = agentevals.evaluate(paths, eval_set=ADK / "eval_set_helm.json", config=config)
+    (rep,) = run.repetitions
+    assert rep["n"] == 5 and rep["pass_at_k"] == {"2": pytest.approx(0.9)}
+
+
+def test_traces_marked_as_repetitions_are_grouped_without_flags(tmp_path):
+    """Traces carrying ``agentevals.repeat_index`` (here on the resource of three of the five) say they are
+    runs of one task: those are grouped, by the eval case they match; the others stay single cases."""
+    paths = five_repetitions(tmp_path)
+    for i, path in enumerate(paths[:3]):
+        doc = json.loads(path.read_text())
+        for process in doc["data"][0]["processes"].values():
+            process.setdefault("tags", []).append({"key": "agentevals.repeat_index", "type": "int64", "value": i})
+        path.write_text(json.dumps(doc))
+    run = agentevals.evaluate(paths, eval_set=ADK / "eval_set_helm.json")
+    (rep,) = run.repetitions
+    assert (rep["eval_id"], rep["n"], rep["passed"], rep["pass_at_k"]) == ("helm_list_releases", 3, 3, {"3": 1.0})
+    assert [c.repeat_index for c in run.cases] == [0, 1, 2, None, None]
+    table = CliRunner().invoke(cli, ["run", *map(str, paths), "-e", str(ADK / "eval_set_helm.json")])
+    assert "repetitions of helm_list_releases: n=3 passed=3 pass rate 100.00% · pass@3 1" in table.output, table.output
+
+
 # -- evaluation-error policy ---------------------------------------------------------------------------
 
 def test_raising_evaluator_marks_evaluation_failed_and_run_continues(tmp_path):
@@ -256,7 +310,7 @@ def test_python_evaluator_past_its_timeout_does_not_hold_the_run(tmp_path):
 
 def test_each_numeric_metric_of_a_python_evaluator_is_aggregated_over_repetitions(tmp_path):
     paths = five_repetitions(tmp_path)
-    run = agentevals.evaluate(paths, eval_set=ADK / "eval_set_helm.json",
+    run = agentevals.evaluate(paths, eval_set=ADK / "eval_set_helm.json", repeat_key="eval_id",
                               evaluators=[agentevals.PythonEvaluator.from_class(ex.BreakdownEvaluator, name="bd")])
     (rep,) = run.repetitions
     stats = {name: (s["n"], s["mean"], s["std"]) for name, s in rep["metrics"].items()}

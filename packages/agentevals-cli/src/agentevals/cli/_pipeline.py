@@ -154,7 +154,8 @@ def execute(req: RunRequest) -> int:
         color = req.color if req.color is not None else (sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         progress = progress_consumer(quiet=req.quiet, verbose=req.verbose,
                                      color=req.color if req.color is not None else not os.environ.get("NO_COLOR"),
-                                     reading=sourced.reading if sourced.keys else None)
+                                     reading=sourced.reading if sourced.keys else None,
+                                     size=None if sourced.keys else lambda: sourced.context.total_weight)
         if progress is not None:
             consumers.append(progress)
         if req.emit_otel:

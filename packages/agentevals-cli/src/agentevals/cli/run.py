@@ -48,10 +48,11 @@ def _prepare_dump_dir(path: Path) -> None:
               show_default=True,
               help="Evaluate each trace alone, or the traces of one conversation together.")
 @click.option("--strict", is_flag=True, help="Also fail (exit 1) on NOT_EVALUATED results.")
-@click.option("--repeat-key", help="What identifies a case across repetitions: eval_id (default), user_content, "
-              "session, or a trace attribute name.")
+@click.option("--repeat-key", help="Report repetitions, grouped by: eval_id (default), user_content, session, or a "
+              "trace attribute name (without it or --pass-at-k, only traces marked agentevals.repeat_index are).")
 @click.option("--pass-at-k", "pass_at_k", type=click.IntRange(min=1), multiple=True,
-              help="k for pass@k and pass^k (repeatable; default k = number of repetitions).")
+              help="Report repetitions with pass@k and pass^k for this k (repeatable; default k = number of "
+                   "repetitions).")
 @click.option("--fail-on-evaluation-error", is_flag=True, default=None,
               help="Stop at the first evaluator error (exit 1, partial report).")
 @click.option("--concurrency", type=click.IntRange(min=1),

@@ -4,7 +4,8 @@ Reporters, the run store, the live server and the OpenTelemetry exporter are all
 calls ``run_started`` once, ``case_finished`` once per case as soon as that case is complete (in the
 run's deterministic order: input order, then config order within a case), ``cases_planned`` whenever it
 knows better how many cases the run will have (an estimate while the input is read, then the exact
-number), and ``run_finished`` once with the final ``RunResult`` (also when the run stopped early: see
+number), ``input_read`` as the input is read (how much, and how many cases wait for its end), and
+``run_finished`` once with the final ``RunResult`` (also when the run stopped early: see
 ``RunResult.aborted``). A consumer never holds traces; it sees compact results only.
 
 Example:
@@ -53,6 +54,11 @@ class RunConsumer:
         """How many cases the run will have: ``estimated`` while the input is still being read (called again
         as the estimate moves, at most every 0.1 s), then once with the exact total when the whole input
         has been read (``estimated=False``). Also readable as ``RunResult.planned``."""
+
+    def input_read(self, traces: int, fraction: float, waiting: int) -> None:
+        """The input is being read: ``traces`` read so far, ``fraction`` of the input read (0 to 1; files weigh
+        their size in bytes), ``waiting`` cases held until the input ends (conversations: a later trace may
+        join them). Called as the reading moves, at most every 0.1 s, until the exact ``cases_planned``."""
 
     def run_finished(self, run: RunResult) -> None:
         """The run is over (complete or stopped early); ``run`` is final."""

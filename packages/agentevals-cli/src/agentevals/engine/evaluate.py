@@ -26,7 +26,8 @@ from .budget import usage_details
 from .grouping import Case
 from .options import RunOptions
 
-__all__ = ["DEFAULT_TIMEOUT", "Job", "case_header", "case_metrics", "pair_with_eval_case", "repeat_group", "run_one"]
+__all__ = ["DEFAULT_TIMEOUT", "REPETITION_MARK", "Job", "case_header", "case_metrics", "pair_with_eval_case", "repeat_group",
+           "run_one"]
 
 log = logging.getLogger(__name__)
 
@@ -136,12 +137,23 @@ def _priced(meter: UsageMeter, options: RunOptions) -> Optional[dict[str, Any]]:
     return usage_details(meter, prices)
 
 
-def repeat_group(case: Case, repeat_key: Optional[str]) -> str:
-    """Which task this case is a repetition of.
+REPETITION_MARK = "agentevals.repeat_index"
+"""The trace attribute (on a root span or the resource) that makes a case a repetition of its task
+without ``--repeat-key``/``--pass-at-k``: an agent run several times on one task sets it to the run's
+number (MASEval's ``repeat_idx``)."""
 
-    Default: the matched eval case, else the first user message. ``repeat_key`` may be ``eval_id``,
-    ``user_content``, ``session`` or the name of a trace attribute (root/resource attributes).
+
+def repeat_group(case: Case, repeat_key: Optional[str], *, asked: bool = True) -> Optional[str]:
+    """Which task this case is a repetition of; None when it is not a repetition.
+
+    A case is a repetition when the run asks for them (``asked``: ``--repeat-key`` or ``--pass-at-k``, or
+    ``repeat_key``/``pass_at_k`` in the config) or when one of its traces carries ``REPETITION_MARK``;
+    two different traces that merely match one eval case are not. The task is, by default, the matched
+    eval case, else the first user message. ``repeat_key`` may be ``eval_id``, ``user_content``,
+    ``session`` or the name of a trace attribute (root/resource attributes).
     """
+    if not asked and not any(REPETITION_MARK in attrs for t in case.traces for attrs in (t.attributes, t.resource)):
+        return None
     first_user = normalize_text(case.invocations[0].user_content if case.invocations else "")
     if repeat_key in (None, "eval_id"):
         return f"eval:{case.eval_case.eval_id}" if case.eval_case else f"input:{first_user}"

@@ -39,7 +39,8 @@ class RunOptions:
     """NOT_EVALUATED fails the run too."""
     fail_on_evaluation_error: bool = False
     repeat_key: Optional[str] = None
-    """What identifies a case when traces carry no eval id (see the repetitions docs)."""
+    """What identifies a case when traces carry no eval id (see the repetitions docs); set, it asks for
+    repetitions (so does ``pass_at_k``; else only traces marked ``agentevals.repeat_index`` are)."""
     pass_at_k: list[int] = field(default_factory=list)
     """k values for pass@k / pass^k; empty = k = n."""
     concurrency: int = field(default_factory=lambda: default_concurrency())

@@ -1,4 +1,5 @@
-"""How many cases a run will have, estimated while the input is read (``RunResult.planned``)."""
+"""How many cases a run will have, estimated while the input is read (``RunResult.planned``), and how far
+the reading has got (``RunConsumer.input_read``)."""
 
 from __future__ import annotations
 
@@ -37,9 +38,11 @@ class Planner:
         self._traces = 0
         self._sent: Optional[int] = None
         self._when = 0.0
+        self._read_when = 0.0
 
-    def read(self, fraction: float, known: int) -> None:
-        """A trace was read: ``fraction`` of the input is read and ``known`` cases are known.
+    def read(self, fraction: float, known: int, *, waiting: int = 0) -> None:
+        """A trace was read: ``fraction`` of the input is read, ``known`` cases are known, ``waiting`` of them
+        wait for the end of the input (``RunConsumer.input_read``).
 
         Readers report their position in steps (a streamed file by read buffer, a file converted in worker
         processes by batch: several traces share one value, which is where the step's last trace ends), so
@@ -47,7 +50,16 @@ class Planner:
         """
         (last, before), self._at = self._at, (fraction, known)
         self._traces += 1
-        if fraction == last or not 0.0 < last < 1.0:
+        if fraction == last:
+            return
+        now = time.monotonic()
+        if now - self._read_when >= self.EVERY:
+            self._read_when = now
+            for consumer in self.consumers:  # a consumer written before input_read existed may lack it
+                told = getattr(consumer, "input_read", None)
+                if told is not None:
+                    told(self._traces, fraction, waiting)
+        if not 0.0 < last < 1.0:
             return
         marks = self._marks
         if last >= marks[-1][0] * 1.1:
@@ -59,7 +71,6 @@ class Planner:
         estimate = max(known, round(before + rate * (1.0 - last)))
         if self._traces < self.FIRST and last < 0.05:
             return
-        now = time.monotonic()
         if estimate != self._sent and (self._sent is None or now - self._when >= self.EVERY):
             self._when = now
             self._send(estimate, estimated=True)

@@ -154,7 +154,8 @@ class LocalPool:
             performance_metrics=result.performance_metrics,
             match_reason=case.match_reason,
         )
-        result.repeat_group = repeat_group(case, self.options.repeat_key)
+        result.repeat_group = repeat_group(case, self.options.repeat_key,
+                                           asked=bool(self.options.repeat_key or self.options.pass_at_k))
         job = Job(seq, result, ctx, [[] for _ in self.evaluators], len(self.evaluators), case)
         todo = []
         admissions = self.options.admissions

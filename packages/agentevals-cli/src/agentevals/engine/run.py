@@ -100,7 +100,8 @@ async def run_evaluation(
             # only the fields both have, and the pool resolves stand-ins before evaluation.
             seq, ready = grouper.add(cast(ConvertedTrace, item))
             output.expect(seq)
-            planner.read(fraction, grouper.count + grouper.pending())
+            held = grouper.pending()  # cases waiting for the end of the input
+            planner.read(fraction, grouper.count + held, waiting=held)
             for case_seq, case, only_trace in lone.take(ready):
                 await pool.room()
                 pool.submit(case_seq, case, only_trace=only_trace)

@@ -169,7 +169,8 @@ class CaseResult(BaseModel):
     """Weighted score over the metrics with a score (required gates applied)."""
     verdict: Optional[Verdict] = None
     repeat_group: Optional[str] = None
-    """What makes cases repetitions of one task: the eval id, or the ``repeat_key`` value."""
+    """What makes cases repetitions of one task: the eval id, or the ``repeat_key`` value; None when the case
+    is no repetition (the run asked for none and its traces carry no ``agentevals.repeat_index``)."""
     repeat_index: Optional[int] = None
     """Position among repetitions of the same eval case, when there are several."""
     evaluation_status: str = "success"

@@ -1,4 +1,7 @@
-"""Repetitions: several cases that match the same eval case are runs of one task.
+"""Repetitions: several cases that are runs of one task (``CaseResult.repeat_group``).
+
+Cases are grouped only when the run asked for repetitions (``--repeat-key``, ``--pass-at-k``) or their
+traces say they are (``agentevals.repeat_index``): a case without ``repeat_group`` is no repetition.
 
 Per group: n, mean and standard deviation of every numeric metric (each metric a Python evaluator
 returned counts too, as ``name.key``), pass rate, pass@k (the unbiased estimator
@@ -59,19 +62,29 @@ def summarize_repetitions(
     cases: Sequence[CaseResult], *, k_values: Sequence[int] = (), repeat_key: Optional[str] = None
 ) -> list[dict[str, Any]]:
     """One summary per group of cases sharing ``CaseResult.repeat_group``, in first-seen order; sets each
-    case's ``repeat_index`` (its position in its group, None when alone).
+    case's ``repeat_index`` (its position in its group, None when alone or without ``repeat_group``).
 
     One pass over ``cases`` keeping running figures per group, never the cases: a ``CaseList`` that
     spilled to disk is read once, and a case whose ``repeat_index`` changes is written back to it."""
     groups: dict[str, _Group] = {}
+    loose: list[int] = []  # cases that are no repetition but carry a repeat_index
     for i, case in enumerate(cases):
         if case_key(case) in SKIP_KINDS:  # sampled or filtered out by every evaluator: not a repetition that ran
             continue
-        group = groups.get(case.repeat_group or case.case_id)
+        if case.repeat_group is None:  # not a repetition (none asked for, no trace says so)
+            if case.repeat_index is not None:
+                loose.append(i)
+            continue
+        group = groups.get(case.repeat_group)
         if group is None:
-            group = groups[case.repeat_group or case.case_id] = _Group(case.eval_id)
+            group = groups[case.repeat_group] = _Group(case.eval_id)
         group.add(i, case)
     replace = getattr(cases, "replace", None)  # a CaseList: spilled cases are copies, written back
+    for i in loose:
+        case = cases[i]
+        case.repeat_index = None
+        if replace is not None:
+            replace(i, case)
     for group in groups.values():
         for position, (i, index) in enumerate(group.indexes):
             wanted = position if len(group.indexes) > 1 else None

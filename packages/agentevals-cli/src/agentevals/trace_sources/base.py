@@ -68,6 +68,9 @@ class ReadContext:
     result for it; ``serve --pull``: scored by an earlier poll). Counted in ``skipped``."""
     skipped: int = 0
     """Traces ``skip_trace`` left out."""
+    total_weight: int = 0
+    """What the inputs weigh together (a file: its size in bytes; a backend source: 1), set once every input
+    is prepared and before the first trace; 0 until then (the progress display's ``X of Y MB``)."""
 
 
 class TraceSource(ABC):

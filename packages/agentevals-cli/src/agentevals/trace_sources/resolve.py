@@ -103,6 +103,7 @@ def resolve(inputs: Sequence[TraceInput], *, trace_format: Optional[str] = None,
                 source.prepare(ctx)
         weights = [source.weight() if isinstance(source, TraceSource) else 1 for source in sources]
         total = sum(weights) or 1
+        ctx.total_weight = total
         before = 0  # the weight of the inputs before this one
         for source, weight in zip(sources, weights, strict=True):
             if isinstance(source, InputError):
