@@ -16,6 +16,9 @@ from agentevals.core._registry import Registry
 from agentevals.errors import ConfigError
 from agentevals.evaluators import EVALUATOR_TYPES, BaseEvaluator
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/ → `support` is importable
+from support.plugins import install_distribution
+
 ADK = Path(__file__).resolve().parent / "data" / "adk"
 HELM, ES_HELM = ADK / "helm.json", str(ADK / "eval_set_helm.json")
 
@@ -23,15 +26,7 @@ HELM, ES_HELM = ADK / "helm.json", str(ADK / "eval_set_helm.json")
 def install(site: Path, module: str, entry_points: dict[str, dict[str, str]], *, dist: str = "acme-plugin",
             version: str = "1.0") -> Path:
     """Write a tiny installed distribution into ``site``: module ``acme_plugin`` plus its dist-info."""
-    site.mkdir(parents=True, exist_ok=True)
-    (site / "acme_plugin.py").write_text(textwrap.dedent(module))
-    info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
-    (info / "entry_points.txt").write_text("".join(
-        f"[{group}]\n" + "".join(f"{name} = {value}\n" for name, value in eps.items()) + "\n"
-        for group, eps in entry_points.items()))
-    return site
+    return install_distribution(site, "acme_plugin", module, entry_points, dist=dist, version=version)
 
 
 def agentevals(site: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
