@@ -300,34 +300,20 @@ def test_trace_text_cannot_start_a_workflow_command_in_runs_compare(tmp_path: Pa
 @pytest.fixture(scope="module")
 def api_over_store(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """The HTTP API (uvicorn on a thread, an OS-chosen loopback port) over a store with one run."""
-    import socket
-    import threading
-    import time
-
-    import uvicorn
     from agentevals.serve.http_api import ApiContext, api_app
     from agentevals.serve.sessions import SessionAssembler
     from agentevals.serve.store import MemorySessionStore
     from agentevals.store import RunStore
 
+    sys.path.insert(0, str(REPO / "packages" / "agentevals-cli" / "tests"))
+    from support.asgi import serving
+
     store = _recorded(tmp_path_factory.mktemp("api"))
     runs = RunStore.open(store)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(),
-                                                              runs=runs)), log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline and thread.is_alive():
-        time.sleep(0.02)
-    assert server.started
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        with serving(api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(), runs=runs))) as url:
+            yield url
     finally:
-        server.should_exit = True
-        thread.join(15)
-        sock.close()
         runs.close()
 
 

@@ -6,10 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from agentevals.store import RunStore, SourceRecord
-from support.stored_runs import HELM, K8S, META, record
-
-HELM_ID = "3e289017fe03ffd7c4145316d2eb3d0d"
-K8S_ID = "d497c9dd55717f2c5ecb79bda3028993"
+from support.stored_runs import HELM, HELM_ID, K8S, K8S_ID, META, record
 
 
 def test_scored_traces_are_those_of_stored_cases_with_a_result(store_url):

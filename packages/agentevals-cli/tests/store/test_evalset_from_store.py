@@ -8,10 +8,7 @@ from datetime import datetime, timezone
 from agentevals.evalsets import parse_eval_set
 from agentevals.evalsets.builder import add_from_run, build_from_run
 from agentevals.store import RunStore, SourceRecord
-from support.stored_runs import HELM, K8S, record
-
-HELM_ID = "3e289017fe03ffd7c4145316d2eb3d0d"
-K8S_ID = "d497c9dd55717f2c5ecb79bda3028993"
+from support.stored_runs import HELM, HELM_ID, K8S, K8S_ID, record
 
 
 def test_build_from_a_stored_run(store_url):
