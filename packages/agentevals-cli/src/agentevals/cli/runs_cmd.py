@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
@@ -13,7 +14,8 @@ from ._choices import RegistryChoice
 from ._store import STORE_HELP, open_store
 
 if TYPE_CHECKING:
-    pass
+    from ..results import CaseResult
+    from ..store._store import SourceRecord
 
 __all__ = ["runs_command", "store_command"]
 
@@ -81,6 +83,7 @@ def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[s
     finally:
         db.close()
     incomplete = incomplete_reason(record, result)
+    read = _run_sources(sources, result.cases)
     labels = sum(len(c.labels) for c in result.cases)
     differ = disagreements(result.cases) if labels else None
     if only_disagreements:
@@ -98,8 +101,12 @@ def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[s
             click.echo(defuse(f"source {source.uri} · window {_when(source.start)} → {_when(source.end)} · "
                               f"{source.traces} trace{'s' if source.traces != 1 else ''}"
                               + (f" · failed: {source.error}" if source.error else ""), "table"))
+        files = [s for s in read if s["kind"] == "file"]
+        if files:  # the files it read (the cases list each one's own)
+            more = f" +{len(files) - 5} more" if len(files) > 5 else ""
+            click.echo(defuse(f"files {', '.join(s['uri'] for s in files[:5])}{more}", "table"))
     click.echo(render(result, fmt, color=fmt in ("table", "summary") and sys.stdout.isatty(),
-                      context=ReportContext(incomplete=incomplete, disagreements=differ)), nl=False)
+                      context=ReportContext(incomplete=incomplete, disagreements=differ, sources=read)), nl=False)
     if labels and fmt in ("table", "summary"):
         click.echo(f"human labels: {labels} · {len(differ or ())} disagree with the evaluator"
                    + (f" (agentevals runs show {run_id} --disagreements)" if differ else ""))
@@ -166,6 +173,22 @@ def path_command(store: Optional[str]) -> None:
     from ..store import store_location
 
     click.echo(redact_url(store_location(store)))
+
+
+def _run_sources(pulled: list[SourceRecord], cases: Iterable[CaseResult]) -> list[dict[str, Any]]:
+    """What the run read, for the reports: each pull source (window, traces, error), then each other source its
+    cases name (a file), with how many cases came from it, in first-seen order."""
+    out: list[dict[str, Any]] = [
+        {"uri": s.uri, "kind": "pull", "window_start": _when(s.start), "window_end": _when(s.end), "traces": s.traces,
+         "error": s.error} for s in pulled]
+    files: dict[str, int] = {}
+    known = {s.uri for s in pulled}
+    for case in cases:
+        for source in case.sources:
+            if source not in known:
+                files[source] = files.get(source, 0) + 1
+    out += [{"uri": uri, "kind": "file", "cases": n} for uri, n in files.items()]
+    return out
 
 
 def _when(moment: datetime) -> str:

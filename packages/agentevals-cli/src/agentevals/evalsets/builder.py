@@ -1,10 +1,11 @@
 """Eval sets built from stored runs: pick cases, turn them into ADK eval cases, and add, merge, diff, validate.
 
 A stored case keeps its conversation in brief (``results._transcript``: per turn the user text, the tool
-calls, the response, the turn's span id). ``eval_case_from`` writes it as an ADK ``EvalCase`` whose turns are
-the expected values: ``user_content``, ``final_response`` and ``intermediate_data.tool_uses``, each
-``invocation_id`` the turn's span id (so the same traces match it again, ``evalsets.matching`` rule 2), and
-the case's provenance under ``metadata.provenance`` (ADK keeps unknown keys of a case):
+calls and responses, the response, the turn's span id). ``eval_case_from`` writes it as an ADK ``EvalCase``
+whose turns are the expected values: ``user_content``, ``final_response``, ``intermediate_data.tool_uses`` and
+(when the store kept them) ``intermediate_data.tool_responses``, each ``invocation_id`` the turn's span id (so
+the same traces match it again, ``evalsets.matching`` rule 2), and the case's provenance under
+``metadata.provenance`` (ADK keeps unknown keys of a case):
 
     {"run_id": "20261127-…", "case_id": "3e28…", "case_index": 0, "trace_ids": ["3e28…"],
      "sources": ["examples/traces/helm.json"], "status": "PASSED"}
@@ -148,6 +149,21 @@ def _content(text: str, role: str) -> dict[str, Any]:
     return {"parts": [{"text": text}], "role": role}
 
 
+def _tool_response(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored tool response as ADK's ``FunctionResponse`` (``name``, ``response``: an object): an output that is
+    a JSON object is that object; other text is ``{"result": text}`` (as the ADK-backed metrics pass it), or
+    ``{"error": text}`` when the tool reported an error (``google.genai``'s key for error details)."""
+    text = stored.get("output_full", stored.get("output")) or ""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        failed = str(stored.get("status") or "").upper() == "ERROR"
+        value = {"error" if failed else "result": text}
+    return {"name": stored.get("name") or "", "response": value}
+
+
 def _timestamp(moment: Optional[str]) -> float:
     """An ISO 8601 time (the run's start) as ADK's ``creation_timestamp`` (seconds); 0.0 when unknown."""
     if not moment:
@@ -173,6 +189,8 @@ def eval_case_from(case: CaseResult, index: int, *, run_id: str, eval_id: str,
                                                 for c in turn.get("tool_calls") or ()]},
             "creation_timestamp": created,
         }
+        if turn.get("tool_responses"):
+            invocation["intermediate_data"]["tool_responses"] = [_tool_response(r) for r in turn["tool_responses"]]
         if response is not None:
             invocation["final_response"] = _content(response, "model")
         turns.append(invocation)
