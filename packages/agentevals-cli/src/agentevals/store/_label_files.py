@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Optional
 
+from ..core._csv import guard_cell, unguard_cell
 from ..core._files import read_input
 from ..core._registry import did_you_mean
 from ..errors import ConfigError, RunNotFoundError, StoreError
@@ -118,7 +119,7 @@ def _csv_rows(path: Path, text: str) -> Iterator[tuple[int, dict[str, Optional[s
             if len(cells) > len(header):
                 raise ConfigError(f"{path}:{line}: {len(cells)} cells, the header has {len(header)} columns "
                                   "(quote a value that holds a comma)")
-            yield line, {name: (cells[i] if i < len(cells) and cells[i] != "" else None)
+            yield line, {name: (unguard_cell(cells[i]) if i < len(cells) and cells[i] != "" else None)
                          for i, name in enumerate(header)}
     except csv.Error as exc:
         raise ConfigError(f"{path}:{reader.line_num}: not CSV: {exc}") from None
@@ -163,7 +164,8 @@ def import_labels(store: RunStore, path: Path, *, fmt: Optional[str] = None,
 def write_labels_file(records: Sequence[LabelRecord], path: Optional[Path], *, fmt: Optional[str] = None,
                       stream: Optional[IO[str]] = None) -> str:
     """Write ``records`` as a labels file (``path``, atomically; or ``stream`` when ``path`` is None); returns
-    the format written. CSV is RFC 4180 (notes with commas, quotes and newlines quoted), UTF-8."""
+    the format written. CSV is RFC 4180 (notes with commas, quotes and newlines quoted), UTF-8, a text cell
+    that a spreadsheet would run as a formula guarded by a leading ``'`` (``core._csv``; import removes it)."""
     kind = label_format(path, fmt or ("jsonl" if path is None else None))
     if path is None:
         assert stream is not None
@@ -189,7 +191,7 @@ def _write(records: Sequence[LabelRecord], kind: str, out: IO[str]) -> None:
     writer = csv.DictWriter(out, fieldnames=LABEL_COLUMNS, lineterminator="\r\n")
     writer.writeheader()
     for r in records:
-        row: dict[str, Any] = {k: ("" if v is None else v) for k, v in r.as_row().items()}
-        if isinstance(row["score"], float):
-            row["score"] = repr(row["score"])
+        # Text cells are guarded against formula injection; the score is a number, written as one.
+        row: dict[str, Any] = {k: "" if v is None else repr(v) if isinstance(v, float) else guard_cell(str(v))
+                               for k, v in r.as_row().items()}
         writer.writerow(row)
