@@ -14,12 +14,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Optional
 
+from ..core._atomic import replaced
 from ..core._csv import guard_cell, unguard_cell
 from ..core._files import read_input
 from ..core._registry import did_you_mean
@@ -171,15 +170,8 @@ def write_labels_file(records: Sequence[LabelRecord], path: Optional[Path], *, f
         assert stream is not None
         _write(records, kind, stream)
         return kind
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            _write(records, kind, f)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with replaced(path, newline="") as f:
+        _write(records, kind, f)
     return kind
 
 
