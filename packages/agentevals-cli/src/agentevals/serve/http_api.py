@@ -122,7 +122,8 @@ def api_app(ctx: ApiContext) -> FastAPI:
         return await call_next(request)
 
     # Outermost first: the Host and Origin checks, then the UI forms' CSRF token, then the token above.
-    app.add_middleware(CsrfCheck, tokens=ctx.csrf)
+    # A form's body is read whole to find its token: the upload page's files may reach the API's body limit.
+    app.add_middleware(CsrfCheck, tokens=ctx.csrf, limit=max(1 << 20, ctx.max_upload * 4))
     app.add_middleware(RequestGuard, policy=ctx.policy, what="API")
 
     def trusted(kwargs: dict[str, Any]) -> dict[str, Any]:
