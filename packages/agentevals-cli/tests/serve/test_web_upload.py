@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 import yaml
+from agentevals.store import RunStore
 from support.chromium import Browser, find_chromium
 from support.live_server import EXAMPLES, Server, listed_runs
 from support.serve_guard import code_configs, root
@@ -176,13 +177,27 @@ def test_chromium_uploads_traces_through_the_form_and_lands_on_the_run_then_revi
         browser.open(f"{root(server)}/review?run={run_id}")
         assert browser.js("Array.from(document.querySelectorAll('table.queue tbody tr')).map(r => r.className)") == [
             "queue-failure", "queue-near", "queue-sample"]
+        # Labels (as the case page's Label form or `agentevals labels import` store them): the one that contradicts
+        # the evaluator moves its case up as a disagreement; the agreeing one is marked (hidden by default).
+        runs = RunStore.open(store)
+        try:
+            runs.add_label(run_id, GOOD, verdict="fail", metric="response_match_score", note="misses the namespace",
+                           labeler="ana")
+            runs.add_label(run_id, UNMATCHED, verdict="pass", labeler="ana")
+        finally:
+            runs.close()
+        browser.open(f"{root(server)}/review?run={run_id}&show=all")
+        assert browser.js("Array.from(document.querySelectorAll('table.queue tbody tr')).map(r => r.className)") == [
+            "queue-failure", "queue-disagreement labelled", "queue-sample labelled"]
         if shots:
             browser.screenshot(str(Path(shots) / "review-queue.png"))
+        browser.open(f"{root(server)}/review?run={run_id}")
+        assert browser.js("document.querySelectorAll('table.queue tbody tr').length") == 2  # the agreeing label hides
         browser.js("document.querySelector('a.start').click()")
         _wait(browser, "document.querySelector('nav.queue-nav') !== null")
         assert browser.js("document.querySelector('nav.queue-nav').innerText").startswith("← previous")
         browser.js("document.querySelector('a[rel=next][accesskey=n]').click()")  # what the access key follows
-        _wait(browser, "(document.querySelector('nav.queue-nav') || {innerText: ''}).innerText.includes('2 of 3')")
+        _wait(browser, "(document.querySelector('nav.queue-nav') || {innerText: ''}).innerText.includes('2 of 2')")
         if shots:
             browser.screenshot(str(Path(shots) / "review-case.png"))
         assert browser.errors == []

@@ -29,7 +29,7 @@ from ..results import CaseResult, RunResult, case_status
 from . import operations
 from ._input import one_line
 from ._trust import FLAG, code_in_config
-from .http_api import Uploads, _public
+from .http_api import Uploads, upload_names
 
 if TYPE_CHECKING:
     from ..store import RunStore, StoreConsumer
@@ -78,7 +78,7 @@ def add_upload_pages(app: FastAPI, ctx: Any, page: Any) -> None:
             run_id, run = await _evaluate(up, ctx.runs, kwargs)
         except UploadError as exc:
             up.__exit__(None, None, None)
-            return form(request, exc.status, error=_public(str(exc)), chosen=chosen)
+            return form(request, exc.status, error=upload_names(str(exc)), chosen=chosen)
         if run_id is not None:
             root = str(request.scope.get("root_path", "")).rstrip("/")
             return RedirectResponse(f"{root}/runs/{run_id}", status_code=303)
@@ -183,17 +183,17 @@ class _Recorder(RunConsumer):
         if not self.begun and self.run is not None:
             self.begun = True
             self.inner.run_started(self.run)
-        case.sources = _public(case.sources)
+        case.sources = upload_names(case.sources)
         self.inner.case_finished(index, case)
 
     def run_finished(self, run: RunResult) -> None:
         if self.begun:
             for error in run.input_errors:
-                error.source, error.error = _public(error.source), _public(error.error)
+                error.source, error.error = upload_names(error.source), upload_names(error.error)
             self.inner.run_finished(run)
 
 
 def _rows(run: RunResult) -> list[dict[str, Any]]:
     """The results shown on the page without a run store: each case with its status and result rows."""
     return [{"case": case, "status": case_status(case).value,
-             "sources": _public(case.sources)} for case in run.cases]
+             "sources": upload_names(case.sources)} for case in run.cases]
