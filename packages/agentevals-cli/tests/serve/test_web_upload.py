@@ -10,13 +10,19 @@ from __future__ import annotations
 import html
 import os
 import re
+import sys
 import time
 from pathlib import Path
 
 import pytest
 import requests
 import yaml
+from agentevals.serve import web_upload
+from agentevals.serve.http_api import ApiContext, api_app
+from agentevals.serve.sessions import SessionAssembler
+from agentevals.serve.store import MemorySessionStore
 from agentevals.store import RunStore
+from support.asgi import serving
 from support.chromium import Browser, find_chromium
 from support.live_server import EXAMPLES, Server, listed_runs
 from support.serve_guard import code_configs, root
@@ -201,3 +207,35 @@ def test_chromium_uploads_traces_through_the_form_and_lands_on_the_run_then_revi
         if shots:
             browser.screenshot(str(Path(shots) / "review-case.png"))
         assert browser.errors == []
+
+
+def test_an_evaluation_past_the_page_deadline_goes_on_and_is_recorded(tmp_path, monkeypatch):
+    """The page answers at its deadline (504, one line naming the run) while the evaluation, on its worker thread,
+    runs to its end and is recorded: in-process, with the deadline cut to 1 s and a judge that takes 4 s."""
+    monkeypatch.setattr(web_upload, "UPLOAD_DEADLINE", 1.0)
+    slow = [sys.executable, "-c", "import time; time.sleep(4); print('{\"score\": 1}')"]
+    config = {"evaluators": [{"name": "slow", "type": "code_judge", "command": slow}]}
+    runs = RunStore.open(str(tmp_path / "runs.sqlite"))
+    try:
+        app = api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(), runs=runs, allow_code=True))
+        with serving(app) as url:
+            browser = requests.Session()
+            token = re.search(r'name="csrf_token" value="([0-9a-f]+)"',
+                              browser.get(f"{url}/upload", timeout=30).text).group(1)
+            answer = browser.post(f"{url}/upload", data={"csrf_token": token}, allow_redirects=False, timeout=60,
+                                  files={"trace_files": ("helm.json", HELM.read_bytes()),
+                                         "config_file": ("eval_config.yaml", yaml.safe_dump(config).encode())})
+            assert answer.status_code == 504
+            line = error_line(answer)
+            found = re.fullmatch(r"the evaluation did not finish within 1s: it goes on and is recorded as run (\S+) "
+                                 r"\(see Runs\)", line)
+            assert found, line
+            run_id, deadline, status = found.group(1), time.monotonic() + 60, None
+            while time.monotonic() < deadline and status != "completed":
+                time.sleep(0.2)
+                status = next((r.status for r in runs.list_runs(limit=5) if r.run_id == run_id), None)
+            assert status == "completed"
+            ((_, case),) = runs.load_cases(run_id)
+            assert [(m.name, m.status.value) for m in case.metrics] == [("slow", "PASSED")]
+    finally:
+        runs.close()
