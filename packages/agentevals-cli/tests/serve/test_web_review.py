@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 import pytest
 import requests
@@ -26,14 +27,19 @@ GOOD, BAD, UNMATCHED = "3e289017fe03ffd7c4145316d2eb3d0d", "d497c9dd55717f2c5ecb
 eval case (NOT_EVALUATED)."""
 
 
-@pytest.fixture(scope="module")
-def sample_run(tmp_path_factory) -> tuple[str, str]:
+def _sample_run(folder: Path) -> tuple[str, str]:
     """A store with one real run of the three samples at threshold 0.75: (store, run id)."""
-    store = str(tmp_path_factory.mktemp("review") / "runs.sqlite")
+    store = str(folder / "runs.sqlite")
     result = agentevals("run", *SAMPLES, "-e", str(EXAMPLES / "evalsets/eval_set_helm.json"), "-m",
                         "tool_trajectory_avg_score", "-m", "response_match_score", "-t", "0.75", "--store", store)
     assert result.returncode == 1, result.stdout + result.stderr  # k8s.json fails on purpose
     return store, listed_runs(store)[0]["run_id"]
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory) -> tuple[str, str]:
+    """The samples' run, never labelled."""
+    return _sample_run(tmp_path_factory.mktemp("review"))
 
 
 def queue_rows(page: str) -> list[tuple[str, str, str, bool]]:
@@ -91,8 +97,9 @@ def test_the_queue_lists_failures_then_near_threshold_then_a_sample_with_their_r
     assert 'accesskey="n" rel="next"' in page.text  # "start with the first case"
 
 
-def test_labelled_cases_leave_the_queue_unless_their_label_disagrees(server, sample_run):
-    store, run_id = sample_run
+def test_labelled_cases_leave_the_queue_unless_their_label_disagrees(serve, tmp_path):
+    store, run_id = _sample_run(tmp_path)  # a run of its own: the labels below stay out of the other tests
+    server = serve("--store", store)
     label(store, run_id, UNMATCHED, verdict="pass", note="fine")  # labelled: hidden by default
     label(store, run_id, BAD, verdict="pass", note="k8s answer is right")  # disagrees with FAILED: stays
     label(store, run_id, GOOD, verdict="fail", metric="response_match_score")  # disagrees: no longer "near"
