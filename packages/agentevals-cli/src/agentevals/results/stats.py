@@ -64,7 +64,7 @@ def _pairs(a: Sequence[T], b: Sequence[T]) -> None:
 def percent_agreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> Optional[float]:
     """Share of positions where ``a`` and ``b`` agree (None when empty)."""
     _pairs(a, b)
-    return sum(x == y for x, y in zip(a, b)) / len(a) if a else None
+    return sum(x == y for x, y in zip(a, b, strict=True)) / len(a) if a else None
 
 
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> Optional[float]:
@@ -77,10 +77,10 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> Optional[float]
     n = len(a)
     if n == 0:
         return None
-    observed = sum(x == y for x, y in zip(a, b)) / n
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
     counts_a: dict[Hashable, int] = {}
     counts_b: dict[Hashable, int] = {}
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         counts_a[x] = counts_a.get(x, 0) + 1
         counts_b[y] = counts_b.get(y, 0) + 1
     chance = sum(counts_a[c] * counts_b.get(c, 0) for c in counts_a) / (n * n)
@@ -95,7 +95,7 @@ def confusion(truth: Sequence[Hashable], predicted: Sequence[Hashable],
     _pairs(truth, predicted)
     names = list(classes) if classes is not None else classes_of(truth, predicted)
     table = {t: {p: 0 for p in names} for t in names}
-    for t, p in zip(truth, predicted):
+    for t, p in zip(truth, predicted, strict=True):
         table.setdefault(t, {q: 0 for q in names})
         table[t][p] = table[t].get(p, 0) + 1
     return table
@@ -129,7 +129,7 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> Optional[float]:
     if n < 2:
         return None
     mx, my = sum(x) / n, sum(y) / n
-    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
     sxx = sum((a - mx) ** 2 for a in x)
     syy = sum((b - my) ** 2 for b in y)
     if sxx <= 0 or syy <= 0:
@@ -161,7 +161,7 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> Optional[float]:
 def mean_absolute_error(x: Sequence[float], y: Sequence[float]) -> Optional[float]:
     """Mean of ``|x − y|``; None when empty."""
     _pairs(x, y)
-    return sum(abs(a - b) for a, b in zip(x, y)) / len(x) if x else None
+    return sum(abs(a - b) for a, b in zip(x, y, strict=True)) / len(x) if x else None
 
 
 def flip_rate(repeats: Sequence[Sequence[Hashable]]) -> Optional[float]:
