@@ -161,7 +161,21 @@ def test_labels_of_a_stored_run_and_the_table(tmp_path: Path) -> None:
     assert lines[2].startswith(f"  kappa              {kappa:.3f} (95% CI ")
     assert f"{'':21}{'pass':<18} {6:>5}  {1:>5}" in lines  # the human pass row: the judge failed one of 7
     assert lines[-1] == f"gate: kappa {kappa:.3f} >= 0.5: passed"
-    assert any(line.startswith("stored as run ") for line in lines)
+    [stored] = [line.split()[3] for line in lines if line.startswith("stored as run ")]
+    trend = subprocess.run([sys.executable, "-m", "agentevals", "runs", "trend", "calibration.kappa:judge", "--store",
+                            store], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert trend.returncode == 0, trend.stderr
+    header, row = trend.stdout.splitlines()
+    assert header.split() == ["RUN", "STARTED", "STATUS", "ROWS", "PASS", "RATE", "MEAN", "SCORE"]
+    cells = row.split()
+    assert (cells[0], cells[3], cells[4], cells[-1]) == (stored, "completed", "1", f"{kappa:.3f}")
+    agreement = subprocess.run([sys.executable, "-m", "agentevals", "runs", "trend", "calibration.agreement:judge",
+                                "--json", "--store", store], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    [point] = json.loads(agreement.stdout)
+    assert (point["run_id"], point["passed"], point["evaluated"]) == (stored, 11, 12)
+    judged = subprocess.run([sys.executable, "-m", "agentevals", "runs", "trend", "judge", "--json", "--store", store],
+                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert [p["passed"] for p in json.loads(judged.stdout)] == [6, 6]  # the run, then the calibration's own run
 
 
 @pytest.mark.parametrize(("args", "labels", "message"), [

@@ -100,7 +100,7 @@ def test_kappa_is_near_zero_for_independent_raters() -> None:
     judge = _labels(12, 4000, p=0.4)
     kappa = stats.cohen_kappa(human, judge)
     assert kappa is not None and abs(kappa) < 0.05
-    interval = stats.bootstrap_interval(list(zip(human, judge)),
+    interval = stats.bootstrap_interval(list(zip(human, judge, strict=True)),
                                         lambda rows: stats.cohen_kappa([h for h, _ in rows], [j for _, j in rows]),
                                         resamples=300)
     # a 95% interval misses the truth 1 time in 20: check it is tight around 0, not that it covers it

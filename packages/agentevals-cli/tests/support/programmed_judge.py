@@ -26,7 +26,7 @@ from typing import Any
 
 from .openai_server import ChatServer
 
-__all__ = ["KEY_VARIABLE", "PASS_SCORE", "FAIL_SCORE", "ProgrammedJudge", "case_id", "write_cases"]
+__all__ = ["FAIL_SCORE", "KEY_VARIABLE", "PASS_SCORE", "ProgrammedJudge", "case_id", "write_cases"]
 
 HELM = Path(__file__).resolve().parent.parent / "data" / "adk" / "helm.json"
 QUESTION = "list all Helm releases"

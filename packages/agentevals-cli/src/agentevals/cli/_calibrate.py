@@ -72,7 +72,7 @@ def parse_probes(text: Optional[str]) -> tuple[ProbeKind, ...]:
         if name not in PROBES:
             raise ConfigError(f"--probes: unknown probe {name!r}{did_you_mean(name, PROBES)} "
                               f"(probes: {', '.join(PROBES)})")
-        out.append(name)  # type: ignore[arg-type]  # checked against PROBES just above
+        out.append(name)
     return tuple(dict.fromkeys(out))
 
 
@@ -134,8 +134,12 @@ def _human(labels: _Labels, thresholds: dict[str, Optional[float]]) -> tuple[dic
     tied = []
     for case, given in labels.by_case.items():
         threshold = thresholds.get(case)
-        votes = [v if v is not None else ("pass" if s >= threshold else "fail")
-                 for v, s in given if v is not None or (s is not None and threshold is not None)]
+        votes = []
+        for v, s in given:
+            if v is not None:
+                votes.append(v)
+            elif s is not None and threshold is not None:
+                votes.append("pass" if s >= threshold else "fail")
         passes = sum(v == "pass" for v in votes)
         verdict = None
         if votes and passes * 2 != len(votes):
