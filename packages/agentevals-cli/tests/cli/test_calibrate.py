@@ -201,3 +201,34 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], label
     assert "Traceback" not in result.stderr
     [line] = [x for x in result.stderr.splitlines() if x.startswith("Error:")]
     assert message in line
+
+
+def test_a_judge_without_a_key_compares_nothing_and_exits_1(tmp_path: Path) -> None:
+    with ProgrammedJudge({1: "pass", 2: "fail"}) as judge:
+        write_cases(tmp_path / "traces.json", 2)
+        judge.config(tmp_path / "eval_config.yaml")
+        write_labels(tmp_path / "labels.csv", {1: "pass", 2: "fail"})
+        env = {k: v for k, v in os.environ.items() if k != "CALIBRATE_TEST_JUDGE_KEY"}
+        result = subprocess.run([sys.executable, "-m", "agentevals", "calibrate", "traces.json", "-c",
+                                 "eval_config.yaml", "--evaluator", "judge", "--labels", "labels.csv", "--no-store"],
+                                capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+        assert judge.requests == []
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "calibrate judge (llm_judge): 0 of 2 cases compared with the labels of labels.csv"
+    assert lines[1] == ("  2 case(s) without a verdict (ERROR/NOT_EVALUATED): LLM judge unavailable: no API key: "
+                        "set CALIBRATE_TEST_JUDGE_KEY")
+    assert "  kappa              n/a" in lines
+
+
+def test_probes_need_a_probed_judge_type(tmp_path: Path) -> None:
+    with ProgrammedJudge({1: "pass"}) as judge:
+        write_cases(tmp_path / "traces.json", 1)
+        (tmp_path / "eval_config.yaml").write_text("evaluators:\n  - name: says-kagent\n    type: contains\n"
+                                                   "    value: kagent\n")
+        write_labels(tmp_path / "labels.csv", {1: "pass"})
+        result = calibrate(judge, "traces.json", "-c", "eval_config.yaml", "--evaluator", "says-kagent", "--labels",
+                           "labels.csv", "--probes", "verbosity", "--no-store", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == ("Error: --probes: evaluator 'says-kagent' is of type contains; the probes change "
+                                     "the prompts of llm_judge and rubric judges only")

@@ -76,6 +76,18 @@ def test_bootstrap_percentile_interval_matches_scipy() -> None:
     assert lo < stats.mean(data) < hi  # type: ignore[operator]
 
 
+def test_paired_bootstrap_matches_scipy_paired() -> None:
+    rng = random.Random(8)
+    before = [rng.random() for _ in range(50)]
+    after = [min(1.0, b + 0.1 + rng.gauss(0, 0.1)) for b in before]
+    lo, hi = stats.paired_bootstrap(before, after, resamples=4000, seed=2)  # type: ignore[misc]
+    ref = scipy_stats.bootstrap((before, after), lambda a, b: numpy.mean(b - a), paired=True, vectorized=False,
+                                method="percentile", n_resamples=4000,
+                                random_state=numpy.random.default_rng(2)).confidence_interval
+    assert lo == pytest.approx(ref.low, abs=0.01) and hi == pytest.approx(ref.high, abs=0.01)
+    assert 0 < lo < hi  # a real shift: the interval excludes 0
+
+
 def test_bootstrap_is_seeded_and_skips_undefined_resamples() -> None:
     data = list(range(30))
     assert stats.bootstrap_interval(data, stats.mean, seed=5) == stats.bootstrap_interval(data, stats.mean, seed=5)

@@ -38,6 +38,8 @@ __all__ = ["CalibrateRequest", "calibrate", "parse_probes"]
 
 AGREEMENT_METRIC = "calibration.agreement:{}"
 """Stored per labelled case: PASSED when the evaluator agrees with the human (``runs trend`` shows the rate)."""
+PROBED_TYPES = ("llm_judge", "rubric")
+"""Evaluator types whose prompts ``RunOptions.judge_probe`` changes (``evaluators.agentv._judge.probe_prompt``)."""
 KAPPA_METRIC = "calibration.kappa:{}"
 """Stored once per calibration (case ``calibration``): score = κ (``runs trend``'s mean score is κ over time)."""
 
@@ -195,14 +197,17 @@ def _select(evaluators: Sequence[LoadedEvaluator], name: str, config: str) -> Lo
 
 
 def calibrate(request: CalibrateRequest) -> tuple[dict[str, Any], int]:
-    """Run, compare, probe, record: the ``-o json`` document and the exit code (1: κ below ``min_kappa``, κ
-    undefined with a ``min_kappa``, or a probe beyond its tolerance)."""
+    """Run, compare, probe, record: the ``-o json`` document and the exit code (1: no case compared, κ below
+    ``min_kappa``, κ undefined with a ``min_kappa``, or a probe beyond its tolerance)."""
     from ..api import prepare_run
     from ..engine.run import run_evaluation, run_sync
 
     evaluators, options, eval_set = prepare_run(config=request.config_path, eval_set=request.eval_set)
     chosen = _select(evaluators, request.evaluator, request.config_path)
     name = chosen.evaluator.config.name
+    if request.probes and chosen.evaluator.name not in PROBED_TYPES:
+        raise ConfigError(f"--probes: evaluator '{name}' is of type {chosen.evaluator.name}; the probes change the "
+                          f"prompts of {' and '.join(PROBED_TYPES)} judges only")
     if request.labels is not None:
         labels = _labels_from_file(request.labels, name)
     elif request.run is not None:
@@ -258,7 +263,7 @@ def calibrate(request: CalibrateRequest) -> tuple[dict[str, Any], int]:
         passed = kappa is not None and kappa >= request.min_kappa
         document["gate"] = {"min_kappa": request.min_kappa, "passed": passed}
         code = 0 if passed else 1
-    if any(p["fails"] for p in probes):
+    if any(p["fails"] for p in probes) or document["n"] == 0:
         code = 1
     document["run_id"] = None if request.no_store else _record(request, first, human, calls[0], document, code)
     document["exit_code"] = code

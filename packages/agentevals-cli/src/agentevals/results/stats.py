@@ -33,6 +33,7 @@ __all__ = [
     "mcnemar_exact",
     "mean",
     "mean_absolute_error",
+    "paired_bootstrap",
     "pearson",
     "percent_agreement",
     "precision_recall",
@@ -203,6 +204,15 @@ def bootstrap_interval(items: Sequence[T], statistic: Callable[[Sequence[T]], Op
     values.sort()
     tail = (1.0 - level) / 2
     return _quantile(values, tail), _quantile(values, 1.0 - tail)
+
+
+def paired_bootstrap(before: Sequence[float], after: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
+                     level: float = 0.95, seed: int = 0) -> Optional[Interval]:
+    """Interval of the mean paired difference ``after − before`` (the same cases scored twice), resampling pairs:
+    an interval that excludes 0 is a shift that the choice of cases does not explain."""
+    _pairs(before, after)
+    diffs = [b - a for a, b in zip(before, after, strict=True)]
+    return bootstrap_interval(diffs, mean, resamples=resamples, level=level, seed=seed)
 
 
 def _quantile(ordered: Sequence[float], q: float) -> float:
