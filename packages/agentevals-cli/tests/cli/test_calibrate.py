@@ -232,3 +232,21 @@ def test_probes_need_a_probed_judge_type(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.strip() == ("Error: --probes: evaluator 'says-kagent' is of type contains; the probes change "
                                      "the prompts of llm_judge and rubric judges only")
+
+
+def test_labels_of_cases_not_in_the_traces_are_named(tmp_path: Path) -> None:
+    with ProgrammedJudge({1: "pass", 2: "fail"}) as judge:
+        write_cases(tmp_path / "traces.json", 2)
+        judge.config(tmp_path / "eval_config.yaml")
+        write_labels(tmp_path / "labels.csv", {1: "pass", 2: "pass", 9: "fail"})  # case 9 is not in the traces
+        result = calibrate(judge, "traces.json", "-c", "eval_config.yaml", "--evaluator", "judge", "--labels",
+                           "labels.csv", "-o", "json", "--no-store", cwd=tmp_path)
+        table = calibrate(judge, "traces.json", "-c", "eval_config.yaml", "--evaluator", "judge", "--labels",
+                          "labels.csv", "--no-store", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert (doc["n"], doc["agreement"]["value"]) == (2, 0.5)
+    assert doc["unmatched"] == {"labelled_without_verdict": [case_id(9)], "verdicts_without_label": []}
+    assert doc["kappa"]["value"] == 0.0  # the humans say pass throughout: chance explains all the agreement
+    assert table.stdout.splitlines()[1] == (f"  1 labelled case(s) not compared (not in these traces, or no verdict): "
+                                            f"{case_id(9)}")

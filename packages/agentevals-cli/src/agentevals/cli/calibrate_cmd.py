@@ -74,6 +74,10 @@ def format_calibration(doc: dict[str, Any]) -> str:
     problems = doc["evaluator_problems"]
     if problems["count"]:
         lines.append(f"  {problems['count']} case(s) without a verdict (ERROR/NOT_EVALUATED): {problems['first']}")
+    unmatched = doc["unmatched"]["labelled_without_verdict"]
+    if unmatched and len(unmatched) > problems["count"]:
+        shown = ", ".join(unmatched[:3]) + (", …" if len(unmatched) > 3 else "")
+        lines.append(f"  {len(unmatched)} labelled case(s) not compared (not in these traces, or no verdict): {shown}")
     if doc["labels"]["tied"]:
         lines.append(f"  left out, their labels tie: {', '.join(doc['labels']['tied'])}")
     lines += [f"  agreement          {_with_interval(doc['agreement'])}",
