@@ -7,6 +7,8 @@ import random
 
 import pytest
 from agentevals.results import stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is a test dependency (hatch.toml)")
 metrics = pytest.importorskip("sklearn.metrics", reason="scikit-learn is a test dependency (hatch.toml)")
@@ -133,3 +135,24 @@ def test_base_rate_and_undefined_correlations() -> None:
     assert stats.base_rate([], "pass") is None
     assert stats.pearson([0.5, 0.5, 0.5], [0.1, 0.2, 0.3]) is None
     assert stats.spearman([1.0], [2.0]) is None
+
+
+verdict_pairs = st.lists(st.tuples(st.sampled_from(["pass", "fail", "borderline"]),
+                                   st.sampled_from(["pass", "fail", "borderline"])), min_size=1, max_size=60)
+
+
+@settings(max_examples=200, deadline=None)
+@given(verdict_pairs)
+def test_kappa_properties_on_any_labels(pairs: list[tuple[str, str]]) -> None:
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    kappa = stats.cohen_kappa(a, b)
+    if len(set(a) | set(b)) == 1:
+        assert kappa is None  # one class throughout: chance agreement is 1
+        return
+    assert kappa is not None and -1.0 <= kappa <= 1.0
+    assert kappa == pytest.approx(metrics.cohen_kappa_score(a, b))
+    assert stats.cohen_kappa(b, a) == pytest.approx(kappa)  # symmetric
+    if len(set(a)) > 1:
+        assert stats.cohen_kappa(a, a) == pytest.approx(1.0)
+    table = stats.confusion(a, b)
+    assert sum(sum(row.values()) for row in table.values()) == len(pairs)
