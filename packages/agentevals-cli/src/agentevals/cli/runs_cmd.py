@@ -1,4 +1,4 @@
-"""``agentevals runs list|show|compare`` and ``agentevals store migrate``: the run store from the shell."""
+"""``agentevals runs list|show|compare|trend`` and ``agentevals store migrate``: the run store from the shell."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ __all__ = ["runs_command", "store_command"]
 
 @click.group("runs", context_settings={"help_option_names": ["-h", "--help"]})
 def runs_command() -> None:
-    """Runs recorded in the run store: list them, show one, compare two."""
+    """Runs recorded in the run store: list them, show one, compare two, follow a metric over them."""
 
 
 @runs_command.command("list")
@@ -142,6 +142,42 @@ def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str])
             lines.append(f"  {comparison.only_before} result(s) of {a} are not in {b}")
         click.echo(defuse("\n".join(lines), "table"))  # case ids and metric names come from traces
     sys.exit(1 if comparison.regressions else 0)
+
+
+@runs_command.command("trend")
+@click.argument("metric")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=20, show_default=True, help="How many runs.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document instead of the table.")
+@click.option("--store", metavar="PATH|URL", help=STORE_HELP)
+def trend_command(metric: str, limit: int, as_json: bool, store: Optional[str]) -> None:
+    """METRIC over the latest runs that have it, oldest first: its pass rate and mean score in each.
+
+    A judge's calibration over time: 'runs trend calibration.kappa:NAME' (mean score = κ) and
+    'runs trend calibration.agreement:NAME' (pass rate = agreement with the human labels); see docs/trust.md.
+    """
+    from ..report._workflow import defuse
+    from ..results.gates import format_rate
+    from ..store import metric_trend
+
+    db = open_store(store)
+    try:
+        points = metric_trend(db, metric, limit=limit)
+    finally:
+        db.close()
+    if as_json:
+        click.echo(defuse(json.dumps(points, indent=2), "json"))
+        return
+    if not points:
+        click.echo(defuse(f"no stored run has metric {metric}", "table"))
+        return
+    rows = [("RUN", "STARTED", "STATUS", "ROWS", "PASS RATE", "MEAN SCORE")]
+    for p in points:
+        mean = "-" if p["mean_score"] is None else f"{p['mean_score']:.3f}"
+        rows.append((p["run_id"], str(p["started_at"])[:19].replace("T", " "), p["status"], str(p["rows"]),
+                     format_rate(p["pass_rate"], p["passed"], p["evaluated"]) if p["evaluated"] else "-", mean))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    click.echo(defuse("\n".join("  ".join(c.ljust(widths[i]) for i, c in enumerate(row)).rstrip() for row in rows),
+                      "table"))
 
 
 @click.group("store", context_settings={"help_option_names": ["-h", "--help"]})

@@ -49,9 +49,11 @@ def label_format(path: Optional[Path], fmt: Optional[str]) -> str:
                       "pass --format jsonl|csv")
 
 
-def read_labels_file(path: Path, *, fmt: Optional[str] = None,
-                     required: Sequence[str] = _REQUIRED) -> list[tuple[int, dict[str, Optional[str]]]]:
+def read_labels_file(path: Path, *, fmt: Optional[str] = None, required: Sequence[str] = _REQUIRED,
+                     extra: Sequence[str] = ()) -> list[tuple[int, dict[str, Optional[str]]]]:
     """The rows of a labels file as ``(line, {column: text or None})``, ``line`` where the row starts.
+
+    ``extra``: columns accepted besides ``LABEL_COLUMNS`` (``agentevals calibrate`` reads ``paraphrase``).
 
     Raises ``InputFileError`` when the file cannot be read, ``ConfigError`` ``FILE:LINE: …`` for a row that
     is not a row (bad JSON, an unknown column, a value that is not text or a number, a missing column).
@@ -61,23 +63,24 @@ def read_labels_file(path: Path, *, fmt: Optional[str] = None,
         text = read_input(path, expected="a labels file").decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}): save the labels file as UTF-8") from None
-    rows = list(_jsonl_rows(path, text) if kind == "jsonl" else _csv_rows(path, text))
+    columns = (*LABEL_COLUMNS, *extra)
+    rows = list(_jsonl_rows(path, text, columns) if kind == "jsonl" else _csv_rows(path, text, columns))
     for line, row in rows:
         missing = [c for c in required if not row.get(c)]
         if missing:
             raise ConfigError(f"{path}:{line}: empty or missing column {missing[0]!r} (columns: "
-                              f"{', '.join(LABEL_COLUMNS)})")
+                              f"{', '.join(columns)})")
     return rows
 
 
-def _check_columns(path: Path, line: int, names: Sequence[str]) -> None:
+def _check_columns(path: Path, line: int, names: Sequence[str], columns: Sequence[str]) -> None:
     for name in names:
-        if name not in LABEL_COLUMNS:
-            raise ConfigError(f"{path}:{line}: unknown column {name!r}{did_you_mean(name, LABEL_COLUMNS)} "
-                              f"(columns: {', '.join(LABEL_COLUMNS)})")
+        if name not in columns:
+            raise ConfigError(f"{path}:{line}: unknown column {name!r}{did_you_mean(name, columns)} "
+                              f"(columns: {', '.join(columns)})")
 
 
-def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, dict[str, Optional[str]]]]:
+def _jsonl_rows(path: Path, text: str, columns: Sequence[str]) -> Iterator[tuple[int, dict[str, Optional[str]]]]:
     for line, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
             continue
@@ -88,7 +91,7 @@ def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, dict[str, Optional
         if not isinstance(obj, dict):
             raise ConfigError(f"{path}:{line}: not a JSON object (one label per line: "
                               '{"run": …, "case": …, "verdict": "pass"})')
-        _check_columns(path, line, list(obj))
+        _check_columns(path, line, list(obj), columns)
         row: dict[str, Optional[str]] = {}
         for key, value in obj.items():
             if value is None or isinstance(value, str):
@@ -100,14 +103,14 @@ def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, dict[str, Optional
         yield line, row
 
 
-def _csv_rows(path: Path, text: str) -> Iterator[tuple[int, dict[str, Optional[str]]]]:
+def _csv_rows(path: Path, text: str, columns: Sequence[str]) -> Iterator[tuple[int, dict[str, Optional[str]]]]:
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader, None)
         if header is None:
             return
         header = [h.strip() for h in header]
-        _check_columns(path, 1, header)
+        _check_columns(path, 1, header, columns)
         if len(set(header)) != len(header):
             raise ConfigError(f"{path}:1: a column appears twice in the header")
         start = reader.line_num + 1
