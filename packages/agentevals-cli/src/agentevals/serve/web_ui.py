@@ -6,6 +6,7 @@
     /trend?metric=…       a metric's score over the sessions, oldest first (an SVG chart, no script)
     /runs…                the run store's runs: list, one run, a case, compare two, a metric's trend
                           (``web_runs``)
+    POST …/label, …/evalset  on a session and a run's case: a human label, a golden case (``web_golden``)
     /live…                continuous evaluation: pulled sources, skip counters, rolling pass rates with
                           their interval, alerts, judge spend (``web_live``)
 
@@ -17,6 +18,7 @@ the ``SessionStore`` interface (and the eval sets, for the expected trajectory);
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -31,10 +33,11 @@ from ..protocol import InvocationData
 from ..results._transcript import transcript
 from . import operations
 from ._csrf import CSRF_COOKIE
+from .web_golden import add_golden_pages, session_forms
 from .web_live import add_live_pages
 from .web_runs import add_run_pages, trajectory_rows
 
-__all__ = ["CSP", "add_web_ui"]
+__all__ = ["CSP", "add_web_ui", "session_values"]
 
 CSP = ("default-src 'none'; style-src 'self'; img-src data:; form-action 'self'; base-uri 'none'; "
        "frame-ancestors 'none'")
@@ -86,10 +89,8 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
         if record is None:
             return page("sessions.html", request, 404, sessions=[], q=session_id, status="", result="", refresh=0,
                         counters=ctx.assembler.stats(), otlp=ctx.otlp)
-        turns = transcript([InvocationData.model_validate(i) for i in record.invocations],
-                           _expected(record, ctx.settings))
-        return page("session.html", request, record=record, result=record.result, turns=turns,
-                    trajectory=trajectory_rows(turns), refresh=0)
+        golden = await asyncio.to_thread(session_forms, ctx, request, record)
+        return page("session.html", request, **session_values(ctx, record), golden=golden)
 
     @app.get("/compare", include_in_schema=False)
     async def compare(request: Request, a: str = "", b: str = "") -> HTMLResponse:
@@ -116,10 +117,20 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
 
     add_run_pages(app, ctx, page)
     add_live_pages(app, ctx, page)
+    add_golden_pages(app, ctx, page)
 
 
+def session_values(ctx: Any, record: Any) -> dict[str, Any]:
+    """What ``session.html`` shows of ``record`` (a ``SessionRecord``) besides the golden forms."""
+    turns = transcript([InvocationData.model_validate(i) for i in record.invocations], _expected(record, ctx.settings))
+    return {"record": record, "result": record.result, "turns": turns, "trajectory": trajectory_rows(turns),
+            "refresh": 0}
+
+
+# same-origin, not no-referrer: under no-referrer a browser posts the UI's own forms with ``Origin: null``,
+# which the guard refuses as cross-site; other sites still get no Referer (session ids stay here).
 _SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
-                     "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
+                     "Referrer-Policy": "same-origin", "Cache-Control": "no-store"}
 
 
 def _section(path: str) -> str:
