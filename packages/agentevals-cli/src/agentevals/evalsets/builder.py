@@ -9,6 +9,9 @@ the case's provenance under ``metadata.provenance`` (ADK keeps unknown keys of a
     {"run_id": "20261127-…", "case_id": "3e28…", "case_index": 0, "trace_ids": ["3e28…"],
      "sources": ["examples/traces/helm.json"], "status": "PASSED"}
 
+A case with human labels (``agentevals labels``, the web UI) carries them under ``metadata.labels`` (``verdict``,
+``score``, ``metric``, ``note``, ``labeler``, ``created_at``): ``run -e`` attaches them to the case a trace matches.
+
 Everything written goes through the one redactor; keys are sorted and cases keep the run's order, so the
 same run, selection and seed give the same bytes.
 
@@ -183,8 +186,10 @@ def eval_case_from(case: CaseResult, index: int, *, run_id: str, eval_id: str,
         provenance["source_uris"] = list(source_uris)
     if case.eval_id:
         provenance["matched_eval_id"] = case.eval_id
-    return {"eval_id": eval_id, "conversation": turns, "creation_timestamp": created,
-            "metadata": {"provenance": provenance}}
+    metadata: dict[str, Any] = {"provenance": provenance}
+    if case.labels:  # the human labels travel with the case: ``run -e`` attaches them to the traces it matches
+        metadata["labels"] = label_entries(case.labels)
+    return {"eval_id": eval_id, "conversation": turns, "creation_timestamp": created, "metadata": metadata}
 
 
 def _base_id(case: CaseResult) -> str:

@@ -214,8 +214,6 @@ def _add_to_set(ctx: Any, store: RunStore, target: Target, form: dict[str, str])
         else:  # cleared: no final response expected of this turn
             turn.pop("final_response", None)
         turn["intermediate_data"] = {"tool_uses": calls}
-    if case.labels:
-        new["metadata"]["labels"] = label_entries(case.labels)
     with _WRITING:
         if path.exists():
             data = read_set(path)
