@@ -164,9 +164,9 @@ def test_api_routes_refuse_other_sites_other_names_and_no_token_but_serve_script
 def test_ui_form_routes_refuse_other_sites_other_names_no_token_and_no_csrf_field(guarded, route):
     base = root(guarded)
     run_id = guarded.get("/runs").json()["data"][0]["run_id"]
-    path = route.replace("{run}", run_id).replace("{index}", "0").replace("{session_id:path}", guarded.sessions[0])
-    page = route.rsplit("/", 1)[0].replace("{run}", run_id).replace("{index}", "0").replace(
-        "{session_id:path}", guarded.sessions[0])
+    session = quote(guarded.sessions[1], safe="/")  # an id with '/' in it
+    page = route.rsplit("/", 1)[0].replace("{run}", run_id).replace("{index}", "0").replace("{session_id:path}", session)
+    path = route.replace("{run}", run_id).replace("{index}", "0").replace("{session_id:path}", session)
     browser = requests.Session()
     shown = browser.get(f"{base}{page}", headers=AUTH, timeout=10)
     token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', shown.text).group(1)
@@ -186,6 +186,9 @@ def test_ui_form_routes_refuse_other_sites_other_names_no_token_and_no_csrf_fiel
     # the server's own page, with its field: the route's own answer (a label is stored; no --eval-sets here)
     own = post({**AUTH, "Origin": base})
     assert own.status_code == (303 if route.endswith("/label") else 400), own.text[:300]
+    if route.endswith("/label"):  # back to the page it came from, which shows the label
+        assert own.headers["location"] == f"{page}?labelled=1#label"
+        assert "(guard)" in browser.get(f"{base}{page}", headers=AUTH, timeout=10).text
 
 
 def test_mcp_over_http_refuses_other_sites_other_names_and_no_token_but_serves_clients(guarded):

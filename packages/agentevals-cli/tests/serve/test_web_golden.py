@@ -150,6 +150,7 @@ def test_a_live_session_becomes_a_labelled_golden_case_that_scores_the_next_run(
     assert labelled.status_code == 303 and labelled.headers["location"].endswith("?labelled=1#label")
     page = tab.open(f"/sessions/{golden.session}?labelled=1").text
     assert "Label saved." in page and '<span class="badge failed">fail</span> 0.25 (ana): wrong city for the user' in page
+    assert 'name="labeler" size="14" placeholder="your name" value="ana"' in page  # remembered (a cookie)
     assert "≠ evaluator" not in page  # no eval set yet: NOT_EVALUATED, no verdict to disagree with
     labels = json.loads(path.read_text())["eval_cases"][0]["metadata"]["labels"]
     assert [{k: v for k, v in lb.items() if k != "created_at"} for lb in labels] == [

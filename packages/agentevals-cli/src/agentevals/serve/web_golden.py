@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote, urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -48,6 +48,7 @@ _EVAL_ID = re.compile(r"[A-Za-z0-9_]{1,128}")
 _CALL_KEYS = {"name", "args"}
 _MAX_TURNS = 200
 """Turns offered for editing (a longer conversation is saved as it was recorded beyond them)."""
+_LABELER_COOKIE = "agentevals_labeler"
 _WRITING = threading.Lock()
 """One writer of the eval set files at a time (two tabs saving to one set must not lose a case)."""
 
@@ -87,7 +88,12 @@ def add_golden_pages(app: FastAPI, ctx: Any, page: Page) -> None:
         except (Invalid, ConfigError) as exc:
             return await again({"error": str(exc), "form": form, "which": what})
         root = str(request.scope.get("root_path", "")).rstrip("/")
-        return RedirectResponse(f"{root}{target.back}?{urlencode(done)}#{what}", status_code=303)
+        response = RedirectResponse(f"{root}{target.back}?{urlencode(done)}#{what}", status_code=303)
+        labeler = form.get("labeler", "").strip()
+        if what == "label" and labeler:  # the next label form is prefilled with it (no script to remember it)
+            response.set_cookie(_LABELER_COOKIE, quote(labeler[:200], safe=""), httponly=True, samesite="strict",
+                                max_age=365 * 86400)
+        return response
 
     async def case_again(request: Request, run: str, index: str, state: dict[str, Any]) -> HTMLResponse:
         from .web_runs import _case
@@ -186,7 +192,6 @@ def _add_to_set(ctx: Any, store: RunStore, target: Target, form: dict[str, str])
     from ..evalsets.builder import (
         _timestamp,
         eval_case_from,
-        label_entries,
         put_case,
         read_set,
         set_id_for,
@@ -370,6 +375,7 @@ def _forms(ctx: Any, request: Request, target: Target, state: Optional[dict[str,
         "eval_id": form.get("eval_id", _base_id(case)),
         "turns": turns,
         "form": form,
+        "labeler": form.get("labeler", unquote(request.cookies.get(_LABELER_COOKIE, ""))[:200]),
         "error": state.get("error", ""),
         "which": state.get("which", ""),
         "saved": _saved(query.get("saved", "")),
