@@ -195,6 +195,15 @@ def test_editing_a_saved_case_replaces_it_and_a_new_set_id_may_not_clash(golden)
     turn = case["conversation"][0]
     assert case["eval_id"] == "paris_v2" and "final_response" not in turn  # cleared: nothing expected
     assert turn["intermediate_data"]["tool_uses"] == [{"name": "get_weather", "args": {}}]
+    # the same case from its run's case page: the same stored case, so the same set entry is replaced again
+    run_id = case["metadata"]["provenance"]["run_id"]
+    tab.open(f"/runs/{run_id}/cases/0")
+    third = tab.post(f"/runs/{run_id}/cases/0/evalset", set="golden.evalset.json", eval_id="paris_v3",
+                     response_0="Sunny.", trajectory_0="")
+    assert third.status_code == 303 and third.headers["location"] == (
+        f"/runs/{run_id}/cases/0?saved=golden.evalset.json%3Aparis_v3#evalset")
+    (case,) = json.loads((golden.sets / "golden.evalset.json").read_text())["eval_cases"]
+    assert case["eval_id"] == "paris_v3" and case["conversation"][0]["final_response"]["parts"] == [{"text": "Sunny."}]
     (golden.sets / "team.json").write_text(json.dumps({"eval_set_id": "golden_2", "eval_cases": []}))
     clash = tab.post(f"/sessions/{golden.session}/evalset", new_set="golden_2", eval_id="x", trajectory_0="")
     assert clash.status_code == 400 and "eval set id &#39;golden_2&#39; of golden_2.evalset.json is already the id of team.json" in clash.text

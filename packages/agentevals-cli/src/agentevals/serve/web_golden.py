@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -32,13 +33,15 @@ from urllib.parse import quote, unquote, urlencode
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from ..errors import ConfigError, StoreError
+from ..errors import ConfigError, StoreError, first_line
 
 if TYPE_CHECKING:
     from ..results import CaseResult
     from ..store import RunStore
 
 __all__ = ["add_golden_pages", "case_forms", "parse_trajectory", "set_file"]
+
+log = logging.getLogger(__name__)
 
 Page = Callable[..., HTMLResponse]
 
@@ -81,12 +84,16 @@ def add_golden_pages(app: FastAPI, ctx: Any, page: Page) -> None:
                                 "to label or add to an eval set.")
         try:
             target = await asyncio.to_thread(locate, store)
-        except StoreError as exc:
-            return page("message.html", request, 404, title="Not saved", message=str(exc))
-        try:
             done = await asyncio.to_thread(_label if what == "label" else _add_to_set, ctx, store, target, form)
         except (Invalid, ConfigError) as exc:
             return await again({"error": str(exc), "form": form, "which": what})
+        except StoreError as exc:  # an unknown run, case or session
+            return page("message.html", request, 404, title="Not saved", message=str(exc))
+        except Exception as exc:  # the database itself (locked, gone), a disk error: one line, never a traceback
+            cause = first_line(exc)
+            log.warning("web UI: %s not saved: %s: %s", what, type(exc).__name__, cause)
+            return page("message.html", request, 503, title="Not saved",
+                        message=f"Nothing was saved: {type(exc).__name__}: {cause}")
         root = str(request.scope.get("root_path", "")).rstrip("/")
         response = RedirectResponse(f"{root}{target.back}?{urlencode(done)}#{what}", status_code=303)
         labeler = form.get("labeler", "").strip()
