@@ -208,6 +208,15 @@ def test_editing_a_saved_case_replaces_it_and_a_new_set_id_may_not_clash(golden)
     clash = tab.post(f"/sessions/{golden.session}/evalset", new_set="golden_2", eval_id="x", trajectory_0="")
     assert clash.status_code == 400 and "eval set id &#39;golden_2&#39; of golden_2.evalset.json is already the id of team.json" in clash.text
     assert not (golden.sets / "golden_2.evalset.json").exists()
+    # a broken file dropped into the directory: the case is saved, the page says the sets were not reloaded
+    (golden.sets / "team.json").write_text("{not json")
+    saved = tab.post(f"/sessions/{golden.session}/evalset", set="golden.evalset.json", eval_id="paris_v4",
+                     trajectory_0="")
+    assert saved.status_code == 303 and "problem=" in saved.headers["location"]
+    page = tab.open(saved.headers["location"].split("#")[0]).text
+    (said,) = re.findall(r'<p class="error">(.*?)</p>', page)
+    assert said.startswith("saved, but the eval sets were not reloaded: --eval-sets: ") and "team.json" in said
+    assert json.loads((golden.sets / "golden.evalset.json").read_text())["eval_cases"][0]["eval_id"] == "paris_v4"
 
 
 BAD_FORMS = [
