@@ -102,8 +102,10 @@ COMPAT_ROUTES = ["/api/evaluate/json", "/api/evaluate/json/stream", "/api/stream
                  "/api/streaming/get-trace", "/api/debug/bundle", "/api/debug/load", "/api/runs",
                  "/api/runs/{run_id}/cancel"]
 """agentevals 0.11's state-changing routes (serve/compat_011_http.py): answered for 0.11 clients, guarded alike."""
-UI_FORM_ROUTES: list[str] = ["/upload"]
-"""The UI's state-changing routes (forms). A new one must be added here (and carry the CSRF field)."""
+UI_FORM_ROUTES: list[str] = ["/runs/{run}/cases/{index}/evalset", "/runs/{run}/cases/{index}/label",
+                             "/sessions/{session_id:path}/evalset", "/sessions/{session_id:path}/label", "/upload"]
+"""The UI's state-changing routes (forms: ``web_golden``, ``web_upload``). A new one must be added here (and carry
+the CSRF field)."""
 
 
 def test_the_state_changing_routes_are_the_ones_tested(guarded):
@@ -157,6 +159,37 @@ def test_api_routes_refuse_other_sites_other_names_and_no_token_but_serve_script
     assert own.status_code == 200, own.text[:300]
     if route == "/api/evaluate/stream":
         assert "event: done" in script.text
+
+
+@pytest.mark.parametrize("route", UI_FORM_ROUTES)
+def test_ui_form_routes_refuse_other_sites_other_names_no_token_and_no_csrf_field(guarded, route):
+    base = root(guarded)
+    run_id = guarded.get("/runs").json()["data"][0]["run_id"]
+    session = quote(guarded.sessions[1], safe="/")  # an id with '/' in it
+    page = route.rsplit("/", 1)[0].replace("{run}", run_id).replace("{index}", "0").replace("{session_id:path}", session)
+    path = route.replace("{run}", run_id).replace("{index}", "0").replace("{session_id:path}", session)
+    browser = requests.Session()
+    shown = browser.get(f"{base}{page}", headers=AUTH, timeout=10)
+    token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', shown.text).group(1)
+    form = {"csrf_token": token, "verdict": "pass", "labeler": "guard", "new_set": "g", "eval_id": "g"}
+
+    def post(headers: dict[str, str], data: dict[str, str] = form) -> requests.Response:
+        return browser.post(f"{base}{path}", data=data, headers=headers, timeout=30, allow_redirects=False)
+
+    assert post({**AUTH, "Origin": EVIL}).status_code == 403
+    assert post({**AUTH, "Referer": f"{EVIL}/x"}).status_code == 403
+    assert post({**AUTH, "Host": "evil.example"}).status_code == 421
+    assert post({}).status_code == 401
+    missing = post(AUTH, {k: v for k, v in form.items() if k != "csrf_token"})
+    assert missing.status_code == 403 and "CSRF token" in missing.json()["error"]
+    assert post(AUTH, {**form, "csrf_token": "0" * 64}).status_code == 403
+    assert requests.post(f"{base}{path}", data=form, headers=AUTH, timeout=30).status_code == 403  # no cookie
+    # the server's own page, with its field: the route's own answer (a label is stored; no --eval-sets here)
+    own = post({**AUTH, "Origin": base})
+    assert own.status_code == (303 if route.endswith("/label") else 400), own.text[:300]
+    if route.endswith("/label"):  # back to the page it came from, which shows the label
+        assert own.headers["location"] == f"{page}?labelled=1#label"
+        assert "(guard)" in browser.get(f"{base}{page}", headers=AUTH, timeout=10).text
 
 
 def test_mcp_over_http_refuses_other_sites_other_names_and_no_token_but_serves_clients(guarded):

@@ -64,6 +64,9 @@ def case_header(case: Case) -> CaseResult:
         warnings=[w for t in case.traces for w in t.warnings],
     )
     result._transcript = transcript(invocations, case.eval_case.conversation if case.eval_case else None)
+    if case.eval_case is not None:  # labels that travel with the golden set: the matched case's human verdicts
+        result.labels, problems = case.eval_case.human_labels()
+        result.warnings += problems
     return result
 
 

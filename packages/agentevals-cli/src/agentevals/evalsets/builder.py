@@ -10,6 +10,9 @@ the same traces match it again, ``evalsets.matching`` rule 2), and the case's pr
     {"run_id": "20261127-…", "case_id": "3e28…", "case_index": 0, "trace_ids": ["3e28…"],
      "sources": ["examples/traces/helm.json"], "status": "PASSED"}
 
+A case with human labels (``agentevals labels``, the web UI) carries them under ``metadata.labels`` (``verdict``,
+``score``, ``metric``, ``note``, ``labeler``, ``created_at``): ``run -e`` attaches them to the case a trace matches.
+
 Everything written goes through the one redactor; keys are sorted and cases keep the run's order, so the
 same run, selection and seed give the same bytes.
 
@@ -40,15 +43,15 @@ from ..core._names import snake_case
 from ..core._registry import did_you_mean
 from ..core.redact import redact_obj
 from ..errors import ConfigError, InputFileError
-from ..results import CaseResult, Status, case_status, row_key
+from ..results import CaseResult, HumanLabel, Status, case_status, row_key
 from .loader import case_keys, content_text, parse_eval_set
 
 if TYPE_CHECKING:
     from ..store import RunStore
 
 __all__ = ["SELECTIONS", "BuildSummary", "SetDiff", "add_from_run", "build_from_run", "diff_sets",
-           "eval_case_from", "merge_sets", "read_set", "sample_cases", "select_cases", "set_id_for",
-           "validate_set", "write_set"]
+           "eval_case_from", "label_entries", "merge_sets", "put_case", "read_set", "sample_cases", "select_cases",
+           "set_id_for", "set_labels", "validate_set", "write_set"]
 
 SELECTIONS = ("failed", "passed", "all")
 """``--cases`` words; anything else is a case id as ``agentevals run`` prints it."""
@@ -201,8 +204,10 @@ def eval_case_from(case: CaseResult, index: int, *, run_id: str, eval_id: str,
         provenance["source_uris"] = list(source_uris)
     if case.eval_id:
         provenance["matched_eval_id"] = case.eval_id
-    return {"eval_id": eval_id, "conversation": turns, "creation_timestamp": created,
-            "metadata": {"provenance": provenance}}
+    metadata: dict[str, Any] = {"provenance": provenance}
+    if case.labels:  # the human labels travel with the case: ``run -e`` attaches them to the traces it matches
+        metadata["labels"] = label_entries(case.labels)
+    return {"eval_id": eval_id, "conversation": turns, "creation_timestamp": created, "metadata": metadata}
 
 
 def _base_id(case: CaseResult) -> str:
@@ -299,6 +304,59 @@ def add_from_run(data: dict[str, Any], store: RunStore, ref: str,
     raw_cases += _cases_to_adk(fresh, run_id=run_id, created=_timestamp(record.started_at), uris=uris, taken=taken,
                                summary=summary)
     return {**data, "eval_cases": raw_cases}, summary, already
+
+
+# Labels that travel with a set -------------------------------------------------------------------------
+def label_entries(labels: Sequence[HumanLabel]) -> list[dict[str, Any]]:
+    """Human labels as an eval case's ``metadata.labels`` (``run -e`` attaches them to the matching case)."""
+    keys = ("verdict", "score", "metric", "note", "labeler", "created_at")
+    return [{k: v for k, v in label.model_dump(mode="json").items() if k in keys and v not in (None, "")}
+            for label in labels]
+
+
+def _provenance(raw: Any) -> dict[str, Any]:
+    prov = ((raw.get("metadata") or {}).get("provenance") or {}) if isinstance(raw, dict) else {}
+    return prov if isinstance(prov, dict) else {}
+
+
+def set_labels(data: dict[str, Any], run_id: str, case_id: str, labels: Sequence[HumanLabel]) -> list[str]:
+    """Put ``labels`` (all of them: they replace the old ones) into the cases of ``data`` whose provenance names
+    run ``run_id`` and case ``case_id``; returns the eval ids changed (none: nothing to write)."""
+    entries = label_entries(labels)
+    changed = []
+    for raw in data.get("eval_cases") or []:
+        prov = _provenance(raw)
+        if prov.get("run_id") != run_id or prov.get("case_id") != case_id:
+            continue
+        meta = raw.setdefault("metadata", {})
+        if (meta.get("labels") or []) != entries:
+            if entries:
+                meta["labels"] = entries
+            else:
+                meta.pop("labels", None)
+            changed.append(str(raw.get("eval_id")))
+    return changed
+
+
+def put_case(data: dict[str, Any], case: dict[str, Any]) -> Optional[str]:
+    """Add ``case`` (``eval_case_from``) to ``data``, replacing the case that came from the same run and case
+    (an edit of a case added before); returns the eval id replaced, or None. ``ConfigError`` when another case
+    of the set already has its eval id."""
+    prov = _provenance(case)
+    cases = list(data.get("eval_cases") or [])
+    same = next((i for i, raw in enumerate(cases) if _provenance(raw).get("run_id") == prov.get("run_id")
+                 and _provenance(raw).get("case_id") == prov.get("case_id")), None)
+    for i, raw in enumerate(cases):
+        if isinstance(raw, dict) and raw.get("eval_id") == case["eval_id"] and i != same:
+            raise ConfigError(f"eval id {case['eval_id']!r} is already in the set (another case): choose another")
+    replaced = None
+    if same is None:
+        cases.append(case)
+    else:
+        replaced = str(cases[same].get("eval_id"))
+        cases[same] = case
+    data["eval_cases"] = cases
+    return replaced
 
 
 # Files ------------------------------------------------------------------------------------------------

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from pydantic import ValidationError
+
 from ..protocol import InvocationData
+from ..results import HumanLabel
 
 __all__ = ["EvalCase", "EvalSet"]
 
@@ -36,6 +39,26 @@ class EvalCase:
         held = self.metadata.get("metadata")  # ``metadata`` holds the case's unknown keys, ADK's own among them
         found = held.get("provenance") if isinstance(held, dict) else None
         return found if isinstance(found, dict) and found else None
+
+    def human_labels(self) -> tuple[list[HumanLabel], list[str]]:
+        """The human labels the case carries in ``metadata.labels`` (put there by the web UI or
+        ``evalset``: ``{"verdict", "score", "metric", "note", "labeler"}``), and one warning per entry that is
+        not a label (it is left out)::
+
+            labels, warnings = eval_case.human_labels()
+        """
+        entries = (self.metadata.get("metadata") or {}).get("labels") if isinstance(
+            self.metadata.get("metadata"), dict) else None
+        labels, warnings = [], []
+        for i, entry in enumerate(entries if isinstance(entries, list) else []):
+            try:
+                labels.append(HumanLabel.model_validate(entry))
+            except ValidationError as exc:
+                problem = exc.errors()[0]
+                where = ".".join(str(p) for p in problem["loc"])
+                warnings.append(f"eval case '{self.eval_id}': metadata.labels[{i}]"
+                                f"{'.' + where if where else ''}: {problem['msg']} (label left out)")
+        return labels, warnings
 
 
 @dataclass

@@ -75,6 +75,8 @@ class ApiContext:
         """``serve --allow-source-host``: the hosts the ``sources`` field's URIs may name (none: refused)."""
         self.continuous = continuous if continuous is not None else ContinuousState()
         """Pulled sources, skip counters, rolling outcomes and alerts (``continuous``)."""
+        self.live_run_id: Optional[str] = None
+        """serve's live run in ``runs`` (each live session is a case of it), set once it is known."""
 
 
 _UPLOAD_PATH = re.compile(re.escape(tempfile.gettempdir()) + r"/agentevals-upload-[^/\s]+/(?:\d{3}/)?")

@@ -49,6 +49,14 @@ class EvalSettings:
     """``serve --sample``: overrides the config's ``sample``."""
     filter: Optional[str] = None
     """``serve --filter``: overrides the config's ``filter``."""
+    eval_sets_dir: Optional[str] = None
+    """``--eval-sets DIR``: where ``eval_sets`` were read from (the UI saves golden cases there, then ``reload``)."""
+
+    def reload(self) -> None:
+        """Read ``eval_sets_dir`` again (after the UI saved a set): sessions evaluated from now on match the new
+        sets, with no restart. ``ConfigError`` names a bad file; the sets loaded before stay in use then."""
+        if self.eval_sets_dir:
+            self.eval_sets = load_eval_sets(self.eval_sets_dir)  # one assignment: the worker sees old or new
 
     def prepare(self):  # -> tuple[list[LoadedEvaluator], RunOptions]
         """Fresh evaluators and options for one batch (raises ``ConfigError`` like ``run``, and for a bad filter)."""

@@ -146,7 +146,7 @@ async def run_server(options: ServeOptions, *, on_ready: Callable[[dict[str, Any
     options.check()
     settings = EvalSettings(config=options.config, metrics=list(options.metrics),
                             eval_sets=load_eval_sets(options.eval_sets) if options.eval_sets else {},
-                            sample=options.sample, filter=options.filter)
+                            sample=options.sample, filter=options.filter, eval_sets_dir=options.eval_sets)
     from .alerts import AlertMonitor
     from .continuous import ContinuousState, StateRecorder
     from .judge_usage import JudgeUsageRecorder
@@ -209,6 +209,7 @@ async def _serve(options: ServeOptions, settings: Any, assembler: Any, store: An
                      source_hosts=SourceHosts(options.allow_source_hosts), continuous=state,
                      otlp={"http": f"http://{options.host}:{addresses['otlp_http_port']}",
                            "grpc": f"{options.host}:{grpc_port}"})
+    ctx.live_run_id = recorder.run_id if recorder is not None else None  # a session's case: web_golden
     apps: list[tuple[Any, socket.socket]] = [
         (api_app(ctx), api_sock),
         # Agents reach the receivers by any name (a container's host alias, a service name): no Host

@@ -85,7 +85,11 @@ def add_run_pages(app: FastAPI, ctx: Any, page: Page) -> None:
 
     @app.get("/runs/{run}/cases/{index}", include_in_schema=False)
     async def case_page(request: Request, run: str, index: str, queue: str = "") -> HTMLResponse:  # a bad index: 404
-        return await render(request, "Case", lambda store: ("run_case.html", _case(store, run, index, queue)),
+        from .web_golden import case_forms
+
+        return await render(request, "Case", lambda store: ("run_case.html",
+                                                            case_forms(ctx, request, store,
+                                                                       _case(store, run, index, queue))),
                             missing_status=404)
 
 

@@ -8,6 +8,7 @@
                           (``web_runs``)
     /review               the cases of a run to label first, and why (``web_review``)
     /upload               evaluate a trace file from the browser, recorded as a run (``web_upload``)
+    POST …/label, …/evalset  on a session and a run's case: a human label, a golden case (``web_golden``)
     /live…                continuous evaluation: pulled sources, skip counters, rolling pass rates with
                           their interval, alerts, judge spend (``web_live``)
 
@@ -19,6 +20,7 @@ the ``SessionStore`` interface (and the eval sets, for the expected trajectory);
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -33,12 +35,13 @@ from ..protocol import InvocationData
 from ..results._transcript import transcript
 from . import operations
 from ._csrf import CSRF_COOKIE
+from .web_golden import add_golden_pages, session_forms
 from .web_live import add_live_pages
 from .web_review import add_review_pages
 from .web_runs import add_run_pages, trajectory_rows
 from .web_upload import add_upload_pages
 
-__all__ = ["CSP", "add_web_ui"]
+__all__ = ["CSP", "add_web_ui", "session_values"]
 
 CSP = ("default-src 'none'; style-src 'self'; img-src data:; form-action 'self'; base-uri 'none'; "
        "frame-ancestors 'none'")
@@ -90,10 +93,8 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
         if record is None:
             return page("sessions.html", request, 404, sessions=[], q=session_id, status="", result="", refresh=0,
                         counters=ctx.assembler.stats(), otlp=ctx.otlp)
-        turns = transcript([InvocationData.model_validate(i) for i in record.invocations],
-                           _expected(record, ctx.settings))
-        return page("session.html", request, record=record, result=record.result, turns=turns,
-                    trajectory=trajectory_rows(turns), refresh=0)
+        golden = await asyncio.to_thread(session_forms, ctx, request, record)
+        return page("session.html", request, **session_values(ctx, record), golden=golden)
 
     @app.get("/compare", include_in_schema=False)
     async def compare(request: Request, a: str = "", b: str = "") -> HTMLResponse:
@@ -122,10 +123,18 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
     add_live_pages(app, ctx, page)
     add_review_pages(app, ctx, page)
     add_upload_pages(app, ctx, page)
+    add_golden_pages(app, ctx, page)
 
 
-# same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with the page's own form posts,
-# which the guard refuses as cross-site; other sites still get no referrer (no session id leaves in a URL).
+def session_values(ctx: Any, record: Any) -> dict[str, Any]:
+    """What ``session.html`` shows of ``record`` (a ``SessionRecord``) besides the golden forms."""
+    turns = transcript([InvocationData.model_validate(i) for i in record.invocations], _expected(record, ctx.settings))
+    return {"record": record, "result": record.result, "turns": turns, "trajectory": trajectory_rows(turns),
+            "refresh": 0}
+
+
+# same-origin, not no-referrer: under no-referrer a browser posts the UI's own forms with ``Origin: null``,
+# which the guard refuses as cross-site; other sites still get no Referer (session ids stay here).
 _SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
                      "Referrer-Policy": "same-origin", "Cache-Control": "no-store"}
 

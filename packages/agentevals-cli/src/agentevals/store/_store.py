@@ -161,6 +161,8 @@ class RunStore:
                 "metric_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             if totals is not None:
                 self.db.execute("UPDATE runs SET totals = ? WHERE run_id = ?", (_dumps(totals), run_id))
+            if case.labels:  # from the eval case it matched (labels that travel with a golden set)
+                write_labels(self.db, [LabelRecord(run_id, index, case.case_id, label) for label in case.labels])
 
     def close_run(self, run_id: str, *, status: str, totals: Optional[dict[str, Any]] = None,
                   exit_code: Optional[int] = None, finished_at: Optional[str] = None) -> None:
