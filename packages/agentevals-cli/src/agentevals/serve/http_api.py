@@ -56,11 +56,14 @@ class ApiContext:
                  max_upload: int = 10 * 2**20, otlp: Optional[dict[str, Any]] = None,
                  settings: Any = None, ui: bool = True, runs: Optional[RunStore] = None,
                  policy: Optional[HostPolicy] = None, allow_code: bool = False,
-                 source_hosts: Optional[SourceHosts] = None, continuous: Optional[ContinuousState] = None) -> None:
+                 source_hosts: Optional[SourceHosts] = None, continuous: Optional[ContinuousState] = None,
+                 live_run: Optional[str] = None) -> None:
         self.assembler = assembler
         self.store = store
         self.runs = runs
         """The run store (``--store``; the one ``run`` writes), or None with ``--no-store``."""
+        self.live_run = live_run
+        """The id of this server's live run in ``runs`` (where each evaluated session is a case), or None."""
         self.token = token
         self.max_upload = max_upload
         self.otlp = otlp or {}

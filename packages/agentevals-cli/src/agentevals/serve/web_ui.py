@@ -17,6 +17,8 @@ the ``SessionStore`` interface (and the eval sets, for the expected trajectory);
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -28,13 +30,18 @@ from fastapi.responses import HTMLResponse, Response
 from ..__about__ import __version__
 from ..core.redact import redact
 from ..protocol import InvocationData
+from ..report._format import reason_lines
 from ..results._transcript import transcript
 from . import operations
 from ._csrf import CSRF_COOKIE
+from ._figures import Figures, case_figures
+from .web_charts import session_charts
 from .web_live import add_live_pages
 from .web_runs import add_run_pages, trajectory_rows
 
 __all__ = ["CSP", "add_web_ui"]
+
+log = logging.getLogger(__name__)
 
 CSP = ("default-src 'none'; style-src 'self'; img-src data:; form-action 'self'; base-uri 'none'; "
        "frame-ancestors 'none'")
@@ -47,6 +54,7 @@ def _environment() -> jinja2.Environment:
     env.filters["when"] = lambda ts: time.strftime("%H:%M:%S", time.localtime(ts)) if ts else ""
     # ISO 8601 UTC from the run store → "2026-01-02 03:04:05"
     env.filters["iso"] = lambda text: str(text)[:19].replace("T", " ") if text else ""
+    env.filters["reasons"] = reason_lines  # why a row is not PASSED, the table report's lines
     return env
 
 
@@ -71,7 +79,8 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
 
     @app.get("/", include_in_schema=False)
     async def sessions(request: Request, q: str = "", status: str = "", result: str = "") -> HTMLResponse:
-        rows = [*ctx.assembler.open_sessions()[:100], *(r.summary() for r in ctx.store.list(limit=500))]
+        rows = [*({**r, "figures": case_figures(None).cells()} for r in ctx.assembler.open_sessions()[:100]),
+                *({**r.summary(), "figures": _record_figures(r).cells(), "why": _why(r)} for r in ctx.store.list(limit=500))]
         needle = q.strip().lower()
         rows = [r for r in rows
                 if (not status or r["status"] == status)
@@ -88,8 +97,11 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
                         counters=ctx.assembler.stats(), otlp=ctx.otlp)
         turns = transcript([InvocationData.model_validate(i) for i in record.invocations],
                            _expected(record, ctx.settings))
+        figures = _record_figures(record)
+        live_case = await asyncio.to_thread(_live_case, ctx, session_id)
         return page("session.html", request, record=record, result=record.result, turns=turns,
-                    trajectory=trajectory_rows(turns), refresh=0)
+                    trajectory=trajectory_rows(turns), refresh=0, figures=figures.cells(),
+                    figures_turns=figures.turns, live_case=live_case)
 
     @app.get("/compare", include_in_schema=False)
     async def compare(request: Request, a: str = "", b: str = "") -> HTMLResponse:
@@ -106,13 +118,9 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
         metrics = sorted({m.name for r in records for m in r.result.metrics if m.score is not None})
         metric = metric or (metrics[0] if metrics else "")
         scored = [(r, m) for r in records for m in r.result.metrics if m.name == metric and m.score is not None]
-        width, height, pad = 720, 200, 12
-        step = (width - 2 * pad) / max(1, len(scored) - 1)
-        points = [{"x": round(pad + i * step, 1), "y": round(height - pad - m.score * (height - 2 * pad), 1),
-                   "score": m.score, "status": m.status.value, "session_id": r.session_id,
-                   "received_at": r.received_at} for i, (r, m) in enumerate(scored)]
-        return page("trend.html", request, metrics=metrics, metric=metric, points=points, width=width,
-                    height=height, pad=pad, refresh=0)
+        return page("trend.html", request, metrics=metrics, metric=metric, points=[
+            {"score": m.score, "status": m.status.value, "session_id": r.session_id, "received_at": r.received_at}
+            for r, m in scored], refresh=0, **session_charts(records, scored, metric))
 
     add_run_pages(app, ctx, page)
     add_live_pages(app, ctx, page)
@@ -136,3 +144,28 @@ def _expected(record: Any, settings: Any) -> Optional[list[Any]]:
         return None
     case = next((c for c in settings.eval_sets[record.eval_set_id].eval_cases if c.eval_id == result.eval_id), None)
     return case.conversation if case is not None else None
+
+
+def _record_figures(record: Any) -> Figures:
+    """A session's model, tokens, latency and cost (its evaluation's ``performance_metrics``)."""
+    result = record.result
+    return case_figures(result.performance_metrics if result else None, result.metrics if result else ())
+
+
+def _why(record: Any) -> list[str]:
+    """``metric: first reason line`` of each result of a session that is not PASSED (the list's short why)."""
+    result = record.result
+    rows = [(m.name, reason_lines(m)) for m in (result.metrics if result else ())]
+    return [f"{name}: {lines[0].removeprefix('reason: ')}" for name, lines in rows if lines]
+
+
+def _live_case(ctx: Any, session_id: str) -> Optional[str]:
+    """The path of the session's case in this server's live run (``/runs/{run}/cases/{i}``), or None."""
+    if ctx.runs is None or not ctx.live_run:
+        return None
+    try:
+        index = ctx.runs.case_index(ctx.live_run, session_id)
+    except Exception as exc:  # the run store is locked or gone: the session page still renders, without the link
+        log.warning("web UI: run store: %s: %s", type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
+        return None
+    return None if index is None else f"/runs/{ctx.live_run}/cases/{index}"
