@@ -6,6 +6,7 @@ plain HTTP; every figure expected is computed here from the trace documents the 
 from __future__ import annotations
 
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -23,6 +24,7 @@ from agentevals.serve.sessions import SessionAssembler
 from agentevals.serve.store import MemorySessionStore
 from agentevals.store import RunStore
 from support.asgi import serving
+from support.chromium import Browser, find_chromium
 from support.live_server import EXAMPLES, agentevals, listed_runs
 from support.weather_agent import ANSWER, QUESTION, weather_eval_set
 
@@ -30,6 +32,8 @@ REPO = Path(__file__).resolve().parents[4]
 SAMPLES = [EXAMPLES / "traces" / n for n in ("helm.json", "k8s.json", "helm_3.json")]
 EVAL_SET = EXAMPLES / "evalsets/eval_set_helm.json"
 DASH = "—"
+
+needs_chromium = pytest.mark.skipif(find_chromium() is None, reason="chromium is not installed (apt-get install chromium)")
 
 
 # ---- what the pages show, read back as tables ----
@@ -138,8 +142,9 @@ def test_run_and_case_pages_show_each_cases_figures_from_its_trace(stored):
     assert run_page.status_code == 200
     expected = {trace_id: expected_cells(**figures) for trace_id, figures in map(jaeger_figures, SAMPLES)}
     assert all(c != DASH for cells in expected.values() for k, c in cells.items() if k != "Cost")  # all known
-    shown = {row["Case"]: {k: row[k] for k in ("Model", "Tokens in", "Tokens out", "Latency", "Cost")}
-             for row in table(run_page.text, "cases")}
+    shown = {row["Case"]: {"Model": row["Model"], "Tokens in": row["Tokens in / out"].split(" / ")[0],
+                           "Tokens out": row["Tokens in / out"].split(" / ")[1], "Latency": row["Latency"],
+                           "Cost": row["Cost"]} for row in table(run_page.text, "cases")}
     assert shown == expected
     for page in case_pages:
         case_id = re.search(r"<h1>Case <code>([0-9a-f]+)</code>", page.text).group(1)
@@ -165,7 +170,8 @@ def test_run_page_charts_the_distribution_over_its_cases(stored):
     assert ">cases, fastest left (percentile)</text>" in latency
     ticks = re.findall(r'<text class="tick y"[^>]*>([^<]+)</text>', latency)
     assert ticks[0] == "0" and len(ticks) >= 3 and float(ticks[-1]) * 1000 >= max(latencies)
-    assert re.findall(r'<text class="mark"[^>]*>(p\d\d) ', latency) == ["p50", "p95", "p99"]
+    marks = re.findall(r'<text class="mark"[^>]*>([^<]+)</text>', latency)  # p95 = p99 of 3 cases: one line
+    assert marks == [f"p50 {fmt_latency(statistics.median(latencies))}", f"p95, p99 {fmt_latency(max(latencies))}"]
     assert len(re.findall(r"<circle class=\"dot", latency)) == 3
     tokens = figure(page.text, "tokens")
     assert ">tokens per case (tokens)</text>" in tokens
@@ -179,7 +185,7 @@ def test_trend_over_runs_has_latency_and_token_charts_with_axes(stored):
     latency, tokens, metric = figure(page.text, "latency"), figure(page.text, "tokens"), figure(page.text, "metric")
     for chart in (latency, tokens, metric):
         assert '<line class="axis"' in chart and ">run started, UTC (oldest left)</text>" in chart
-        assert len(re.findall(r'<text class="tick x"', chart)) == 2  # one label per run
+        assert len(re.findall(r'<text class="tick x[ "]', chart)) == 2  # one label per run
     assert ">latency per case (s)</text>" in latency and ">tokens per case (tokens)</text>" in tokens
     assert ">pass rate · mean score (0–1)</text>" in metric
     # p50, p95, p99: one point per run each; both runs read the same traces, so the same figures
@@ -332,3 +338,63 @@ def test_unknown_figures_show_a_dash(serve, tmp_path):
     (row,) = [r for r in table(requests.get(f"{ui}/", timeout=10).text, "sessions") if r["Session"] == "no-llm"]
     assert {k: row[k] for k in ("Model", "Tokens in", "Tokens out", "Latency", "Cost")} == {
         "Model": DASH, "Tokens in": DASH, "Tokens out": DASH, "Latency": "420 ms", "Cost": DASH}
+
+
+# ---- in a browser: the charts render under the CSP, styled by app.css, with no console message ----
+
+SCREENSHOTS = os.environ.get("AGENTEVALS_SCREENSHOTS")
+"""A folder: the test saves the sessions list, a session page and a run page with its charts there (docs/img)."""
+
+
+@needs_chromium
+def test_pages_with_charts_in_chromium(serve, stored, tmp_path):
+    store, first, _ = stored
+    weather_eval_set(tmp_path)
+    server = serve("--eval-sets", str(tmp_path), "--store", store, "--session-idle", "600")
+    ui = server.api.removesuffix("/api")
+    now = time.time_ns()
+    documents = [turn_document("checkout-42", now, model="gpt-4.1-mini", tokens=(1234, 56), duration_ms=1850),
+                 turn_document("checkout-43", now + 10**9, model="gpt-4.1-mini", tokens=(2210, 131), duration_ms=3420,
+                               city="Rome"),
+                 turn_document("support-7", now + 2 * 10**9, model="gpt-4.1-mini", tokens=(900, 40), duration_ms=700,
+                               last=False),
+                 turn_document("support-7", now + 5 * 10**9, model="gpt-4.1-mini", tokens=(1500, 80), duration_ms=2300)]
+    for document in documents:
+        assert requests.post(f"{server.otlp_http}/v1/traces", json=document, timeout=10).status_code == 200
+    for session in ("checkout-42", "checkout-43", "support-7"):
+        server.wait_for_session(lambda s, c=session: s["session_id"] == c)
+    stroke = "getComputedStyle(document.querySelector('figure.chart.{} g.series.s1 .line')).stroke"
+    with Browser() as browser:
+        browser.open(f"{ui}/")
+        cells = browser.js("Array.from(document.querySelectorAll('table.sessions tbody tr')).map(r => r.innerText)")
+        assert len(cells) == 3 and all("gpt-4.1-mini" in row for row in cells)
+        _shoot(browser, "ui-sessions.png")
+        browser.open(f"{ui}/sessions/checkout-43")
+        assert "tool_trajectory_avg_score" in browser.js("document.querySelector('table.results').innerText")
+        _shoot(browser, "ui-session.png")
+        browser.open(f"{ui}/trend?metric=tool_trajectory_avg_score")
+        assert browser.js(stroke.format("latency")) == "rgb(47, 111, 219)"  # app.css styles the SVG (no inline style)
+        assert browser.js("document.querySelectorAll('figure.chart.tokens g.series circle').length") == 6  # in and out
+        browser.open(f"{ui}/runs/{first}")
+        for chart in ("latency", "tokens"):
+            assert browser.js(stroke.format(chart)) == "rgb(47, 111, 219)"
+            box = browser.js(f"(() => {{ const b = document.querySelector('figure.chart.{chart} text.axis-title.y')"
+                             ".getBoundingClientRect(); return [b.width, b.height]; })()")
+            assert min(box) > 0  # the axis title is drawn (rotated: taller than wide)
+        assert browser.js("document.documentElement.scrollWidth <= window.innerWidth")  # no sideways scrolling
+        _shoot(browser, "ui-run.png", scroll="table.percentiles")
+        browser.open(f"{ui}/runs/trend?metric=response_match_score")
+        assert browser.js("document.querySelectorAll('figure.chart.latency g.series').length") == 3  # p50, p95, p99
+        _shoot(browser, "ui-runs-trend.png", scroll="figure.chart.latency")
+        assert browser.errors == [], browser.messages
+        assert browser.messages == []
+
+
+def _shoot(browser: Browser, name: str, *, scroll: Optional[str] = None) -> None:
+    """Save the viewport as ``$AGENTEVALS_SCREENSHOTS/name`` (nothing when the variable is unset)."""
+    if not SCREENSHOTS:
+        return
+    if scroll:  # the element, under its heading
+        browser.js(f"window.scrollTo(0, document.querySelector({scroll!r}).getBoundingClientRect().top + scrollY - 60)")
+    Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+    browser.screenshot(str(Path(SCREENSHOTS) / name))

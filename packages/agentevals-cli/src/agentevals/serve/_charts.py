@@ -95,5 +95,13 @@ def line_chart(series: Sequence[Series], *, x_labels: Sequence[str], x_title: st
     return {"width": WIDTH, "height": HEIGHT, "left": LEFT, "right": WIDTH - RIGHT, "top": TOP, "bottom": bottom,
             "title": title, "x_title": x_title, "y_title": f"{title} ({shown_unit})",
             "y_ticks": [{"y": y(t), "label": tick(t)} for t in ticks], "x_ticks": x_ticks, "lines": lines,
-            "marks": [{"y": y(v), "label": f"{name} {fmt(v)}"} for name, v in marks],
+            "marks": [{"y": y(v), "label": f"{', '.join(names)} {fmt(v)}"} for v, names in _merged(marks)],
             "x_mid": round(LEFT + plot_w / 2, 1), "y_mid": round(TOP + plot_h / 2, 1)}
+
+
+def _merged(marks: Sequence[tuple[str, float]]) -> list[tuple[float, list[str]]]:
+    """Marks at the same value drawn once, named together (``p95, p99 18.2 s``: few cases make them equal)."""
+    out: dict[float, list[str]] = {}
+    for name, value in marks:
+        out.setdefault(value, []).append(name)
+    return list(out.items())

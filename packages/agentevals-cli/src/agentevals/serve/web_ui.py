@@ -153,10 +153,11 @@ def _record_figures(record: Any) -> Figures:
 
 
 def _why(record: Any) -> list[str]:
-    """``metric: first reason line`` of each result of a session that is not PASSED (the list's short why)."""
+    """``metric: its reason lines on one line`` for each result of a session that is not PASSED (the list's why)."""
     result = record.result
     rows = [(m.name, reason_lines(m)) for m in (result.metrics if result else ())]
-    return [f"{name}: {lines[0].removeprefix('reason: ')}" for name, lines in rows if lines]
+    return [f"{name}: " + " ".join(" ".join(line.removeprefix("reason: ").split()) for line in lines)
+            for name, lines in rows if lines]
 
 
 def _live_case(ctx: Any, session_id: str) -> Optional[str]:
