@@ -38,11 +38,12 @@ class Series:
     """A CSS class per point (``passed``, ``failed``: the dot's colour), optional."""
 
 
-def nice_ticks(top: float, count: int = 4) -> list[float]:
-    """0 and round steps up to at least ``top``: ``nice_ticks(930)`` → ``[0, 250, 500, 750, 1000]``."""
+def nice_ticks(top: float, most: int = 6) -> list[float]:
+    """0 and round steps (1, 2, 2.5 or 5 × 10ⁿ), at most ``most`` of them, up to at least ``top``:
+    ``nice_ticks(930)`` → ``[0, 200, 400, 600, 800, 1000]``, ``nice_ticks(4200)`` → ``[0, 1000, …, 5000]``."""
     if top <= 0 or not math.isfinite(top):
         return [0.0, 1.0]
-    raw = top / count
+    raw = top / most
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
     return [i * step for i in range(math.ceil(top / step - 1e-9) + 1)]
