@@ -1,10 +1,13 @@
 """The run pages of the web UI: the run store (the runs ``agentevals run`` and ``serve`` recorded).
 
     /runs                          the runs, newest first; filters by text, run status and result
-    /runs/{run}                    totals, then the cases (failures first) with scores and reasons
-    /runs/{run}/cases/{index}      one case: results, expected vs actual trajectory, the conversation
-    /runs/compare?a=…&b=…          regressions, fixes and score changes from run A to run B
-    /runs/trend?metric=…           a metric's pass rate and mean score over the runs (SVG, no script)
+    /runs/{run}                    totals, latency/token percentiles and charts over the cases, then the cases
+                                   (failures first) with scores, reasons, model, tokens, latency and cost
+    /runs/{run}/cases/{index}      one case: figures, results, expected vs actual trajectory, the conversation
+                                   (a live run's case links to its session)
+    /runs/compare?a=…&b=…          regressions, fixes and score changes from run A to run B (without a and b:
+                                   the two newest runs, compared at once)
+    /runs/trend?metric=…           a metric's pass rate and mean score, and latency and tokens, over the runs
 
 ``{run}``, ``a`` and ``b`` take what ``agentevals runs show`` takes: an id, a unique prefix or ``latest``.
 Without a run store (``serve --no-store``) the pages say so; an unknown run is a 404 page.

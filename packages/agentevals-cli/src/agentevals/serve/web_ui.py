@@ -1,9 +1,12 @@
 """The web UI of ``serve``: server-rendered pages over the session store, no JavaScript, no network.
 
-    /                     sessions as they arrive (refreshes itself), filters by text, status and result
-    /sessions/{id}        results with reasons, expected vs actual trajectory, the conversation
+    /                     sessions as they arrive (refreshes itself), filters by text, status and result; each
+                          with its model, tokens, latency and cost (``_figures``) and why a result failed
+    /sessions/{id}        figures, results with reasons, expected vs actual trajectory, the conversation, and a
+                          link to its case in the live run
     /compare?a=…&b=…      two sessions' results side by side
-    /trend?metric=…       a metric's score over the sessions, oldest first (an SVG chart, no script)
+    /trend?metric=…       a metric's score, latency and tokens over the sessions, oldest first (SVG charts with
+                          axes, no script: ``web_charts``)
     /runs…                the run store's runs: list, one run, a case, compare two, a metric's trend
                           (``web_runs``)
     /live…                continuous evaluation: pulled sources, skip counters, rolling pass rates with
