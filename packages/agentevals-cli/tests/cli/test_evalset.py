@@ -211,3 +211,42 @@ def test_a_conversation_round_trips_turn_by_turn(tmp_path):
     doc = json.loads(report.read_text())
     assert [(c["case_id"], c["eval_id"], c["match_reason"]) for c in doc["cases"]] == [
         ("chat-a", "case_chat_a", "invocation id"), ("chat-b", "case_chat_b", "invocation id")]
+
+
+def test_provenance_and_tool_responses_travel_with_the_set(tmp_path):
+    store = stored_run(tmp_path, *SAMPLES)
+    first = json.loads(run("runs", "list", "--json", "--store", store).output)[0]["run_id"]
+    out = tmp_path / "golden.evalset.json"
+    assert run("evalset", "from-run", "latest", "-o", str(out), "--store", store).exit_code == 0
+    helm_id = "3e289017fe03ffd7c4145316d2eb3d0d"
+    cases = {c["metadata"]["provenance"]["case_id"]: c for c in json.loads(out.read_text())["eval_cases"]}
+    # What helm_list_releases returned (a JSON object as text in the trace) is the turn's expected response.
+    (response,) = cases[helm_id]["conversation"][0]["intermediate_data"]["tool_responses"]
+    assert response["name"] == "helm_list_releases" and response["response"]["isError"] is False
+    assert "kagent-crds" in response["response"]["content"][0]["text"]
+    k8s = cases["d497c9dd55717f2c5ecb79bda3028993"]["conversation"][0]["intermediate_data"]
+    assert k8s == {"tool_uses": []}  # k8s called no tool: nothing returned either
+    assert run("evalset", "validate", str(out)).exit_code == 0
+
+    # Run against the set: the same cases match and pass, each shows where its eval case came from.
+    report = tmp_path / "r.json"
+    result = run("run", *SAMPLES, *METRICS, "-e", str(out), "--store", store, "-o", f"json={report}")
+    assert result.exit_code == 0, result.output
+    assert json.loads(report.read_text())["totals"]["cases"]["PASSED"] == 3
+    shown = run("runs", "show", "--store", store)
+    assert shown.exit_code == 0
+    assert f"  eval case from run {first} · case {helm_id} · traces {helm_id} · sources {SAMPLES[0]}\n" in shown.output
+    assert shown.output.count("  eval case from run ") == 3
+    assert f"files {', '.join(SAMPLES)}\n" in shown.output
+
+    doc = json.loads(run("runs", "show", "-o", "json", "--store", store).output)
+    assert doc["sources"] == [{"uri": s, "kind": "file", "cases": 1} for s in SAMPLES]
+    by_case = {c["case_id"]: c for c in doc["cases"]}
+    assert by_case[helm_id]["provenance"] == cases[helm_id]["metadata"]["provenance"]
+    html = run("runs", "show", "-o", "html", "--store", store).output
+    assert f"eval case from run {first} · case {helm_id}" in html and f"{SAMPLES[1]} (1 case)" in html
+
+    # The first run had no eval set: no provenance, and -o json without runs show has no sources.
+    old = json.loads(run("runs", "show", first, "-o", "json", "--store", store).output)
+    assert all("provenance" not in c for c in old["cases"])
+    assert "sources" not in json.loads(report.read_text())

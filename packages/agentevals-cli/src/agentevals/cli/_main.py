@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "runs": "agentevals.cli.runs_cmd:runs_command",
     "evalset": "agentevals.cli.evalset_cmd:evalset_command",
     "labels": "agentevals.cli.labels_cmd:labels_command",
+    "calibrate": "agentevals.cli.calibrate_cmd:calibrate_command",
     "store": "agentevals.cli.runs_cmd:store_command",
     "sources": "agentevals.cli.sources_cmd:sources_command",
 }

@@ -10,6 +10,7 @@ from typing import Optional
 
 import click
 
+from ..core._atomic import replaced
 from ..errors import ConfigError
 from ..report import FILE_EXTENSIONS, REPORT_FORMATS, ReportContext, render, render_chunks
 from ..results import RunResult
@@ -100,15 +101,5 @@ def _write_one(run: RunResult, out: Output, context: ReportContext, *, color: bo
             click.echo(text, nl=False, color=painted or None)  # --color: keep the colours on a pipe too
         sys.stdout.flush()
         return
-    if out.path.exists() and not out.path.is_file():  # a device, a FIFO: write to it, never replace it
-        with open(out.path, "w", encoding="utf-8") as fh:
-            fh.writelines(render_chunks(run, out.fmt, context=context))
-        return
-    tmp = out.path.with_name(f".{out.path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.writelines(render_chunks(run, out.fmt, context=context))
-        os.replace(tmp, out.path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with replaced(out.path) as fh:  # a failed write leaves no half report (a device is written in place)
+        fh.writelines(render_chunks(run, out.fmt, context=context))

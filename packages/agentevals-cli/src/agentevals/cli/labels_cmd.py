@@ -52,7 +52,8 @@ def import_command(file: Path, fmt: Optional[str], run: Optional[str], store: Op
 @click.option("--store", metavar="PATH|URL", help=STORE_HELP)
 def export_command(run: Optional[str], output: Optional[str], fmt: Optional[str], store: Optional[str]) -> None:
     """Export the labels of RUN (id, unique prefix or latest), or of every run, as JSONL or CSV: the file
-    'labels import' reads back."""
+    'labels import' reads back. In CSV, a text cell a spreadsheet would run as a formula (starting with =, +, -,
+    @, a tab or a carriage return) starts with ' (import removes it)."""
     from ..store._label_files import write_labels_file
 
     db = open_store(store)

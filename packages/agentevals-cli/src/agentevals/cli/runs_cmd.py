@@ -1,11 +1,12 @@
-"""``agentevals runs list|show|compare`` and ``agentevals store migrate``: the run store from the shell."""
+"""``agentevals runs list|show|compare|trend`` and ``agentevals store migrate``: the run store from the shell."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
@@ -13,13 +14,14 @@ from ._choices import RegistryChoice
 from ._store import STORE_HELP, open_store
 
 if TYPE_CHECKING:
-    pass
+    from ..results import CaseResult
+    from ..store._store import SourceRecord
 
 __all__ = ["runs_command", "store_command"]
 
 @click.group("runs", context_settings={"help_option_names": ["-h", "--help"]})
 def runs_command() -> None:
-    """Runs recorded in the run store: list them, show one, compare two."""
+    """Runs recorded in the run store: list them, show one, compare two, follow a metric over them."""
 
 
 @runs_command.command("list")
@@ -81,6 +83,7 @@ def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[s
     finally:
         db.close()
     incomplete = incomplete_reason(record, result)
+    read = _run_sources(sources, result.cases)
     labels = sum(len(c.labels) for c in result.cases)
     differ = disagreements(result.cases) if labels else None
     if only_disagreements:
@@ -98,8 +101,12 @@ def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[s
             click.echo(defuse(f"source {source.uri} · window {_when(source.start)} → {_when(source.end)} · "
                               f"{source.traces} trace{'s' if source.traces != 1 else ''}"
                               + (f" · failed: {source.error}" if source.error else ""), "table"))
+        files = [s for s in read if s["kind"] == "file"]
+        if files:  # the files it read (the cases list each one's own)
+            more = f" +{len(files) - 5} more" if len(files) > 5 else ""
+            click.echo(defuse(f"files {', '.join(s['uri'] for s in files[:5])}{more}", "table"))
     click.echo(render(result, fmt, color=fmt in ("table", "summary") and sys.stdout.isatty(),
-                      context=ReportContext(incomplete=incomplete, disagreements=differ)), nl=False)
+                      context=ReportContext(incomplete=incomplete, disagreements=differ, sources=read)), nl=False)
     if labels and fmt in ("table", "summary"):
         click.echo(f"human labels: {labels} · {len(differ or ())} disagree with the evaluator"
                    + (f" (agentevals runs show {run_id} --disagreements)" if differ else ""))
@@ -137,6 +144,42 @@ def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str])
     sys.exit(1 if comparison.regressions else 0)
 
 
+@runs_command.command("trend")
+@click.argument("metric")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=20, show_default=True, help="How many runs.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document instead of the table.")
+@click.option("--store", metavar="PATH|URL", help=STORE_HELP)
+def trend_command(metric: str, limit: int, as_json: bool, store: Optional[str]) -> None:
+    """METRIC over the latest runs that have it, oldest first: its pass rate and mean score in each.
+
+    A judge's calibration over time: 'runs trend calibration.kappa:NAME' (mean score = κ) and
+    'runs trend calibration.agreement:NAME' (pass rate = agreement with the human labels); see docs/trust.md.
+    """
+    from ..report._workflow import defuse
+    from ..results.gates import format_rate
+    from ..store import metric_trend
+
+    db = open_store(store)
+    try:
+        points = metric_trend(db, metric, limit=limit)
+    finally:
+        db.close()
+    if as_json:
+        click.echo(defuse(json.dumps(points, indent=2), "json"))
+        return
+    if not points:
+        click.echo(defuse(f"no stored run has metric {metric}", "table"))
+        return
+    rows = [("RUN", "STARTED", "STATUS", "ROWS", "PASS RATE", "MEAN SCORE")]
+    for p in points:
+        mean = "-" if p["mean_score"] is None else f"{p['mean_score']:.3f}"
+        rows.append((p["run_id"], str(p["started_at"])[:19].replace("T", " "), p["status"], str(p["rows"]),
+                     format_rate(p["pass_rate"], p["passed"], p["evaluated"]) if p["evaluated"] else "-", mean))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    click.echo(defuse("\n".join("  ".join(c.ljust(widths[i]) for i, c in enumerate(row)).rstrip() for row in rows),
+                      "table"))
+
+
 @click.group("store", context_settings={"help_option_names": ["-h", "--help"]})
 def store_command() -> None:
     """The run store itself: where it is, its schema."""
@@ -166,6 +209,22 @@ def path_command(store: Optional[str]) -> None:
     from ..store import store_location
 
     click.echo(redact_url(store_location(store)))
+
+
+def _run_sources(pulled: list[SourceRecord], cases: Iterable[CaseResult]) -> list[dict[str, Any]]:
+    """What the run read, for the reports: each pull source (window, traces, error), then each other source its
+    cases name (a file), with how many cases came from it, in first-seen order."""
+    out: list[dict[str, Any]] = [
+        {"uri": s.uri, "kind": "pull", "window_start": _when(s.start), "window_end": _when(s.end), "traces": s.traces,
+         "error": s.error} for s in pulled]
+    files: dict[str, int] = {}
+    known = {s.uri for s in pulled}
+    for case in cases:
+        for source in case.sources:
+            if source not in known:
+                files[source] = files.get(source, 0) + 1
+    out += [{"uri": uri, "kind": "file", "cases": n} for uri, n in files.items()]
+    return out
 
 
 def _when(moment: datetime) -> str:

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
@@ -27,6 +26,7 @@ from pydantic import (
     field_validator,
 )
 
+from ..core._names import snake_case
 from ..core._registry import Registry, did_you_mean
 from ..core._validation import loc_path
 from ..engine.options import BuiltinThresholds, RunOptions, TrajectoryMatchType
@@ -341,7 +341,7 @@ def _snake_case_keys(entry: Any, model: type[BaseModel]) -> Any:
     if not isinstance(entry, _Mapping):
         return entry
     renamed = {key: snake for key in entry if isinstance(key, str)
-               and (snake := re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()) != key
+               and (snake := snake_case(key)) != key
                and snake in model.model_fields and snake not in entry}
     if not renamed:
         return entry

@@ -54,6 +54,7 @@ def case_header(case: Case) -> CaseResult:
         sources=sorted({t.source for t in case.traces}),
         trace_sources=[t.source for t in case.traces],
         eval_id=case.eval_case.eval_id if case.eval_case else None,
+        provenance=case.eval_case.provenance if case.eval_case else None,
         match_reason=case.match_reason,
         invocation_count=len(invocations),
         user_contents=[inv.user_content for inv in invocations],

@@ -14,13 +14,30 @@ if TYPE_CHECKING:
     from .admission import Admission
     from .budget import JudgeLedger
 
-__all__ = ["BuiltinThresholds", "GroupBy", "RunOptions", "TrajectoryMatchType", "default_concurrency"]
+__all__ = ["PROBES", "BuiltinThresholds", "GroupBy", "JudgeProbe", "RunOptions", "TrajectoryMatchType",
+           "default_concurrency"]
 
 GroupBy = Literal["auto", "trace", "conversation"]
 TrajectoryMatchType = Literal["exact", "in_order", "any_order"]
 BuiltinThresholds = Literal["uniform", "adk"]
 """Default pass threshold of builtin metrics given none: ``uniform`` = 0.5 for every metric (as
 agentevals-cli 0.11 had it), ``adk`` = each metric's ADK default (1.0 trajectory, 0.8 response match)."""
+ProbeKind = Literal["position", "verbosity", "label-order", "paraphrase"]
+PROBES: tuple[ProbeKind, ...] = ("position", "verbosity", "label-order", "paraphrase")
+"""The bias probes of ``agentevals calibrate --probes`` (docs/trust.md)."""
+
+
+@dataclass(frozen=True)
+class JudgeProbe:
+    """A bias probe: how the LLM judges of this run change their prompt (``evaluators.agentv._judge.probe_prompt``).
+
+    ``position``: the prompt's ``[[ ## … ## ]]`` sections in reverse order (the answer before the criteria);
+    ``verbosity``: the answer padded with irrelevant text; ``label-order``: rubric items in reverse order;
+    ``paraphrase``: the answer replaced by ``paraphrases[case id]`` (cases without one are asked unchanged).
+    """
+
+    kind: ProbeKind
+    paraphrases: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -92,6 +109,8 @@ class RunOptions:
     credentials: Optional[Credentials] = field(default=None, repr=False, compare=False)
     """The secrets of ``credential_refs``, resolved once when the run starts (``engine.run``). Never recorded:
     the run store, reports and command lines get the references only."""
+    judge_probe: Optional[JudgeProbe] = None
+    """A bias probe applied to every LLM judge prompt of the run (``agentevals calibrate --probes``); None: none."""
     read_context: Optional[ReadContext] = None
     """How pull sources read (``--since``, ``--since last``'s watermarks, the windows ``--resume`` re-reads)
     and, after the run, the window each one read (``ReadContext.windows``). None: the defaults. Under

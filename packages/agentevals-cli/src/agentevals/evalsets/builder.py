@@ -1,10 +1,11 @@
 """Eval sets built from stored runs: pick cases, turn them into ADK eval cases, and add, merge, diff, validate.
 
 A stored case keeps its conversation in brief (``results._transcript``: per turn the user text, the tool
-calls, the response, the turn's span id). ``eval_case_from`` writes it as an ADK ``EvalCase`` whose turns are
-the expected values: ``user_content``, ``final_response`` and ``intermediate_data.tool_uses``, each
-``invocation_id`` the turn's span id (so the same traces match it again, ``evalsets.matching`` rule 2), and
-the case's provenance under ``metadata.provenance`` (ADK keeps unknown keys of a case):
+calls and responses, the response, the turn's span id). ``eval_case_from`` writes it as an ADK ``EvalCase``
+whose turns are the expected values: ``user_content``, ``final_response``, ``intermediate_data.tool_uses`` and
+(when the store kept them) ``intermediate_data.tool_responses``, each ``invocation_id`` the turn's span id (so
+the same traces match it again, ``evalsets.matching`` rule 2), and the case's provenance under
+``metadata.provenance`` (ADK keeps unknown keys of a case):
 
     {"run_id": "20261127-…", "case_id": "3e28…", "case_index": 0, "trace_ids": ["3e28…"],
      "sources": ["examples/traces/helm.json"], "status": "PASSED"}
@@ -26,16 +27,16 @@ Example:
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
+from ..core._atomic import replaced
+from ..core._names import snake_case
 from ..core._registry import did_you_mean
 from ..core.redact import redact_obj
 from ..errors import ConfigError, InputFileError
@@ -148,6 +149,21 @@ def _content(text: str, role: str) -> dict[str, Any]:
     return {"parts": [{"text": text}], "role": role}
 
 
+def _tool_response(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored tool response as ADK's ``FunctionResponse`` (``name``, ``response``: an object): an output that is
+    a JSON object is that object; other text is ``{"result": text}`` (as the ADK-backed metrics pass it), or
+    ``{"error": text}`` when the tool reported an error (``google.genai``'s key for error details)."""
+    text = stored.get("output_full", stored.get("output")) or ""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        failed = str(stored.get("status") or "").upper() == "ERROR"
+        value = {"error" if failed else "result": text}
+    return {"name": stored.get("name") or "", "response": value}
+
+
 def _timestamp(moment: Optional[str]) -> float:
     """An ISO 8601 time (the run's start) as ADK's ``creation_timestamp`` (seconds); 0.0 when unknown."""
     if not moment:
@@ -173,6 +189,8 @@ def eval_case_from(case: CaseResult, index: int, *, run_id: str, eval_id: str,
                                                 for c in turn.get("tool_calls") or ()]},
             "creation_timestamp": created,
         }
+        if turn.get("tool_responses"):
+            invocation["intermediate_data"]["tool_responses"] = [_tool_response(r) for r in turn["tool_responses"]]
         if response is not None:
             invocation["final_response"] = _content(response, "model")
         turns.append(invocation)
@@ -297,7 +315,7 @@ def read_set(path: str | Path) -> dict[str, Any]:
     if isinstance(data, list):  # legacy: write it as the set it reads as
         return {"eval_set_id": parsed.eval_set_id, "eval_cases": [_legacy_case(c) for c in parsed.eval_cases]}
     # As ADK writes it: snake_case (a camelCase file, from ADK's web API, reads the same).
-    out = {_snake(k): v for k, v in data.items() if _snake(k) not in ("eval_cases", "eval_set_id")}
+    out = {snake_case(str(k)): v for k, v in data.items() if snake_case(str(k)) not in ("eval_cases", "eval_set_id")}
     out["eval_set_id"] = parsed.eval_set_id
     out["eval_cases"] = [case_keys(c) for c in data.get("eval_cases", data.get("evalCases")) or []]
     return out
@@ -316,13 +334,9 @@ def write_set(path: str | Path, data: dict[str, Any]) -> None:
     """Write an eval set: secrets redacted, keys sorted, two-space indent, replaced atomically."""
     path = Path(path)
     text = json.dumps(redact_obj(data), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    folder = path.parent if str(path.parent) else Path(".")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
+        with replaced(path) as out:
             out.write(text)
-        os.replace(tmp, path)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write the eval set: {exc.strerror or exc}") from None
 
@@ -444,15 +458,8 @@ _INTERMEDIATE_KEYS = {"tool_uses", "tool_responses", "intermediate_responses"}
 _CALL_KEYS = {"id", "args", "name", "partial_args", "will_continue"}
 _RESPONSE_KEYS = {"will_continue", "scheduling", "parts", "id", "name", "response"}
 _CONTENT_KEYS = {"parts", "role"}
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
-
-
-def _snake(key: Any) -> str:
-    return _CAMEL.sub("_", str(key)).lower()
-
-
 def _unknown(obj: dict[str, Any], allowed: set[str]) -> list[str]:
-    return [k for k in obj if _snake(k) not in allowed]
+    return [k for k in obj if snake_case(str(k)) not in allowed]
 
 
 def validate_set(data: Any, source: str) -> tuple[list[str], dict[str, int]]:
@@ -474,7 +481,7 @@ def validate_set(data: Any, source: str) -> tuple[list[str], dict[str, int]]:
         problems.append(f"{source}: no 'eval_set_id' string{hint}")
     for i, raw in enumerate(data.get("eval_cases") or []):
         where = f"{source}: eval_cases[{i}] ('{raw.get('eval_id')}')"
-        case = {_snake(k): v for k, v in raw.items()}
+        case = {snake_case(str(k)): v for k, v in raw.items()}
         if case.get("conversation") is not None and case.get("conversation_scenario") is not None:
             problems.append(f"{where}: has both 'conversation' and 'conversation_scenario' (ADK takes exactly one)")
         for j, turn in enumerate(case.get("conversation") or []):
@@ -489,7 +496,7 @@ def validate_set(data: Any, source: str) -> tuple[list[str], dict[str, int]]:
                 elif isinstance(value, dict):
                     problems += [f"{at}.{key}: unknown key '{k}' in a Content object" for k in _unknown(value, _CONTENT_KEYS)]
             inter = turn.get("intermediate_data", turn.get("intermediateData"))
-            if isinstance(inter, dict) and "invocation_events" not in {_snake(k) for k in inter}:
+            if isinstance(inter, dict) and "invocation_events" not in {snake_case(str(k)) for k in inter}:
                 problems += [f"{at}.intermediate_data: unknown key '{k}'" for k in _unknown(inter, _INTERMEDIATE_KEYS)]
                 for n, call in enumerate(inter.get("tool_uses", inter.get("toolUses")) or []):
                     problems += [f"{at}.intermediate_data.tool_uses[{n}]: unknown key '{k}'"

@@ -8,19 +8,16 @@ Content objects (``{"role", "parts": [{"text"}]}``) become plain text: text part
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any, Optional
 
+from ..core._names import snake_case
 from ..errors import InputFileError
 from ..protocol import IntermediateStepData, InvocationData, ToolCallData, ToolResponseData
 from ..traces.readers._json import load_json_file
 from .model import EvalCase, EvalSet
 
 __all__ = ["case_keys", "content_text", "load_eval_set", "parse_eval_set"]
-
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
-
 
 # Values under these keys are user data (tool args, tool results, state): their keys are kept as written.
 _OPAQUE = {"args", "response", "state", "final_session_state", "metadata"}
@@ -31,7 +28,7 @@ def _snake(data: Any) -> Any:
     if isinstance(data, dict):
         out = {}
         for key, value in data.items():
-            key = _CAMEL.sub("_", key).lower() if isinstance(key, str) else key
+            key = snake_case(key) if isinstance(key, str) else key
             out[key] = value if key in _OPAQUE else _snake(value)
         return out
     if isinstance(data, list):
@@ -45,7 +42,7 @@ def case_keys(raw: Any) -> Any:
         return raw
     out = {}
     for key, value in raw.items():
-        key = _CAMEL.sub("_", key).lower() if isinstance(key, str) else key
+        key = snake_case(key) if isinstance(key, str) else key
         out[key] = _snake(value) if key in _CASE_KEYS and key != "final_session_state" else value
     return out
 

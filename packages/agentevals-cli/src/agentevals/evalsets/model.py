@@ -25,6 +25,18 @@ class EvalCase:
     raw: dict[str, Any] = field(default_factory=dict)
     """The case as read, for evaluators that need ADK's own shapes."""
 
+    @property
+    def provenance(self) -> Optional[dict[str, Any]]:
+        """Where the case came from, when a builder said so (``metadata.provenance``, written by
+        ``agentevals evalset from-run``: run id, case id, trace ids, sources); None otherwise.
+
+        Example:
+            ``EvalCase("a", [], metadata={"metadata": {"provenance": {"run_id": "r1"}}}).provenance == {"run_id": "r1"}``
+        """
+        held = self.metadata.get("metadata")  # ``metadata`` holds the case's unknown keys, ADK's own among them
+        found = held.get("provenance") if isinstance(held, dict) else None
+        return found if isinstance(found, dict) and found else None
+
 
 @dataclass
 class EvalSet:

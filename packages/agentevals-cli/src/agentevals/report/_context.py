@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..results import CaseResult, MetricResult, RunResult, Status
 
@@ -30,6 +30,9 @@ class ReportContext:
     disagreements: Optional[list[Disagreement]] = None
     """Human labels that disagree with the evaluators (``runs show`` of a labelled run): the JSON report lists
     them; None when the run has no labels."""
+    sources: Optional[list[dict[str, Any]]] = None
+    """What a stored run read (``runs show``): each pull source with its window and trace count, then each file
+    with its case count (``uri``, ``kind``: pull or file); None outside ``runs show``."""
 
 
 def failing_rows(run: RunResult) -> list[tuple[CaseResult, MetricResult]]:

@@ -8,7 +8,7 @@ import click
 
 from ..results import MetricResult, Status
 
-__all__ = ["STATUS_COLORS", "fmt_calls", "fmt_num", "fmt_perf", "paint", "reason_lines"]
+__all__ = ["STATUS_COLORS", "fmt_calls", "fmt_num", "fmt_perf", "fmt_provenance", "paint", "reason_lines"]
 
 STATUS_COLORS = {
     Status.PASSED: "green",
@@ -72,6 +72,23 @@ def fmt_perf(pm: Optional[dict[str, Any]]) -> Optional[str]:
     if pm.get("models"):
         parts.append(", ".join(pm["models"]))
     return " · ".join(parts) if parts else None
+
+
+def _some(values: Any, most: int = 3) -> str:
+    items = [str(v) for v in values] if isinstance(values, list) else [str(values)] if values else []
+    more = f" +{len(items) - most} more" if len(items) > most else ""
+    return ", ".join(items[:most]) + more
+
+
+def fmt_provenance(provenance: Optional[dict[str, Any]]) -> str:
+    """Where a matched eval case came from, on one line (empty when unknown):
+    ``run 20261127-… · case 3e28… · traces 3e28… · sources helm.json`` (at most three of each list)."""
+    if not provenance:
+        return ""
+    parts = [f"{label} {_some(provenance[key])}" for key, label in
+             (("run_id", "run"), ("case_id", "case"), ("trace_ids", "traces"), ("sources", "sources"),
+              ("source_uris", "source URIs")) if provenance.get(key)]
+    return " · ".join(parts) or fmt_num(provenance, width=200)
 
 
 def reason_lines(m: MetricResult) -> list[str]:

@@ -10,7 +10,7 @@ from ..results import RunResult, Status, case_status
 from ..results.gates import format_rate
 from ..results.labels import human_cell, human_text, label_disagrees
 from ._context import ReportContext, failing_rows
-from ._format import fmt_calls, fmt_num, fmt_perf
+from ._format import fmt_calls, fmt_num, fmt_perf, fmt_provenance
 from .formats import ReportFormat
 from .summary import scored_phrase
 
@@ -73,6 +73,7 @@ def _cases(run: RunResult, context: Optional[ReportContext]) -> list[dict[str, A
                                                if "expected_tool_calls" in t else None)}
                       for t in case._transcript[:_MAX_TURNS]],
             "more_turns": max(0, len(case._transcript) - _MAX_TURNS), "warnings": case.warnings,
+            "provenance": fmt_provenance(case.provenance),
             "labelled": bool(case.labels),
             "case_labels": [{"text": human_text(x), "differs": (label_disagrees(x, case) or (None,))[0]}
                             for x in case.labels if x.metric is None],
@@ -98,6 +99,7 @@ def render_html(run: RunResult, *, color: bool = False, context: Optional[Report
         repetitions=[r for r in run.repetitions if r.get("n", 0) > 1], fmt=fmt_num, rate=format_rate,
         comparison=context.comparison if context else None, gates=context.gates if context else None,
         incomplete=context.incomplete if context else None, sessions=scored_phrase(cases),
+        sources=context.sources if context else None,
     )
 
 

@@ -80,8 +80,8 @@ def _streamed_list(key: str, run: RunResult) -> Iterator[str]:
 
 def run_extras(run: RunResult, context: Optional[ReportContext] = None) -> dict[str, Any]:
     """Keys added beside the model's: ``totals`` (cases and rows counted apart, pass rates), ``complete``,
-    and when asked for, ``baseline`` (regressions, fixes, deltas), ``gates`` and ``disagreements`` (human labels
-    against the evaluators, for a labelled stored run)."""
+    and when asked for, ``baseline`` (regressions, fixes, deltas), ``gates``, ``disagreements`` (human labels
+    against the evaluators, for a labelled stored run) and ``sources`` (what a stored run read)."""
     extras: dict[str, Any] = {"totals": run.totals(strict=context.strict if context else False),
                               "complete": not (context and context.incomplete)}
     if context and context.incomplete:
@@ -90,6 +90,8 @@ def run_extras(run: RunResult, context: Optional[ReportContext] = None) -> dict[
         extras["baseline"] = context.comparison.as_dict()
     if context and context.disagreements is not None:
         extras["disagreements"] = [d.as_dict() for d in context.disagreements]
+    if context and context.sources is not None:
+        extras["sources"] = context.sources
     if context and context.gates is not None:
         extras["gates"] = {"exit_code": context.gates.exit_code, "failed": context.gates.failures,
                            "met": context.gates.passed}

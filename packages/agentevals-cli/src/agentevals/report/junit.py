@@ -4,7 +4,9 @@ The shape follows the Ant JUnit schema that Jenkins, GitLab, GitHub test reporte
 ``testsuites`` root, one ``testsuite`` per metric (with ``properties``, ``system-out``, ``system-err``),
 a ``failure`` for FAILED (message: score vs threshold and the reason; text: the trajectory diff),
 an ``error`` for ERROR and ``skipped`` for NOT_EVALUATED. An incomplete run says so in every suite's
-``system-err`` and in the ``incomplete`` property.
+``system-err`` and in the ``incomplete`` property. Human labels (``runs show`` of a labelled run) are
+``human`` (the metric's) and ``human_case`` (the whole case's) properties of a testcase, ``≠`` marking one
+that disagrees with the evaluator, and ``human:`` lines in the failure text.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Optional
 from xml.etree import ElementTree as ET
 
 from ..results import CaseResult, MetricResult, RunResult, Status
+from ..results.labels import human_cell, human_text, label_disagrees
 from ._context import ReportContext
 from ._format import fmt_calls, fmt_num
 from .formats import ReportFormat
@@ -46,6 +49,8 @@ def _details(case: CaseResult, m: MetricResult) -> str:
         lines.append(f"  expected: {fmt_calls(mismatch['expected'])}")
         lines.append(f"  actual:   {fmt_calls(mismatch['actual'])}")
     lines.extend(f"miss: {miss}" for miss in m.misses[:10])
+    lines.extend(f"human: {human_text(x)}" + (" (≠ evaluator)" if label_disagrees(x, case) else "")
+                 for x in case.labels if x.metric in (None, m.name))
     if m.reasoning:
         lines.append(f"reasoning: {m.reasoning}")
     return _clean("\n".join(lines))
@@ -87,6 +92,12 @@ def render_junit(run: RunResult, *, color: bool = False, context: Optional[Repor
             label = case.case_id + (f" [{case.eval_id}]" if case.eval_id else "")
             testcase = ET.SubElement(suite, "testcase", name=_clean(label), classname=_clean(f"agentevals.{name}"),
                                      time=f"{(m.duration_ms or 0.0) / 1000:.3f}")
+            human = [(key, cell) for key, cell in (("human", human_cell(m, case)),
+                                                   ("human_case", human_cell(None, case))) if cell]
+            if human:  # the person's verdict beside the machine's, ≠ where they disagree (as `runs show`)
+                props_of_case = ET.SubElement(testcase, "properties")
+                for key, cell in human:
+                    ET.SubElement(props_of_case, "property", name=key, value=_clean(cell))
             if m.status == Status.FAILED:
                 ET.SubElement(testcase, "failure", message=_message(m), type="FAILED").text = _details(case, m)
             elif m.status == Status.ERROR:
@@ -94,7 +105,8 @@ def render_junit(run: RunResult, *, color: bool = False, context: Optional[Repor
             elif m.status == Status.NOT_EVALUATED:
                 ET.SubElement(testcase, "skipped", message=_message(m))
         ET.SubElement(suite, "system-out").text = _clean("\n".join(
-            f"{case.case_id} {m.name} {m.status.value} score={fmt_num(m.score)}" for case, m in rows))
+            f"{case.case_id} {m.name} {m.status.value} score={fmt_num(m.score)}"
+            + (f" human={human_cell(m, case)}" if human_cell(m, case) else "") for case, m in rows))
         ET.SubElement(suite, "system-err").text = _clean(f"INCOMPLETE: {incomplete}" if incomplete else "")
     for key, total in totals.items():
         root.set(key, f"{total:.3f}" if key == "time" else str(total))

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..results import RunResult, Status
+from ..results import CaseResult, RunResult, Status
 from ..results.gates import format_rate
+from ..results.labels import disagreements, human_cell
 from ._context import ReportContext, failing_rows
 from ._format import fmt_calls, fmt_num
 from .formats import ReportFormat
@@ -20,6 +21,12 @@ _MAX_ROWS = 300
 
 def _cell(text: object) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip() or " "
+
+
+def _human_cells(case: CaseResult) -> list[tuple[str, str]]:
+    """``(what, HUMAN cell)`` for the whole case and each labelled metric of ``case``."""
+    cells = [("case", human_cell(None, case))] + [(m.name, human_cell(m, case)) for m in case.metrics]
+    return [(what, cell) for what, cell in cells if cell]
 
 
 def render_markdown(run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
@@ -53,11 +60,14 @@ def render_markdown(run: RunResult, *, color: bool = False, context: Optional[Re
     if scored_phrase(cases):
         out += [f"Sessions: {scored_phrase(cases)} (skipped sessions are not in any pass rate).", ""]
     rows = failing_rows(run)
+    labelled = any(case.labels for case in run.cases)  # a HUMAN column beside the verdicts, as in `runs show`
+    human_head, human_rule = (" human |", " --- |") if labelled else ("", "")
     if rows:
-        out += [f"### Failures ({len(rows)})", "", "| case | metric | status | score | threshold | why |",
-                "| --- | --- | --- | --- | --- | --- |"]
+        out += [f"### Failures ({len(rows)})", "", f"| case | metric | status | score | threshold |{human_head} why |",
+                f"| --- | --- | --- | --- | --- |{human_rule} --- |"]
         out += [f"| {_cell(c.case_id)} | {_cell(m.name)} | {m.status.value} | {fmt_num(m.score)} | "
-                f"{fmt_num(m.threshold)} | {_cell((m.error or m.reason or '')[:200])} |" for c, m in rows[:_MAX_ROWS]]
+                f"{fmt_num(m.threshold)} |{f' {_cell(human_cell(m, c))} |' if labelled else ''} "
+                f"{_cell((m.error or m.reason or '')[:200])} |" for c, m in rows[:_MAX_ROWS]]
         if len(rows) > _MAX_ROWS:
             out.append(f"\n… {len(rows) - _MAX_ROWS} more failing rows")
         out.append("")
@@ -73,13 +83,20 @@ def render_markdown(run: RunResult, *, color: bool = False, context: Optional[Re
         out += [f"| {_cell(name)} | {e['passed']} | {e['evaluated']} | {format_rate(e['pass_rate'])} |"
                 for name, e in totals["metrics"].items()]
         out.append("")
+    if labelled:
+        differ = disagreements(run.cases)
+        out += [f"### Human labels: {len(differ)} disagree with the evaluator", ""]
+        out += [f"- ≠ {_cell(d.describe())}" for d in differ[:_MAX_ROWS]]
+        out.append("")
     if run.cases:
         out += [f"<details><summary>All cases ({len(run.cases)})</summary>", "",
-                "| case | eval case | results |", "| --- | --- | --- |"]
+                f"| case | eval case | results |{human_head}", f"| --- | --- | --- |{human_rule}"]
         for case in run.cases[:_MAX_ROWS]:
             cells = ", ".join(f"{m.name} {'✅' if m.status == Status.PASSED else '❌' if m.status in (Status.FAILED, Status.ERROR) else '➖'} "
                               f"{fmt_num(m.score if m.score is not None else m.value)}" for m in case.metrics)
-            out.append(f"| {_cell(case.case_id)} | {_cell(case.eval_id or '')} | {_cell(cells)} |")
+            human = "; ".join(f"{name}: {cell}" for name, cell in _human_cells(case)) if labelled else ""
+            out.append(f"| {_cell(case.case_id)} | {_cell(case.eval_id or '')} | {_cell(cells)} |"
+                       + (f" {_cell(human)} |" if labelled else ""))
         if len(run.cases) > _MAX_ROWS:
             out.append(f"\n… {len(run.cases) - _MAX_ROWS} more cases (see the JSON or HTML report)")
         out += ["", "</details>", ""]

@@ -8,7 +8,7 @@ from ..results import CaseResult, MetricResult, RunResult, Status, Verdict
 from ..results.gates import format_rate
 from ..results.labels import human_cell, human_text, label_disagrees
 from ._context import ReportContext, headline_lines
-from ._format import STATUS_COLORS, fmt_num, fmt_perf, paint, reason_lines
+from ._format import STATUS_COLORS, fmt_num, fmt_perf, fmt_provenance, paint, reason_lines
 from .formats import ReportFormat
 from .summary import failures_block, gate_lines, totals_line
 
@@ -87,6 +87,8 @@ def render_table(run: RunResult, *, color: bool = False, context: Optional[Repor
                 mark = f" (≠ evaluator {differs[0].value})" if differs else ""
                 out.append(paint(f"  human label, whole case: {human_text(label)}{mark}", "yellow" if differs else None,
                                  color))
+        if case.provenance:  # the eval case was built from a stored run: which one, from which traces
+            out.append(f"  eval case from {fmt_provenance(case.provenance)}")
         if case.score is not None and len([m for m in case.metrics if m.score is not None]) > 1:
             out.append(f"  case score {fmt_num(case.score)} ({case.verdict.value if case.verdict else '-'})")
         perf = fmt_perf(case.performance_metrics)

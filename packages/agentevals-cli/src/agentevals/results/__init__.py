@@ -175,6 +175,9 @@ class CaseResult(BaseModel):
     """Position among repetitions of the same eval case, when there are several."""
     evaluation_status: str = "success"
     """MASEval-style status of the repetition: success or evaluation_failed."""
+    provenance: Optional[dict[str, Any]] = Field(default=None, exclude_if=lambda value: value is None)
+    """Where the matched eval case came from, when it has one: its ``metadata.provenance`` as
+    ``agentevals evalset from-run`` writes it (run id, case id, trace ids, sources); left out when none."""
     labels: list[HumanLabel] = Field(default_factory=list, exclude_if=lambda labels: not labels)
     """Human labels of the case and its metrics, from the run store (``agentevals labels``); left out of the
     document when there are none."""

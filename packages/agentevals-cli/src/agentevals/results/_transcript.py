@@ -18,7 +18,13 @@ def _calls(inv: Any) -> list[dict[str, Any]]:
 
 
 def _responses(inv: Any) -> list[dict[str, Any]]:
-    return [{"name": r.name, "output": _cut(r.output), "status": r.status} for r in inv.intermediate_steps.tool_responses]
+    out = []
+    for r in inv.intermediate_steps.tool_responses:
+        item = {"name": r.name, "output": _cut(r.output), "status": r.status}
+        if len(r.output) > _MAX_TEXT:  # the whole output, for an eval set built from the stored case
+            item["output_full"] = r.output
+        out.append(item)
+    return out
 
 
 def transcript(invocations: list[Any], expected: Optional[list[Any]]) -> list[dict[str, Any]]:
@@ -27,7 +33,7 @@ def transcript(invocations: list[Any], expected: Optional[list[Any]]) -> list[di
 
     Also what an eval set built from the stored case needs (``agentevals evalset from-run``): the turn's
     ``invocation_id`` (its span id, which matches the trace again) and, only for a text that was cut, the
-    whole text as ``user_full`` / ``response_full``.
+    whole text as ``user_full`` / ``response_full`` (a tool response's as ``output_full``).
     """
     turns = []
     for i, inv in enumerate(invocations):

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from . import CaseResult, HumanLabel, MetricResult, Status, case_status
 
-__all__ = ["Disagreement", "disagreements", "human_cell", "label_disagrees"]
+__all__ = ["Disagreement", "disagreements", "human_cell", "human_text", "label_disagrees"]
 
 
 @dataclass(frozen=True)
@@ -71,15 +71,19 @@ def disagreements(cases: Iterable[CaseResult]) -> list[Disagreement]:
     return out
 
 
-def human_cell(metric: MetricResult, case: CaseResult, *, most: int = 3) -> str:
-    """The HUMAN cell of a metric row: its labels (the first ``most``, then how many more), ``≠`` before one that
-    disagrees (empty when none)."""
+def human_cell(metric: Optional[MetricResult], case: CaseResult, *, most: int = 3) -> str:
+    """The HUMAN cell of a metric row (``metric`` None: of the whole case): its labels (the first ``most``, then
+    how many more), ``≠`` before one that disagrees with the evaluator (empty when none).
+
+    Example: ``≠ fail (ana), 0.7, +2 more``."""
     cells = []
+    name = metric.name if metric is not None else None
+    against = _only(case, metric) if metric is not None else case
     for label in case.labels:
-        if label.metric == metric.name:
+        if label.metric == name:
             given = " ".join(x for x in (label.verdict, f"{label.score:.3g}" if label.score is not None else None)
                              if x)
-            mark = "≠ " if label_disagrees(label, _only(case, metric)) else ""
+            mark = "≠ " if label_disagrees(label, against) else ""
             cells.append(f"{mark}{given}" + (f" ({label.labeler})" if label.labeler else ""))
     more = f", +{len(cells) - most} more" if len(cells) > most else ""
     return ", ".join(cells[:most]) + more

@@ -17,11 +17,11 @@ builtin judge sends the resolved secret. Keys are compared in snake_case (the lo
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Optional
 
+from ..core._names import snake_case
 from ..errors import ConfigError
 
 __all__ = ["FLAG", "code_in_config", "code_in_entries"]
@@ -63,18 +63,15 @@ def code_in_entries(entries: Iterable[Any], *, where: str = "config", credential
     return None
 
 
-def _snake(key: Any) -> Any:
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower() if isinstance(key, str) else key
-
-
 def _walk(node: Any, seen: set[int], keys: tuple[str, ...], depth: int = 0) -> Optional[str]:
     if id(node) in seen or depth > 64:
         return None
     seen.add(id(node))
     if isinstance(node, dict):
         for key in node:
-            if _snake(key) in keys:
-                if _snake(key) == "judge_base_url":
+            name = snake_case(key) if isinstance(key, str) else key  # as the config loader reads it
+            if name in keys:
+                if name == "judge_base_url":
                     return f"sets {key} (where the judge sends the secret of the request's credential_refs)"
                 return f"sets {key} (where this server's API keys are sent)"
         kind = node.get("type")

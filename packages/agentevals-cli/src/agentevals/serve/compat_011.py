@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Optional
 
+from ..core._names import snake_case
 from ..report.legacy import legacy_keys
 from ..results import RunResult
 
@@ -57,17 +58,12 @@ def camel_keys(value: Any) -> Any:
     return value
 
 
-def snake(name: str) -> str:
-    """``maxConcurrentTraces`` → ``max_concurrent_traces`` (0.11 accepted either)."""
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
-
-
 def config_options(config: dict[str, Any]) -> dict[str, Any]:
     """An evaluation's JSON ``config`` with 0.11's spelling read: camelCase keys (``groupBy``), camelCase
     evaluator entries (``judgeModel``, ``trajectoryMatchType``), ``maxConcurrentEvals`` → ``concurrency``
     (our one bound on evaluations in flight) and ``maxConcurrentTraces`` ignored with a warning (the engine
     has one pool, so traces are not bounded apart)."""
-    options = {snake(k): v for k, v in config.items()}
+    options = {snake_case(k): v for k, v in config.items()}
     if "max_concurrent_traces" in options:
         log.warning("config: maxConcurrentTraces (agentevals 0.11) is ignored: evaluations share one pool, "
                     "bounded by maxConcurrentEvals (concurrency)")
@@ -76,7 +72,7 @@ def config_options(config: dict[str, Any]) -> dict[str, Any]:
         options.setdefault("concurrency", options.pop("max_concurrent_evals"))
     if isinstance(options.get("evaluators"), list):
         options["evaluators"] = [
-            {snake(k): v for k, v in e.items() if v is not None and v != ""}  # 0.11: null or "" = not set
+            {snake_case(k): v for k, v in e.items() if v is not None and v != ""}  # 0.11: null or "" = not set
             if isinstance(e, dict) else e for e in options["evaluators"]]
     return options
 

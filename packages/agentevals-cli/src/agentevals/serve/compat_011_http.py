@@ -35,6 +35,7 @@ import orjson
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 
+from ..core._names import snake_case
 from . import compat_011, operations
 from ._input import parse_credential_refs
 from ._limits import error_body
@@ -199,7 +200,7 @@ def add_compat_routes(app: FastAPI, ctx: ApiContext, *,
 
     def fields(body: dict[str, Any], route: str, known: set[str], required: AbstractSet[str] = frozenset()) -> dict[str, Any]:
         """0.11's request fields (either spelling), unknown ones refused in one line."""
-        out = {compat_011.snake(k): v for k, v in body.items()}
+        out = {snake_case(k): v for k, v in body.items()}
         unknown = sorted(set(out) - known)
         if unknown:
             raise HTTPException(400, f"{route}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")

@@ -46,7 +46,7 @@ from .store import SessionStore
 if TYPE_CHECKING:
     from ..store import RunStore
 
-__all__ = ["ApiContext", "Uploads", "api_app", "ok", "start_evaluation", "stream_events"]
+__all__ = ["ApiContext", "Uploads", "api_app", "ok", "start_evaluation", "stream_events", "upload_names"]
 
 
 class ApiContext:
@@ -83,21 +83,21 @@ class ApiContext:
 _UPLOAD_PATH = re.compile(re.escape(tempfile.gettempdir()) + r"/agentevals-upload-[^/\s]+/(?:\d{3}/)?")
 
 
-def _public(value: Any) -> Any:
+def upload_names(value: Any) -> Any:
     """``value`` with the server's temporary upload paths cut to the uploaded file names."""
     if isinstance(value, str):
         return _UPLOAD_PATH.sub("", value)
     if isinstance(value, list):
-        return [_public(v) for v in value]
+        return [upload_names(v) for v in value]
     if isinstance(value, dict):
-        return {k: _public(v) for k, v in value.items()}
+        return {k: upload_names(v) for k, v in value.items()}
     return value
 
 
 def ok(data: Any) -> dict[str, Any]:
     """The API's envelope. Trace text is the agent's: keys and tokens in it (and in stored runs, results,
     session records) are redacted here, on every route, as in every report (``agentevals.core.redact``)."""
-    return {"data": redact_obj(_public(data)), "error": None}
+    return {"data": redact_obj(upload_names(data)), "error": None}
 
 
 def api_app(ctx: ApiContext) -> FastAPI:
@@ -125,7 +125,8 @@ def api_app(ctx: ApiContext) -> FastAPI:
         return await call_next(request)
 
     # Outermost first: the Host and Origin checks, then the UI forms' CSRF token, then the token above.
-    app.add_middleware(CsrfCheck, tokens=ctx.csrf)
+    # A form's body is read whole to find its token: the upload page's files may reach the API's body limit.
+    app.add_middleware(CsrfCheck, tokens=ctx.csrf, limit=max(1 << 20, ctx.max_upload * 4))
     app.add_middleware(RequestGuard, policy=ctx.policy, what="API")
 
     def trusted(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -134,12 +135,12 @@ def api_app(ctx: ApiContext) -> FastAPI:
         refusal = None if ctx.allow_code or config is None else code_in_config(
             config, credential_refs=bool(kwargs.get("credential_refs")))
         if refusal:
-            raise HTTPException(403, _public(refusal))
+            raise HTTPException(403, upload_names(refusal))
         return kwargs
 
     @app.exception_handler(AgentevalsError)
     async def agentevals_error(request: Request, exc: AgentevalsError) -> JSONResponse:
-        return JSONResponse(error_body(_public(str(exc))), status_code=400)
+        return JSONResponse(error_body(upload_names(str(exc))), status_code=400)
 
     @app.exception_handler(RunNotFoundError)
     async def run_not_found(request: Request, exc: RunNotFoundError) -> JSONResponse:
@@ -410,7 +411,7 @@ async def stream_events(events: asyncio.Queue[tuple[str, Any]], request: Request
                 up.__exit__(None, None, None)
                 return
             continue
-        yield b"event: " + name.encode() + b"\ndata: " + orjson.dumps(redact_obj(_public(data))) + b"\n\n"
+        yield b"event: " + name.encode() + b"\ndata: " + orjson.dumps(redact_obj(upload_names(data))) + b"\n\n"
         if name in ("done", "error"):
             break
 

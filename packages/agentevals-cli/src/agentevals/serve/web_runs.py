@@ -30,6 +30,7 @@ from ..results.gates import format_rate
 from ._figures import case_figures
 from ._input import refuse_long_ref
 from .web_charts import run_charts, runs_charts
+from .web_review import queue_nav
 
 if TYPE_CHECKING:
     from ..store import RunRecord, RunStore
@@ -91,8 +92,8 @@ def add_run_pages(app: FastAPI, ctx: Any, page: Page) -> None:
                             missing_status=404)
 
     @app.get("/runs/{run}/cases/{index}", include_in_schema=False)
-    async def case_page(request: Request, run: str, index: str) -> HTMLResponse:  # a bad index is a 404 page too
-        return await render(request, "Case", lambda store: ("run_case.html", _case(store, run, index)),
+    async def case_page(request: Request, run: str, index: str, queue: str = "") -> HTMLResponse:  # a bad index: 404
+        return await render(request, "Case", lambda store: ("run_case.html", _case(store, run, index, queue)),
                             missing_status=404)
 
 
@@ -160,7 +161,7 @@ def _run(store: RunStore, ref: str, q: str, status: str, metric: str) -> dict[st
             "perf": run_charts(figures)}
 
 
-def _case(store: RunStore, ref: str, index: str) -> dict[str, Any]:
+def _case(store: RunStore, ref: str, index: str, queue: str = "") -> dict[str, Any]:
     from ..report._format import fmt_perf
 
     refuse_long_ref(ref)
@@ -176,7 +177,8 @@ def _case(store: RunStore, ref: str, index: str) -> dict[str, Any]:
     return {"run_id": run_id, "index": position, "case": case, "status": case_status(case).value,
             "metrics": case.metrics, "turns": turns, "trajectory": trajectory_rows(turns),
             "perf": fmt_perf(case.performance_metrics), "figures": figures.cells(), "figures_turns": figures.turns,
-            "session": session}
+            "session": session,
+            "queue_nav": queue_nav(store, run_id, position, queue) if queue else None}  # opened from /review
 
 
 def trajectory_rows(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -9,6 +9,8 @@
                           axes, no script: ``web_charts``)
     /runs…                the run store's runs: list, one run, a case, compare two, a metric's trend
                           (``web_runs``)
+    /review               the cases of a run to label first, and why (``web_review``)
+    /upload               evaluate a trace file from the browser, recorded as a run (``web_upload``)
     /live…                continuous evaluation: pulled sources, skip counters, rolling pass rates with
                           their interval, alerts, judge spend (``web_live``)
 
@@ -40,7 +42,9 @@ from ._csrf import CSRF_COOKIE
 from ._figures import Figures, case_figures
 from .web_charts import session_charts
 from .web_live import add_live_pages
+from .web_review import add_review_pages
 from .web_runs import add_run_pages, trajectory_rows
+from .web_upload import add_upload_pages
 
 __all__ = ["CSP", "add_web_ui"]
 
@@ -127,16 +131,22 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
 
     add_run_pages(app, ctx, page)
     add_live_pages(app, ctx, page)
+    add_review_pages(app, ctx, page)
+    add_upload_pages(app, ctx, page)
 
 
+# same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with the page's own form posts,
+# which the guard refuses as cross-site; other sites still get no referrer (no session id leaves in a URL).
 _SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
-                     "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
+                     "Referrer-Policy": "same-origin", "Cache-Control": "no-store"}
 
 
 def _section(path: str) -> str:
     """Which part of the navigation a page belongs to."""
     if path == "/live" or path.startswith("/live/"):
         return "live"
+    if path in ("/review", "/upload"):
+        return path[1:]
     return "runs" if path == "/runs" or path.startswith("/runs/") else "sessions"
 
 

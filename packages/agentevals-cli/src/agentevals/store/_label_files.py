@@ -14,12 +14,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Optional
 
+from ..core._atomic import replaced
+from ..core._csv import guard_cell, unguard_cell
 from ..core._files import read_input
 from ..core._registry import did_you_mean
 from ..errors import ConfigError, RunNotFoundError, StoreError
@@ -49,9 +49,11 @@ def label_format(path: Optional[Path], fmt: Optional[str]) -> str:
                       "pass --format jsonl|csv")
 
 
-def read_labels_file(path: Path, *, fmt: Optional[str] = None,
-                     required: Sequence[str] = _REQUIRED) -> list[tuple[int, dict[str, Optional[str]]]]:
+def read_labels_file(path: Path, *, fmt: Optional[str] = None, required: Sequence[str] = _REQUIRED,
+                     extra: Sequence[str] = ()) -> list[tuple[int, dict[str, Optional[str]]]]:
     """The rows of a labels file as ``(line, {column: text or None})``, ``line`` where the row starts.
+
+    ``extra``: columns accepted besides ``LABEL_COLUMNS`` (``agentevals calibrate`` reads ``paraphrase``).
 
     Raises ``InputFileError`` when the file cannot be read, ``ConfigError`` ``FILE:LINE: …`` for a row that
     is not a row (bad JSON, an unknown column, a value that is not text or a number, a missing column).
@@ -61,23 +63,24 @@ def read_labels_file(path: Path, *, fmt: Optional[str] = None,
         text = read_input(path, expected="a labels file").decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}): save the labels file as UTF-8") from None
-    rows = list(_jsonl_rows(path, text) if kind == "jsonl" else _csv_rows(path, text))
+    columns = (*LABEL_COLUMNS, *extra)
+    rows = list(_jsonl_rows(path, text, columns) if kind == "jsonl" else _csv_rows(path, text, columns))
     for line, row in rows:
         missing = [c for c in required if not row.get(c)]
         if missing:
             raise ConfigError(f"{path}:{line}: empty or missing column {missing[0]!r} (columns: "
-                              f"{', '.join(LABEL_COLUMNS)})")
+                              f"{', '.join(columns)})")
     return rows
 
 
-def _check_columns(path: Path, line: int, names: Sequence[str]) -> None:
+def _check_columns(path: Path, line: int, names: Sequence[str], columns: Sequence[str]) -> None:
     for name in names:
-        if name not in LABEL_COLUMNS:
-            raise ConfigError(f"{path}:{line}: unknown column {name!r}{did_you_mean(name, LABEL_COLUMNS)} "
-                              f"(columns: {', '.join(LABEL_COLUMNS)})")
+        if name not in columns:
+            raise ConfigError(f"{path}:{line}: unknown column {name!r}{did_you_mean(name, columns)} "
+                              f"(columns: {', '.join(columns)})")
 
 
-def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, dict[str, Optional[str]]]]:
+def _jsonl_rows(path: Path, text: str, columns: Sequence[str]) -> Iterator[tuple[int, dict[str, Optional[str]]]]:
     for line, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
             continue
@@ -88,7 +91,7 @@ def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, dict[str, Optional
         if not isinstance(obj, dict):
             raise ConfigError(f"{path}:{line}: not a JSON object (one label per line: "
                               '{"run": …, "case": …, "verdict": "pass"})')
-        _check_columns(path, line, list(obj))
+        _check_columns(path, line, list(obj), columns)
         row: dict[str, Optional[str]] = {}
         for key, value in obj.items():
             if value is None or isinstance(value, str):
@@ -100,14 +103,14 @@ def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, dict[str, Optional
         yield line, row
 
 
-def _csv_rows(path: Path, text: str) -> Iterator[tuple[int, dict[str, Optional[str]]]]:
+def _csv_rows(path: Path, text: str, columns: Sequence[str]) -> Iterator[tuple[int, dict[str, Optional[str]]]]:
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader, None)
         if header is None:
             return
         header = [h.strip() for h in header]
-        _check_columns(path, 1, header)
+        _check_columns(path, 1, header, columns)
         if len(set(header)) != len(header):
             raise ConfigError(f"{path}:1: a column appears twice in the header")
         start = reader.line_num + 1
@@ -118,7 +121,7 @@ def _csv_rows(path: Path, text: str) -> Iterator[tuple[int, dict[str, Optional[s
             if len(cells) > len(header):
                 raise ConfigError(f"{path}:{line}: {len(cells)} cells, the header has {len(header)} columns "
                                   "(quote a value that holds a comma)")
-            yield line, {name: (cells[i] if i < len(cells) and cells[i] != "" else None)
+            yield line, {name: (unguard_cell(cells[i]) if i < len(cells) and cells[i] != "" else None)
                          for i, name in enumerate(header)}
     except csv.Error as exc:
         raise ConfigError(f"{path}:{reader.line_num}: not CSV: {exc}") from None
@@ -163,21 +166,15 @@ def import_labels(store: RunStore, path: Path, *, fmt: Optional[str] = None,
 def write_labels_file(records: Sequence[LabelRecord], path: Optional[Path], *, fmt: Optional[str] = None,
                       stream: Optional[IO[str]] = None) -> str:
     """Write ``records`` as a labels file (``path``, atomically; or ``stream`` when ``path`` is None); returns
-    the format written. CSV is RFC 4180 (notes with commas, quotes and newlines quoted), UTF-8."""
+    the format written. CSV is RFC 4180 (notes with commas, quotes and newlines quoted), UTF-8, a text cell
+    that a spreadsheet would run as a formula guarded by a leading ``'`` (``core._csv``; import removes it)."""
     kind = label_format(path, fmt or ("jsonl" if path is None else None))
     if path is None:
         assert stream is not None
         _write(records, kind, stream)
         return kind
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            _write(records, kind, f)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with replaced(path, newline="") as f:
+        _write(records, kind, f)
     return kind
 
 
@@ -189,7 +186,7 @@ def _write(records: Sequence[LabelRecord], kind: str, out: IO[str]) -> None:
     writer = csv.DictWriter(out, fieldnames=LABEL_COLUMNS, lineterminator="\r\n")
     writer.writeheader()
     for r in records:
-        row: dict[str, Any] = {k: ("" if v is None else v) for k, v in r.as_row().items()}
-        if isinstance(row["score"], float):
-            row["score"] = repr(row["score"])
+        # Text cells are guarded against formula injection; the score is a number, written as one.
+        row: dict[str, Any] = {k: "" if v is None else repr(v) if isinstance(v, float) else guard_cell(str(v))
+                               for k, v in r.as_row().items()}
         writer.writerow(row)

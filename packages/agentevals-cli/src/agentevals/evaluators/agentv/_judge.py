@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from pydantic import AliasChoices, Field
 
 from ...core.limits import JUDGE_REQUEST_TIMEOUT
-from ...engine.options import RunOptions
+from ...engine.options import JudgeProbe, RunOptions
 from ...errors import first_line
 from ..llm import LLMSettings
 from ._base import AgentVConfig, parse_json_from_text
@@ -22,6 +22,7 @@ __all__ = [
     "ask_judge",
     "judge_settings",
     "parse_freeform",
+    "probe_prompt",
     "substitute",
 ]
 
@@ -42,6 +43,13 @@ FREEFORM_SCHEMA = "\n".join([
 """System prompt of a freeform judge: the reply's shape."""
 
 _VARIABLE = re.compile(r"\{\{\s*([a-zA-Z0-9_]+)\s*\}\}")
+_SECTION = re.compile(r"^\[\[ ## [^\n]*? ## \]\]$", re.MULTILINE)
+
+PADDING = ("\n\nAdditional context: this response was prepared with care and reviewed for clarity. Helm is a "
+           "package manager for Kubernetes, first released in 2016; Kubernetes itself was open-sourced in 2014. "
+           "YAML stands for YAML Ain't Markup Language. The weather was mild on the day this answer was written, "
+           "and the author enjoyed a cup of tea while typing it.")
+"""What the ``verbosity`` probe appends to the answer: longer, true and irrelevant (docs/trust.md)."""
 
 
 class JudgeParseError(Exception):
@@ -110,3 +118,32 @@ async def ask_judge(settings: LLMSettings, system: str, user: str, parse: Callab
     finally:
         await client.aclose()
     raise JudgeParseError(f"Judge parse failure after {ATTEMPTS} attempts: {last}")
+
+
+def probe_prompt(probe: JudgeProbe | None, prompt: str, *, answer: str, case_id: str) -> str:
+    """``prompt`` as the bias probe asks (``agentevals calibrate --probes``; unchanged without one).
+
+    ``verbosity`` and ``paraphrase`` change the last occurrence of ``answer`` in the prompt (a template that
+    does not show the answer is left as it is); ``position`` reverses the ``[[ ## name ## ]]`` sections after
+    the preamble; ``label-order`` is the rubric grader's (``rubric.grade_rubrics`` reverses its items).
+    """
+    if probe is None:
+        return prompt
+    if probe.kind in ("verbosity", "paraphrase") and answer:
+        at = prompt.rfind(answer)
+        if at < 0:
+            return prompt
+        if probe.kind == "verbosity":
+            new = answer + PADDING
+        elif case_id in probe.paraphrases:
+            new = probe.paraphrases[case_id]
+        else:
+            return prompt
+        return prompt[:at] + new + prompt[at + len(answer):]
+    if probe.kind == "position":
+        starts = [m.start() for m in _SECTION.finditer(prompt)]
+        if len(starts) < 2:
+            return prompt
+        sections = [prompt[a:b].rstrip("\n") for a, b in zip(starts, [*starts[1:], len(prompt)], strict=True)]
+        return prompt[:starts[0]] + "\n\n".join(reversed(sections))
+    return prompt

@@ -20,6 +20,7 @@ from ._judge import (
     ask_judge,
     judge_settings,
     parse_freeform,
+    probe_prompt,
     substitute,
 )
 from ._script import argv_of, run_text_script, script_arg, script_file
@@ -142,6 +143,7 @@ class LlmJudgeEvaluator(AgentVEvaluator):
                                          timeout=cfg.timeout, what=f"prompt template of '{cfg.name}'")
         else:
             user = substitute(self._load_template(), variables)
+        user = probe_prompt(ctx.options.judge_probe, user, answer=variables["answer"], case_id=ctx.case_id)
         try:
             reply = await ask_judge(settings, FREEFORM_SCHEMA, user, parse_freeform, timeout=cfg.timeout,
                                     temperature=cfg.temperature)

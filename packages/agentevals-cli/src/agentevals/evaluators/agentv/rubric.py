@@ -11,7 +11,7 @@ from ...results import MetricResult, Verdict
 from ...results.scoring import running_sum
 from ..base import EvalContext
 from ._base import AgentVEvaluator, Outcome
-from ._judge import JudgeConfig, JudgeParseError, ask_judge, judge_settings
+from ._judge import JudgeConfig, JudgeParseError, ask_judge, judge_settings, probe_prompt
 from ._view import CaseView
 
 __all__ = ["RubricEvaluator", "RubricItem", "grade_rubrics"]
@@ -246,7 +246,10 @@ async def grade_rubrics(evaluator: AgentVEvaluator, view: CaseView, ctx: EvalCon
     if criteria is None:
         criteria = view.criteria
     ranged = any(item.score_ranges for item in items)
-    prompt = (ranges_prompt if ranged else checklist_prompt)(view, criteria, items)
+    probe = ctx.options.judge_probe
+    shown = list(reversed(items)) if probe is not None and probe.kind == "label-order" else items
+    prompt = (ranges_prompt if ranged else checklist_prompt)(view, criteria, shown)
+    prompt = probe_prompt(probe, prompt, answer=view.answer.strip(), case_id=ctx.case_id)
     system, scorer = (RANGES_SCHEMA, score_ranges) if ranged else (CHECKLIST_SCHEMA, score_checklist)
     try:
         outcome = await ask_judge(settings, system, prompt, lambda data: scorer(data, items),
