@@ -43,8 +43,9 @@ _MAX_RUNS = 500
 """Runs listed (and offered to compare); the CLI's ``runs list -n`` reaches further back."""
 _MAX_ROWS = 500
 """Cases listed on a run's page; the filters narrow the rest down."""
-_MAX_FIGURES = 2000
-"""Cases of each run read for the latency and token percentiles of ``/runs/trend`` (the first ones)."""
+_MAX_FIGURES = 500
+"""Cases of each run read for the latency and token percentiles of ``/runs/trend`` (the first ones: each is a
+stored JSON document to parse, and the page reads up to 500 runs)."""
 _FAILING = ("FAILED", "ERROR")
 _GROWING = ("running", "live")
 """Run statuses whose pages refresh themselves: cases are still being added."""
