@@ -105,7 +105,8 @@ def test_adk_thresholds_are_one_setting_away(metric, threshold):
 def test_turn_count_mismatch_is_not_evaluated_with_reason():
     result = run_metric("response_match_score", [inv()], [inv(), inv()])
     assert result.status == Status.NOT_EVALUATED
-    assert result.reason == "the trace has 1 turn(s) but 'the eval case' expects 2"
+    assert result.reason == ("the session has 1 turn, the eval case has 2: turns are scored in pairs by position, "
+                             "so the counts must be equal")
 
 
 def test_no_eval_case_is_not_evaluated():

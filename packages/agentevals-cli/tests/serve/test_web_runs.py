@@ -142,25 +142,32 @@ def test_run_pages_in_chromium(two_runs):
         assert "TOOL CALL\nhelm_list_releases({})" in text and "TOOL RESPONSE · HELM_LIST_RELEASES\n{\"content\"" in text
         assert browser.js("document.querySelector('table.trajectory tr.same')") is not None
 
-        # compare: the two newest runs are preselected; submitting shows the regression the threshold made
+        # compare: the two newest runs are preselected and compared at once, without pressing Compare
         browser.open(f"{base}/runs/compare")
         assert browser.js("document.forms[0].elements.a.value") == first
         assert browser.js("document.forms[0].elements.b.value") == second
-        submit(browser, "/runs/compare")
         assert browser.js("document.querySelector('h2.headline').innerText") == (
             f"baseline {first}: 1 regression, 0 fixes, 0 score changes")
         assert browser.js("document.querySelector('table.regression tbody tr').innerText").split("\t")[:4] == [
             GOOD, "response_match_score", "PASSED", "FAILED"]
+        submit(browser, "/runs/compare")  # pressing Compare shows the same
+        assert browser.js("document.querySelector('h2.headline').innerText") == (
+            f"baseline {first}: 1 regression, 0 fixes, 0 score changes")
 
         # the trend: one point per run for each series, the picker lists the stored metrics
         browser.open(f"{base}/runs/trend?metric=response_match_score")
         assert browser.js("Array.from(document.querySelectorAll('select[name=metric] option')).map(o => o.value)") == [
             "response_match_score", "tool_trajectory_avg_score"]
-        assert browser.js("document.querySelectorAll('svg.trend g.run').length") == 2
-        assert browser.js("Array.from(document.querySelectorAll('svg.trend circle.rate')).map(c => c.getAttribute('cy'))") == [
-            "110.0", "204.0"]  # pass rate 1/2 then 0/2 (1 at the top, y = 16; 0 at the bottom, y = 204)
+        rate = "figure.metric g.series.s1 circle.dot"
+        assert browser.js(f"document.querySelectorAll('{rate}').length") == 2
+        ticks = browser.js("Object.fromEntries(Array.from(document.querySelectorAll('figure.metric text.tick.y'))"
+                           ".map(t => [t.textContent, Number(t.getAttribute('y')) - 4]))")
+        cys = browser.js(f"Array.from(document.querySelectorAll('{rate}')).map(c => Number(c.getAttribute('cy')))")
+        assert cys == [(ticks["0"] + ticks["1"]) / 2, ticks["0"]]  # pass rate 1/2 then 0/2, on the y axis' scale
+        assert browser.js("document.querySelector('figure.metric text.axis-title.y').textContent") == (
+            "pass rate · mean score (0–1)")
         submit(browser, "/runs/trend", metric="tool_trajectory_avg_score")
-        assert browser.js("document.querySelectorAll('svg.trend circle.score').length") == 2
+        assert browser.js("document.querySelectorAll('figure.metric g.series.s2 circle.dot').length") == 2
 
         # navigation: Sessions, Live and Runs from every page
         assert browser.js("Array.from(document.querySelectorAll('header nav a')).map(a => a.getAttribute('href'))") == [
@@ -301,5 +308,5 @@ def test_live_sessions_and_batch_runs_side_by_side(serve, tmp_path):
         assert QUESTION in text and "TOOL RESPONSE · GET_WEATHER\nsunny" in text
         assert browser.js("document.querySelector('table.trajectory tr.same')") is not None
         browser.open(f"{ui_base}/runs/trend?metric=tool_trajectory_avg_score")
-        assert browser.js("document.querySelectorAll('svg.trend g.run').length") == 2  # the batch run, the live one
+        assert browser.js("document.querySelectorAll('figure.metric g.series.s1 circle.dot').length") == 2  # batch, live
         assert browser.errors == [], browser.messages

@@ -99,8 +99,18 @@ def test_pages_render_escaped_and_without_console_messages(serve, tmp_path):
 
     dom, console = browse(f"{ui}/trend?metric=tool_trajectory_avg_score", profile)
     assert console == []
-    points = re.findall(r'<circle cx="[\d.]+" cy="([\d.]+)"', dom)
-    assert len(points) == 3 and points[0] == "12.0" and points[1] == "188.0"  # 1.0 at the top, 0.0 at the bottom
+    score = dom[dom.index('<figure class="chart score">'):]
+    score = score[:score.index("</figure>")]
+    ticks = {label: float(y) - 4 for y, label in re.findall(r'<text class="tick y" x="[\d.]+" y="([\d.]+)">([^<]+)</text>', score)}
+    points = [float(y) for y in re.findall(r'<circle class="dot (?:passed|failed)" cx="[\d.]+" cy="([\d.]+)"', score)]
+    assert len(points) == 3 and points[0] == ticks["1"] and points[1] == ticks["0"]  # 1.0 at the top, 0.0 at the bottom
+    assert "score (0–1)" in score and "session received (oldest left)" in score
+    # latency by session (the agents' turn durations), with its axis and unit; these agents make no LLM call,
+    # so there is no token chart rather than a chart of zeros
+    latency = dom[dom.index('<figure class="chart latency">'):]
+    latency = latency[:latency.index("</figure>")]
+    assert re.search(r'<text class="axis-title y"[^>]*>latency \((ms|s)\)</text>', latency)
+    assert len(re.findall(r'<circle class="dot ?"', latency)) == 3 and '<figure class="chart tokens">' not in dom
 
 
 def test_ui_needs_the_token_when_one_is_set(serve, tmp_path):

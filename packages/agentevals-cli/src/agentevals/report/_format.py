@@ -6,9 +6,9 @@ from typing import Any, Optional
 
 import click
 
-from ..results import Status
+from ..results import MetricResult, Status
 
-__all__ = ["STATUS_COLORS", "fmt_calls", "fmt_num", "fmt_perf", "fmt_provenance", "paint"]
+__all__ = ["STATUS_COLORS", "fmt_calls", "fmt_num", "fmt_perf", "fmt_provenance", "paint", "reason_lines"]
 
 STATUS_COLORS = {
     Status.PASSED: "green",
@@ -89,3 +89,27 @@ def fmt_provenance(provenance: Optional[dict[str, Any]]) -> str:
              (("run_id", "run"), ("case_id", "case"), ("trace_ids", "traces"), ("sources", "sources"),
               ("source_uris", "source URIs")) if provenance.get(key)]
     return " · ".join(parts) or fmt_num(provenance, width=200)
+
+
+def reason_lines(m: MetricResult) -> list[str]:
+    """Why a result is not PASSED, as the table report prints it under its row (the web UI shows the same lines).
+
+        reason_lines(row)  # ['trajectory mismatch (turn 1, exact):', '  expected: f({"a": 1})', '  actual:   f({})']
+
+    The evaluator's error or reason first, then a trajectory's mismatched turns and the misses; a row that
+    failed with none of them (a builtin score below its threshold) says so with both numbers. Empty for a
+    PASSED row without an error.
+    """
+    lines = []
+    if m.error:
+        lines.append(f"error: {m.error}")
+    if m.reason and m.status != Status.PASSED:
+        lines.append(f"reason: {m.reason}")
+    for mismatch in m.details.get("mismatches", ()):
+        lines.append(f"trajectory mismatch (turn {mismatch['invocation'] + 1}, {m.details.get('match_type', 'exact')}):")
+        lines.append(f"  expected: {fmt_calls(mismatch['expected'])}")
+        lines.append(f"  actual:   {fmt_calls(mismatch['actual'])}")
+    lines.extend(f"miss: {miss}" for miss in m.misses[:5])
+    if not lines and m.status == Status.FAILED and m.score is not None and m.threshold is not None:
+        lines.append(f"reason: score {fmt_num(m.score)} is below the threshold {fmt_num(m.threshold)}")
+    return lines

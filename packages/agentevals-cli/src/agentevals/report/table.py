@@ -8,7 +8,7 @@ from ..results import CaseResult, MetricResult, RunResult, Status, Verdict
 from ..results.gates import format_rate
 from ..results.labels import human_cell, human_text, label_disagrees
 from ._context import ReportContext, headline_lines
-from ._format import STATUS_COLORS, fmt_calls, fmt_num, fmt_perf, fmt_provenance, paint
+from ._format import STATUS_COLORS, fmt_num, fmt_perf, fmt_provenance, paint, reason_lines
 from .formats import ReportFormat
 from .summary import failures_block, gate_lines, totals_line
 
@@ -29,18 +29,8 @@ def _row(m: MetricResult) -> tuple[str, ...]:
 
 
 def _notes(m: MetricResult) -> list[str]:
-    lines = []
-    if m.error:
-        lines.append(f"error: {m.error}")
-    if m.reason and m.status != Status.PASSED:
-        lines.append(f"reason: {m.reason}")
+    lines = reason_lines(m)
     lines.extend(f"warning: {warning}" for warning in m.warnings)
-    for mismatch in m.details.get("mismatches", ()):
-        lines.append(f"trajectory mismatch (turn {mismatch['invocation'] + 1}, {m.details.get('match_type', 'exact')}):")
-        lines.append(f"  expected: {fmt_calls(mismatch['expected'])}")
-        lines.append(f"  actual:   {fmt_calls(mismatch['actual'])}")
-    for miss in m.misses[:5]:
-        lines.append(f"miss: {miss}")
     if m.reasoning and m.status in (Status.FAILED,):
         lines.append(f"reasoning: {m.reasoning[:300]}")
     if _contradicts(m) and m.verdict is not None:

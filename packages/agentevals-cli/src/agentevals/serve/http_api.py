@@ -56,11 +56,14 @@ class ApiContext:
                  max_upload: int = 10 * 2**20, otlp: Optional[dict[str, Any]] = None,
                  settings: Any = None, ui: bool = True, runs: Optional[RunStore] = None,
                  policy: Optional[HostPolicy] = None, allow_code: bool = False,
-                 source_hosts: Optional[SourceHosts] = None, continuous: Optional[ContinuousState] = None) -> None:
+                 source_hosts: Optional[SourceHosts] = None, continuous: Optional[ContinuousState] = None,
+                 live_run: Optional[str] = None) -> None:
         self.assembler = assembler
         self.store = store
         self.runs = runs
         """The run store (``--store``; the one ``run`` writes), or None with ``--no-store``."""
+        self.live_run = live_run
+        """The id of this server's live run in ``runs`` (where each evaluated session is a case), or None."""
         self.token = token
         self.max_upload = max_upload
         self.otlp = otlp or {}
@@ -75,8 +78,6 @@ class ApiContext:
         """``serve --allow-source-host``: the hosts the ``sources`` field's URIs may name (none: refused)."""
         self.continuous = continuous if continuous is not None else ContinuousState()
         """Pulled sources, skip counters, rolling outcomes and alerts (``continuous``)."""
-        self.live_run_id: Optional[str] = None
-        """serve's live run in ``runs`` (each live session is a case of it), set once it is known."""
 
 
 _UPLOAD_PATH = re.compile(re.escape(tempfile.gettempdir()) + r"/agentevals-upload-[^/\s]+/(?:\d{3}/)?")

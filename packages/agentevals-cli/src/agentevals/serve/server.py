@@ -207,9 +207,9 @@ async def _serve(options: ServeOptions, settings: Any, assembler: Any, store: An
     ctx = ApiContext(assembler=assembler, store=store, token=options.token, max_upload=options.max_upload,
                      settings=settings, ui=options.ui, runs=runs, policy=policy, allow_code=options.allow_code,
                      source_hosts=SourceHosts(options.allow_source_hosts), continuous=state,
+                     live_run=recorder.run_id if recorder else None,
                      otlp={"http": f"http://{options.host}:{addresses['otlp_http_port']}",
                            "grpc": f"{options.host}:{grpc_port}"})
-    ctx.live_run_id = recorder.run_id if recorder is not None else None  # a session's case: web_golden
     apps: list[tuple[Any, socket.socket]] = [
         (api_app(ctx), api_sock),
         # Agents reach the receivers by any name (a container's host alias, a service name): no Host

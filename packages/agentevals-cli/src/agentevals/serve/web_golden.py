@@ -72,7 +72,7 @@ class Target:
 
 
 def add_golden_pages(app: FastAPI, ctx: Any, page: Page) -> None:
-    """Add the four form routes; ``ctx`` is the API's ``ApiContext`` (``runs``, ``live_run_id``, ``settings``)."""
+    """Add the four form routes; ``ctx`` is the API's ``ApiContext`` (``runs``, ``live_run``, ``settings``)."""
 
     async def act(request: Request, what: str, locate: Callable[[RunStore], Target],
                   again: Callable[[dict[str, Any]], Any]) -> Response:
@@ -115,7 +115,7 @@ def add_golden_pages(app: FastAPI, ctx: Any, page: Page) -> None:
         record = ctx.store.get(session_id)
         if record is None:  # forgotten by the in-memory session store meanwhile
             return page("message.html", request, 400, title="Not saved", message=state["error"])
-        values = session_values(ctx, record)
+        values = await asyncio.to_thread(session_values, ctx, record)
         values["golden"] = await asyncio.to_thread(session_forms, ctx, request, record, state)
         return page("session.html", request, 400, **values)
 
@@ -153,7 +153,7 @@ def _case_target(store: RunStore, ref: str, index: str) -> Target:
 
 def _session_target(ctx: Any, store: RunStore, session_id: str) -> Target:
     """The session's case in serve's live run (one session is one case, its id the session id)."""
-    run_id = ctx.live_run_id
+    run_id = ctx.live_run
     index = store.case_index(run_id, session_id) if run_id else None
     if index is None:
         raise StoreError(f"session {session_id} is not in the run store yet (evaluated sessions are; reload the "

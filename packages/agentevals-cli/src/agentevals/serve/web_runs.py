@@ -1,10 +1,13 @@
 """The run pages of the web UI: the run store (the runs ``agentevals run`` and ``serve`` recorded).
 
     /runs                          the runs, newest first; filters by text, run status and result
-    /runs/{run}                    totals, then the cases (failures first) with scores and reasons
-    /runs/{run}/cases/{index}      one case: results, expected vs actual trajectory, the conversation
-    /runs/compare?a=…&b=…          regressions, fixes and score changes from run A to run B
-    /runs/trend?metric=…           a metric's pass rate and mean score over the runs (SVG, no script)
+    /runs/{run}                    totals, latency/token percentiles and charts over the cases, then the cases
+                                   (failures first) with scores, reasons, model, tokens, latency and cost
+    /runs/{run}/cases/{index}      one case: figures, results, expected vs actual trajectory, the conversation
+                                   (a live run's case links to its session)
+    /runs/compare?a=…&b=…          regressions, fixes and score changes from run A to run B (without a and b:
+                                   the two newest runs, compared at once)
+    /runs/trend?metric=…           a metric's pass rate and mean score, and latency and tokens, over the runs
 
 ``{run}``, ``a`` and ``b`` take what ``agentevals runs show`` takes: an id, a unique prefix or ``latest``.
 Without a run store (``serve --no-store``) the pages say so; an unknown run is a 404 page.
@@ -21,9 +24,12 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 
 from ..errors import StoreError
+from ..report._format import fmt_num
 from ..results import CaseResult, MetricResult, Status, case_status
 from ..results.gates import format_rate
+from ._figures import case_figures
 from ._input import refuse_long_ref
+from .web_charts import run_charts, runs_charts
 from .web_review import queue_nav
 
 if TYPE_CHECKING:
@@ -37,6 +43,9 @@ _MAX_RUNS = 500
 """Runs listed (and offered to compare); the CLI's ``runs list -n`` reaches further back."""
 _MAX_ROWS = 500
 """Cases listed on a run's page; the filters narrow the rest down."""
+_MAX_FIGURES = 500
+"""Cases of each run read for the latency and token percentiles of ``/runs/trend`` (the first ones: each is a
+stored JSON document to parse, and the page reads up to 500 runs)."""
 _FAILING = ("FAILED", "ERROR")
 _GROWING = ("running", "live")
 """Run statuses whose pages refresh themselves: cases are still being added."""
@@ -114,10 +123,11 @@ def _compare(store: RunStore, a: str, b: str) -> dict[str, Any]:
     refuse_long_ref(a)
     refuse_long_ref(b)
     choices = store.list_runs(limit=_MAX_RUNS)
-    if not (a and b):  # preselect the two newest runs: "what did my last change do?"
-        return {"choices": choices, "comparison": None,
-                "a": a or (choices[1].run_id if len(choices) > 1 else ""),
-                "b": b or (choices[0].run_id if choices else "")}
+    if not (a and b):  # preselect the two newest runs, and compare them: "what did my last change do?"
+        a = a or (choices[1].run_id if len(choices) > 1 else "")
+        b = b or (choices[0].run_id if choices else "")
+        if not (a and b) or a == b:
+            return {"choices": choices, "comparison": None, "a": a, "b": b}
     comparison, run_a, run_b = compare_stored(store, a, b)
     return {"choices": choices, "a": comparison.baseline, "b": comparison.current, "comparison": comparison,
             "moved": comparison.moved,
@@ -125,13 +135,16 @@ def _compare(store: RunStore, a: str, b: str) -> dict[str, Any]:
 
 
 def _trend(store: RunStore, metric: str, limit: str) -> dict[str, Any]:
-    from ..store import metric_names, metric_trend
+    from ..store import case_performance, metric_names, metric_trend
 
     names = metric_names(store)
     metric = metric or (names[0] if names else "")
     runs = max(1, min(int(limit), _MAX_RUNS)) if limit.strip().isdigit() else 50
     points = metric_trend(store, metric, runs) if metric else []
-    return {"metrics": names, "metric": metric, "limit": runs, **_chart(points)}
+    figures = {p["run_id"]: [case_figures(pm) for pm in case_performance(store, p["run_id"], limit=_MAX_FIGURES)]
+               for p in points}
+    return {"metrics": names, "metric": metric, "limit": runs, "max_figures": _MAX_FIGURES, **_chart(points),
+            "perf": runs_charts(points, figures)}
 
 
 def _run(store: RunStore, ref: str, q: str, status: str, metric: str) -> dict[str, Any]:
@@ -142,13 +155,15 @@ def _run(store: RunStore, ref: str, q: str, status: str, metric: str) -> dict[st
     run = store.load_run(run_id, cases=pairs)
     totals = run.totals()
     rows = [_case_row(idx, case) for idx, case in pairs]
+    figures = [case_figures(case.performance_metrics, case.metrics) for _, case in pairs]
     matching = [r for r in rows if _matches(r, q.strip().lower(), status, metric)]
     matching.sort(key=lambda r: r["status"] not in _FAILING)  # failures first, else run order (stable)
     return {"record": record, "run": run, "totals": totals, "rate": _rate(totals),
             "metric_rates": [(name, e, format_rate(e["pass_rate"], e["passed"], e["evaluated"]))
                              for name, e in totals["metrics"].items()],
             "cases": matching[:_MAX_ROWS], "matching": len(matching), "q": q, "status": status, "metric": metric,
-            "statuses": [s.value for s in Status], "refresh": 10 if record.status in _GROWING else 0}
+            "statuses": [s.value for s in Status], "refresh": 10 if record.status in _GROWING else 0,
+            "perf": run_charts(figures)}
 
 
 def _case(store: RunStore, ref: str, index: str, queue: str = "") -> dict[str, Any]:
@@ -161,9 +176,13 @@ def _case(store: RunStore, ref: str, index: str, queue: str = "") -> dict[str, A
         raise StoreError(f"run {run_id} has no case #{index}")
     (position, case), = found
     turns = case._transcript
+    figures = case_figures(case.performance_metrics, case.metrics)
+    # serve's live run records each session as a case whose id is the session id: link back to its page.
+    session = case.case_id if store.get_run(run_id).options.get("live") else None
     return {"run_id": run_id, "index": position, "case": case, "status": case_status(case).value,
             "metrics": case.metrics, "turns": turns, "trajectory": trajectory_rows(turns),
-            "perf": fmt_perf(case.performance_metrics),
+            "perf": fmt_perf(case.performance_metrics), "figures": figures.cells(), "figures_turns": figures.turns,
+            "session": session,
             "queue_nav": queue_nav(store, run_id, position, queue) if queue else None}  # opened from /review
 
 
@@ -204,14 +223,16 @@ def _run_row(store: RunStore, record: RunRecord) -> dict[str, Any]:
 
 def _case_row(index: int, case: CaseResult) -> dict[str, Any]:
     return {"index": index, "case_id": case.case_id, "eval_id": case.eval_id, "status": case_status(case).value,
-            "score": case.score, "metrics": [_metric_cell(m) for m in case.metrics]}
+            "score": case.score, "metrics": [_metric_cell(m) for m in case.metrics],
+            "figures": case_figures(case.performance_metrics, case.metrics).cells()}
 
 
 def _metric_cell(m: MetricResult) -> dict[str, Any]:
-    from ..report._format import fmt_num
+    from ..report._format import reason_lines
 
+    # The lines the table report prints under the row (one function for both, so the UI says what the CLI says).
     return {"name": m.name, "status": m.status.value, "score": fmt_num(m.score if m.score is not None else m.value),
-            "why": m.error or m.reason or ""}
+            "why": "\n".join(reason_lines(m))}
 
 
 def _matches(row: dict[str, Any], needle: str, status: str, metric: str) -> bool:
@@ -227,19 +248,17 @@ def _matches(row: dict[str, Any], needle: str, status: str, metric: str) -> bool
     return not needle or needle in text
 
 
-_WIDTH, _HEIGHT, _PAD = 720, 220, 16
-
-
 def _chart(points: list[dict[str, Any]]) -> dict[str, Any]:
-    """Positions for the trend SVG: x by run (oldest left), y from 0 (bottom) to 1 (top)."""
-    step = (_WIDTH - 2 * _PAD) / max(1, len(points) - 1)
+    """The trend chart: the metric's pass rate and mean score by run (oldest left), 0 at the bottom, 1 at the top."""
+    from ._charts import Series, line_chart
 
-    def y(value: Optional[float]) -> Optional[float]:
-        return None if value is None else round(_HEIGHT - _PAD - value * (_HEIGHT - 2 * _PAD), 1)
-
-    placed = [{**p, "x": round(_PAD + i * step if len(points) > 1 else _WIDTH / 2, 1),
-               "rate_y": y(p["pass_rate"]), "score_y": y(p["mean_score"]),
-               "rate": format_rate(p["pass_rate"])} for i, p in enumerate(points)]
-    return {"points": placed, "width": _WIDTH, "height": _HEIGHT, "pad": _PAD,
-            "rate_line": " ".join(f"{p['x']},{p['rate_y']}" for p in placed if p["rate_y"] is not None),
-            "score_line": " ".join(f"{p['x']},{p['score_y']}" for p in placed if p["score_y"] is not None)}
+    placed = [{**p, "rate": format_rate(p["pass_rate"])} for p in points]
+    if not placed:
+        return {"points": [], "chart": None}
+    chart = line_chart([Series("pass rate", "s1", [p["pass_rate"] for p in placed],
+                               titles=[f"{p['run_id']}: pass rate {p['rate']}" for p in placed]),
+                        Series("mean score", "s2", [p["mean_score"] for p in placed],
+                               titles=[f"{p['run_id']}: mean score {fmt_num(p['mean_score'])}" for p in placed])],
+                       x_labels=[str(p["started_at"])[5:16].replace("T", " ") for p in placed],
+                       x_title="run started, UTC (oldest left)", unit="score", title="pass rate · mean score", y_max=1.0)
+    return {"points": placed, "chart": chart}

@@ -1,9 +1,12 @@
 """The web UI of ``serve``: server-rendered pages over the session store, no JavaScript, no network.
 
-    /                     sessions as they arrive (refreshes itself), filters by text, status and result
-    /sessions/{id}        results with reasons, expected vs actual trajectory, the conversation
+    /                     sessions as they arrive (refreshes itself), filters by text, status and result; each
+                          with its model, tokens, latency and cost (``_figures``) and why a result failed
+    /sessions/{id}        figures, results with reasons, expected vs actual trajectory, the conversation, and a
+                          link to its case in the live run
     /compare?a=…&b=…      two sessions' results side by side
-    /trend?metric=…       a metric's score over the sessions, oldest first (an SVG chart, no script)
+    /trend?metric=…       a metric's score, latency and tokens over the sessions, oldest first (SVG charts with
+                          axes, no script: ``web_charts``)
     /runs…                the run store's runs: list, one run, a case, compare two, a metric's trend
                           (``web_runs``)
     /review               the cases of a run to label first, and why (``web_review``)
@@ -21,6 +24,7 @@ the ``SessionStore`` interface (and the eval sets, for the expected trajectory);
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -32,16 +36,21 @@ from fastapi.responses import HTMLResponse, Response
 from ..__about__ import __version__
 from ..core.redact import redact
 from ..protocol import InvocationData
+from ..report._format import reason_lines
 from ..results._transcript import transcript
 from . import operations
 from ._csrf import CSRF_COOKIE
 from .web_golden import add_golden_pages, session_forms
+from ._figures import Figures, case_figures
+from .web_charts import session_charts
 from .web_live import add_live_pages
 from .web_review import add_review_pages
 from .web_runs import add_run_pages, trajectory_rows
 from .web_upload import add_upload_pages
 
 __all__ = ["CSP", "add_web_ui", "session_values"]
+
+log = logging.getLogger(__name__)
 
 CSP = ("default-src 'none'; style-src 'self'; img-src data:; form-action 'self'; base-uri 'none'; "
        "frame-ancestors 'none'")
@@ -54,6 +63,7 @@ def _environment() -> jinja2.Environment:
     env.filters["when"] = lambda ts: time.strftime("%H:%M:%S", time.localtime(ts)) if ts else ""
     # ISO 8601 UTC from the run store → "2026-01-02 03:04:05"
     env.filters["iso"] = lambda text: str(text)[:19].replace("T", " ") if text else ""
+    env.filters["reasons"] = reason_lines  # why a row is not PASSED, the table report's lines
     return env
 
 
@@ -78,7 +88,8 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
 
     @app.get("/", include_in_schema=False)
     async def sessions(request: Request, q: str = "", status: str = "", result: str = "") -> HTMLResponse:
-        rows = [*ctx.assembler.open_sessions()[:100], *(r.summary() for r in ctx.store.list(limit=500))]
+        rows = [*({**r, "figures": case_figures(None).cells()} for r in ctx.assembler.open_sessions()[:100]),
+                *({**r.summary(), "figures": _record_figures(r).cells(), "why": _why(r)} for r in ctx.store.list(limit=500))]
         needle = q.strip().lower()
         rows = [r for r in rows
                 if (not status or r["status"] == status)
@@ -93,8 +104,9 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
         if record is None:
             return page("sessions.html", request, 404, sessions=[], q=session_id, status="", result="", refresh=0,
                         counters=ctx.assembler.stats(), otlp=ctx.otlp)
+        values = await asyncio.to_thread(session_values, ctx, record)
         golden = await asyncio.to_thread(session_forms, ctx, request, record)
-        return page("session.html", request, **session_values(ctx, record), golden=golden)
+        return page("session.html", request, **values, golden=golden)
 
     @app.get("/compare", include_in_schema=False)
     async def compare(request: Request, a: str = "", b: str = "") -> HTMLResponse:
@@ -111,13 +123,9 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
         metrics = sorted({m.name for r in records for m in r.result.metrics if m.score is not None})
         metric = metric or (metrics[0] if metrics else "")
         scored = [(r, m) for r in records for m in r.result.metrics if m.name == metric and m.score is not None]
-        width, height, pad = 720, 200, 12
-        step = (width - 2 * pad) / max(1, len(scored) - 1)
-        points = [{"x": round(pad + i * step, 1), "y": round(height - pad - m.score * (height - 2 * pad), 1),
-                   "score": m.score, "status": m.status.value, "session_id": r.session_id,
-                   "received_at": r.received_at} for i, (r, m) in enumerate(scored)]
-        return page("trend.html", request, metrics=metrics, metric=metric, points=points, width=width,
-                    height=height, pad=pad, refresh=0)
+        return page("trend.html", request, metrics=metrics, metric=metric, points=[
+            {"score": m.score, "status": m.status.value, "session_id": r.session_id, "received_at": r.received_at}
+            for r, m in scored], refresh=0, **session_charts(records, scored, metric))
 
     add_run_pages(app, ctx, page)
     add_live_pages(app, ctx, page)
@@ -127,10 +135,14 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
 
 
 def session_values(ctx: Any, record: Any) -> dict[str, Any]:
-    """What ``session.html`` shows of ``record`` (a ``SessionRecord``) besides the golden forms."""
+    """What ``session.html`` shows of ``record`` (a ``SessionRecord``) besides the golden forms: its conversation
+    and trajectory, figures, and the link to its case in the live run (reads the run store: call it on a worker
+    thread)."""
     turns = transcript([InvocationData.model_validate(i) for i in record.invocations], _expected(record, ctx.settings))
+    figures = _record_figures(record)
     return {"record": record, "result": record.result, "turns": turns, "trajectory": trajectory_rows(turns),
-            "refresh": 0}
+            "refresh": 0, "figures": figures.cells(), "figures_turns": figures.turns,
+            "live_case": _live_case(ctx, record.session_id)}
 
 
 # same-origin, not no-referrer: under no-referrer a browser posts the UI's own forms with ``Origin: null``,
@@ -155,3 +167,29 @@ def _expected(record: Any, settings: Any) -> Optional[list[Any]]:
         return None
     case = next((c for c in settings.eval_sets[record.eval_set_id].eval_cases if c.eval_id == result.eval_id), None)
     return case.conversation if case is not None else None
+
+
+def _record_figures(record: Any) -> Figures:
+    """A session's model, tokens, latency and cost (its evaluation's ``performance_metrics``)."""
+    result = record.result
+    return case_figures(result.performance_metrics if result else None, result.metrics if result else ())
+
+
+def _why(record: Any) -> list[str]:
+    """``metric: its reason lines on one line`` for each result of a session that is not PASSED (the list's why)."""
+    result = record.result
+    rows = [(m.name, reason_lines(m)) for m in (result.metrics if result else ())]
+    return [f"{name}: " + " ".join(" ".join(line.removeprefix("reason: ").split()) for line in lines)
+            for name, lines in rows if lines]
+
+
+def _live_case(ctx: Any, session_id: str) -> Optional[str]:
+    """The path of the session's case in this server's live run (``/runs/{run}/cases/{i}``), or None."""
+    if ctx.runs is None or not ctx.live_run:
+        return None
+    try:
+        index = ctx.runs.case_index(ctx.live_run, session_id)
+    except Exception as exc:  # the run store is locked or gone: the session page still renders, without the link
+        log.warning("web UI: run store: %s: %s", type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
+        return None
+    return None if index is None else f"/runs/{ctx.live_run}/cases/{index}"

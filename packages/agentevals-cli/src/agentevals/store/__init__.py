@@ -24,11 +24,11 @@ from ._db import SCHEMA_VERSION, connect
 from ._recording import LiveRunRecorder, StoreConsumer, StoreReuse
 from ._store import RUN_STATUSES, LabelRecord, RunRecord, RunStore, SourceRecord, new_run_id, utc_now
 from ._summaries import case_counts, metric_names
-from ._trend import metric_trend
+from ._trend import case_performance, metric_trend
 
 __all__ = ["RUN_STATUSES", "SCHEMA_VERSION", "LabelRecord", "LiveRunRecorder", "RunRecord", "RunStore", "SourceRecord",
-           "StoreConsumer", "StoreReuse", "case_counts", "connect", "default_location", "metric_names",
-           "metric_trend", "new_run_id", "store_location", "utc_now"]
+           "StoreConsumer", "StoreReuse", "case_counts", "case_performance", "connect", "default_location",
+           "metric_names", "metric_trend", "new_run_id", "store_location", "utc_now"]
 
 ENV_VAR = "AGENTEVALS_STORE"
 

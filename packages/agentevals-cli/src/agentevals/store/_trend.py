@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import json
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..results import tally_totals
 
 if TYPE_CHECKING:
     from ._store import RunStore
 
-__all__ = ["metric_trend"]
+__all__ = ["case_performance", "metric_trend"]
 
 
 def metric_trend(store: RunStore, metric: str, limit: int = 20) -> list[dict[str, Any]]:
@@ -46,3 +47,15 @@ def metric_trend(store: RunStore, metric: str, limit: int = 20) -> list[dict[str
         out.append({**point, "rows": sum(counts.values()), "passed": rate["passed"], "evaluated": rate["evaluated"],
                     "pass_rate": rate["pass_rate"], "mean_score": score_sum / scored if scored else None})
     return out
+
+
+def case_performance(store: RunStore, run_id: str, *, limit: int = 2000) -> list[Optional[dict[str, Any]]]:
+    """The ``performance_metrics`` of the run's first ``limit`` cases, in case order (None: a case without them).
+
+    Example:
+        ```python
+        figures = case_performance(RunStore.open("runs.sqlite"), run_id)   # [{"latency": …, "tokens": …}, None]
+        ```
+    """
+    rows = store.db.execute("SELECT case_json FROM cases WHERE run_id = ? ORDER BY idx LIMIT ?", (run_id, limit))
+    return [json.loads(row[0]).get("performance_metrics") for row in rows]

@@ -16,6 +16,13 @@ def pair_turns(ctx: EvalContext) -> tuple[list[tuple[InvocationData, InvocationD
     if not actual:
         return [], "the trace has no agent turns to score"
     if len(actual) != len(expected):
-        case = ctx.eval_case.eval_id if ctx.eval_case else "the eval case"
-        return [], f"the trace has {len(actual)} turn(s) but '{case}' expects {len(expected)}"
+        # Say both counts and the rule: a 2-turn conversation matched to a 1-turn case is otherwise a bare
+        # NOT_EVALUATED (the case matched by its first user message, and turns pair only by position).
+        case = f"eval case '{ctx.eval_case.eval_id}'" if ctx.eval_case else "the eval case"
+        return [], (f"the session has {_turns(len(actual))}, {case} has {len(expected)}: turns are scored in pairs "
+                    "by position, so the counts must be equal")
     return list(zip(actual, expected, strict=True)), None
+
+
+def _turns(count: int) -> str:
+    return f"{count} turn{'s' if count != 1 else ''}"
