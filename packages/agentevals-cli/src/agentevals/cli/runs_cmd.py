@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import click
 
@@ -14,8 +13,7 @@ from ._choices import RegistryChoice
 from ._store import STORE_HELP, open_store
 
 if TYPE_CHECKING:
-    from ..results import CaseResult
-    from ..store._store import SourceRecord
+    pass
 
 __all__ = ["runs_command", "store_command"]
 
@@ -72,7 +70,7 @@ def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[s
     from ..report import ReportContext, render
     from ..report._workflow import defuse
     from ..results.labels import disagreements
-    from ..store._store import incomplete_reason
+    from ..store._store import incomplete_reason, run_sources
 
     db = open_store(store)
     try:
@@ -83,7 +81,7 @@ def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[s
     finally:
         db.close()
     incomplete = incomplete_reason(record, result)
-    read = _run_sources(sources, result.cases)
+    read = run_sources(sources, result.cases)
     labels = sum(len(c.labels) for c in result.cases)
     differ = disagreements(result.cases) if labels else None
     if only_disagreements:
@@ -209,22 +207,6 @@ def path_command(store: Optional[str]) -> None:
     from ..store import store_location
 
     click.echo(redact_url(store_location(store)))
-
-
-def _run_sources(pulled: list[SourceRecord], cases: Iterable[CaseResult]) -> list[dict[str, Any]]:
-    """What the run read, for the reports: each pull source (window, traces, error), then each other source its
-    cases name (a file), with how many cases came from it, in first-seen order."""
-    out: list[dict[str, Any]] = [
-        {"uri": s.uri, "kind": "pull", "window_start": _when(s.start), "window_end": _when(s.end), "traces": s.traces,
-         "error": s.error} for s in pulled]
-    files: dict[str, int] = {}
-    known = {s.uri for s in pulled}
-    for case in cases:
-        for source in case.sources:
-            if source not in known:
-                files[source] = files.get(source, 0) + 1
-    out += [{"uri": uri, "kind": "file", "cases": n} for uri, n in files.items()]
-    return out
 
 
 def _when(moment: datetime) -> str:

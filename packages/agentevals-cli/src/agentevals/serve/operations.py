@@ -167,11 +167,15 @@ def run_document(store: RunStore, ref: str = "latest") -> dict[str, Any]:
     import json
 
     from ..report import ReportContext, render
-    from ..store._store import incomplete_reason
+    from ..results.labels import disagreements
+    from ..store._store import incomplete_reason, run_sources
 
     run_id = store.resolve(ref)
     record, result = store.get_run(run_id), store.load_run(run_id)
-    return json.loads(render(result, "json", context=ReportContext(incomplete=incomplete_reason(record, result))))
+    differ = disagreements(result.cases) if any(c.labels for c in result.cases) else None
+    context = ReportContext(incomplete=incomplete_reason(record, result), disagreements=differ,
+                            sources=run_sources(store.sources(run_id), result.cases))
+    return json.loads(render(result, "json", context=context))
 
 
 _ORDER = {"ERROR": 0, "FAILED": 1, "NOT_EVALUATED": 2, "PASSED": 3, "INFORMATIONAL": 4}

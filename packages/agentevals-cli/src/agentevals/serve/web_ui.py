@@ -40,9 +40,9 @@ from ..report._format import reason_lines
 from ..results._transcript import transcript
 from . import operations
 from ._csrf import CSRF_COOKIE
-from .web_golden import add_golden_pages, session_forms
 from ._figures import Figures, case_figures
 from .web_charts import session_charts
+from .web_golden import add_golden_pages, session_forms
 from .web_live import add_live_pages
 from .web_review import add_review_pages
 from .web_runs import add_run_pages, trajectory_rows

@@ -6,7 +6,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -502,3 +502,23 @@ def _shell(case: CaseResult) -> dict[str, Any]:
 def _dumps(value: Any) -> str:
     """JSON of ``value`` with secrets redacted: nothing the store keeps can leak a key (``agentevals.core.redact``)."""
     return json.dumps(redact_obj(value), ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def run_sources(pulled: list[SourceRecord], cases: Iterable[CaseResult]) -> list[dict[str, Any]]:
+    """What the run read, for the reports: each pull source (window, traces, error), then each other source its
+    cases name (a file), with how many cases came from it, in first-seen order."""
+    out: list[dict[str, Any]] = [
+        {"uri": s.uri, "kind": "pull", "window_start": _utc(s.start), "window_end": _utc(s.end), "traces": s.traces,
+         "error": s.error} for s in pulled]
+    files: dict[str, int] = {}
+    known = {s.uri for s in pulled}
+    for case in cases:
+        for source in case.sources:
+            if source not in known:
+                files[source] = files.get(source, 0) + 1
+    out += [{"uri": uri, "kind": "file", "cases": n} for uri, n in files.items()]
+    return out
+
+
+def _utc(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
