@@ -33,6 +33,29 @@ COMMANDS: dict[str, str] = {
     "sources": "agentevals.cli.sources_cmd:sources_command",
 }
 
+# name → the first paragraph of the command's help, for the list in ``agentevals --help`` without importing
+# every command (tests/cli/test_startup.py checks that each still matches its command).
+SUMMARIES: dict[str, str] = {
+    "calibrate": "Score TRACES with one evaluator of the config and compare its verdicts with human labels: agreement, "
+                 "Cohen's κ with a bootstrap 95% interval, confusion, precision/recall per verdict, the base rate, "
+                 "score correlation and MAE; --repeat gives the flip rate, --probes the judge's biases.",
+    "config": "Work with eval_config.yaml files.",
+    "eval": "Run a single judge or assertion; show what a grading agent needs for one test.",
+    "evalset": "ADK eval sets from stored runs: build one, add cases, merge, diff and validate.",
+    "evaluator": "Custom evaluators: scaffold one, try it, list registries, show runtimes.",
+    "labels": "Human labels (pass/fail, a score, a note, who) of stored cases and metrics: import, export, add.",
+    "mcp": "Serve the tools list_metrics, evaluate_traces, list_sessions, summarize_session, evaluate_sessions, "
+           "list_runs, show_run, compare_runs on stdio.",
+    "run": "Score TRACE_FILES (Jaeger JSON, OTLP JSON or Tempo exports; globs allowed) or backend query URIs "
+           "(jaeger+http://HOST:PORT?service=NAME&since=2h, …: see 'agentevals sources list') against an eval set.",
+    "runs": "Runs recorded in the run store: list them, show one, compare two, follow a metric over them.",
+    "serve": "Receive agent traces over OTLP, evaluate each session as it completes, and serve the results.",
+    "sources": "Where traces come from: files, URLs and trace backends (Jaeger, Tempo, Phoenix, MLflow, Langfuse, "
+               "plugins).",
+    "store": "The run store itself: where it is, its schema.",
+    "transpile": "Transpile EVAL.yaml (or .jsonl) suites into evals.json.",
+}
+
 
 class AgentevalsClickError(click.ClickException):
     """An ``AgentevalsError`` on its way out: ``Error: <one line>`` on stderr and its exit code."""
@@ -56,6 +79,19 @@ class LazyGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's listing, with each lazy command's summary from ``SUMMARIES`` instead of its module."""
+        commands: list[tuple[str, click.Command]] = []
+        for name in self.list_commands(ctx):
+            command = (click.Command(name, help=SUMMARIES[name]) if name in SUMMARIES and name in COMMANDS
+                       else self.get_command(ctx, name))
+            if command is not None and not command.hidden:
+                commands.append((name, command))
+        if commands:
+            limit = formatter.width - 6 - max(len(name) for name, _ in commands)  # click's own layout
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in commands])
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in COMMANDS:
