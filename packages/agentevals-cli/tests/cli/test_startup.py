@@ -69,8 +69,9 @@ def test_help_imports_no_command_and_no_pydantic(tmp_path):
     modules = modules_after(tmp_path, "--help")
     assert "agentevals.cli._main" in modules  # the probe did run the CLI
     commands = [path.partition(":")[0] for path in COMMANDS.values()]
-    assert imported(modules, [*NEVER, *commands, "pydantic", "asyncio", "importlib.resources",
-                              "importlib.metadata", "agentevals.api", "agentevals.engine", "agentevals.results"]) == []
+    assert imported(modules, [*NEVER, *commands, "pydantic", "asyncio", "importlib.resources", "importlib.metadata",
+                              "logging", "agentevals.core.redact", "agentevals.api", "agentevals.engine",
+                              "agentevals.results"]) == []
 
 
 RUN = ["run", str(EXAMPLES / "traces" / "helm.json"), "-e", str(EXAMPLES / "evalsets" / "eval_set_helm.json"),

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import sys
-import traceback
 from typing import Any
 
 import click
 
 from ..__about__ import __version__
-from ..core.redact import redact
 from ..errors import AgentevalsError
 from ..protocol import PROTOCOL_VERSION
 
@@ -57,6 +54,20 @@ SUMMARIES: dict[str, str] = {
 }
 
 
+def redact(text: str) -> str:
+    """``core.redact.redact``, imported when an error is shown (not for ``--help``)."""
+    from ..core.redact import redact as redact_text
+
+    return redact_text(text)
+
+
+def print_traceback() -> None:
+    """The traceback of the exception being handled, on stderr (-vv or AGENTEVALS_DEBUG)."""
+    import traceback
+
+    traceback.print_exc()
+
+
 class AgentevalsClickError(click.ClickException):
     """An ``AgentevalsError`` on its way out: ``Error: <one line>`` on stderr and its exit code."""
 
@@ -74,7 +85,7 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except AgentevalsError as exc:
             if debug_enabled():
-                traceback.print_exc()
+                print_traceback()
             raise AgentevalsClickError(exc) from exc
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -98,19 +109,6 @@ class LazyGroup(click.Group):
             module, _, attr = COMMANDS[name].partition(":")
             return getattr(importlib.import_module(module), attr)
         return super().get_command(ctx, name)
-
-
-class RedactingFilter(logging.Filter):
-    """Log records leave with secrets redacted and no line able to start a CI workflow command (the message
-    is rendered once, then cleaned: it may quote a trace or an evaluator's stderr)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        from ..report._workflow import defuse
-
-        record.msg, record.args = defuse(redact(record.getMessage()), "log"), None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
-        return True
 
 
 _state = {"verbose": 0, "quiet": 0}
@@ -143,12 +141,9 @@ def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
     """Score AI-agent runs recorded as OpenTelemetry traces against eval sets and evaluators."""
     _state["verbose"] = verbose
     _state["quiet"] = int(quiet)
-    level = (logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.ERROR if quiet
-             else logging.WARNING)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    for handler in logging.getLogger().handlers:
-        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
-            handler.addFilter(RedactingFilter())
+    from ._logging import install_logging
+
+    install_logging(verbose=verbose, quiet=quiet)
 
 
 def main(argv: list[str] | None = None) -> Any:
@@ -168,7 +163,7 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(exc.exit_code)
     except AgentevalsError as exc:  # raised outside a command (e.g. while parsing)
         if debug_enabled():
-            traceback.print_exc()
+            print_traceback()
         click.echo(redact(f"Error: {exc}"), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
@@ -176,7 +171,7 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(130)
     except Exception as exc:  # a bug: still one line, the traceback on request
         if debug_enabled():
-            traceback.print_exc()
+            print_traceback()
         click.echo(redact(f"Error: internal error: {type(exc).__name__}: {exc} (run with -vv for the traceback; "
                           "please report it)"), err=True)
         sys.exit(1)
