@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import sys
-import traceback
 from typing import Any
 
 import click
 
 from ..__about__ import __version__
-from ..core.redact import redact
 from ..errors import AgentevalsError
 from ..protocol import PROTOCOL_VERSION
 
@@ -33,6 +30,43 @@ COMMANDS: dict[str, str] = {
     "sources": "agentevals.cli.sources_cmd:sources_command",
 }
 
+# name → the first paragraph of the command's help, for the list in ``agentevals --help`` without importing
+# every command (tests/cli/test_startup.py checks that each still matches its command).
+SUMMARIES: dict[str, str] = {
+    "calibrate": "Score TRACES with one evaluator of the config and compare its verdicts with human labels: agreement, "
+                 "Cohen's κ with a bootstrap 95% interval, confusion, precision/recall per verdict, the base rate, "
+                 "score correlation and MAE; --repeat gives the flip rate, --probes the judge's biases.",
+    "config": "Work with eval_config.yaml files.",
+    "eval": "Run a single judge or assertion; show what a grading agent needs for one test.",
+    "evalset": "ADK eval sets from stored runs: build one, add cases, merge, diff and validate.",
+    "evaluator": "Custom evaluators: scaffold one, try it, list registries, show runtimes.",
+    "labels": "Human labels (pass/fail, a score, a note, who) of stored cases and metrics: import, export, add.",
+    "mcp": "Serve the tools list_metrics, evaluate_traces, list_sessions, summarize_session, evaluate_sessions, "
+           "list_runs, show_run, compare_runs on stdio.",
+    "run": "Score TRACE_FILES (Jaeger JSON, OTLP JSON or Tempo exports; globs allowed) or backend query URIs "
+           "(jaeger+http://HOST:PORT?service=NAME&since=2h, …: see 'agentevals sources list') against an eval set.",
+    "runs": "Runs recorded in the run store: list them, show one, compare two, follow a metric over them.",
+    "serve": "Receive agent traces over OTLP, evaluate each session as it completes, and serve the results.",
+    "sources": "Where traces come from: files, URLs and trace backends (Jaeger, Tempo, Phoenix, MLflow, Langfuse, "
+               "plugins).",
+    "store": "The run store itself: where it is, its schema.",
+    "transpile": "Transpile EVAL.yaml (or .jsonl) suites into evals.json.",
+}
+
+
+def redact(text: str) -> str:
+    """``core.redact.redact``, imported when an error is shown (not for ``--help``)."""
+    from ..core.redact import redact as redact_text
+
+    return redact_text(text)
+
+
+def print_traceback() -> None:
+    """The traceback of the exception being handled, on stderr (-vv or AGENTEVALS_DEBUG)."""
+    import traceback
+
+    traceback.print_exc()
+
 
 class AgentevalsClickError(click.ClickException):
     """An ``AgentevalsError`` on its way out: ``Error: <one line>`` on stderr and its exit code."""
@@ -51,30 +85,30 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except AgentevalsError as exc:
             if debug_enabled():
-                traceback.print_exc()
+                print_traceback()
             raise AgentevalsClickError(exc) from exc
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's listing, with each lazy command's summary from ``SUMMARIES`` instead of its module."""
+        commands: list[tuple[str, click.Command]] = []
+        for name in self.list_commands(ctx):
+            command = (click.Command(name, help=SUMMARIES[name]) if name in SUMMARIES and name in COMMANDS
+                       else self.get_command(ctx, name))
+            if command is not None and not command.hidden:
+                commands.append((name, command))
+        if commands:
+            limit = formatter.width - 6 - max(len(name) for name, _ in commands)  # click's own layout
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in commands])
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in COMMANDS:
             module, _, attr = COMMANDS[name].partition(":")
             return getattr(importlib.import_module(module), attr)
         return super().get_command(ctx, name)
-
-
-class RedactingFilter(logging.Filter):
-    """Log records leave with secrets redacted and no line able to start a CI workflow command (the message
-    is rendered once, then cleaned: it may quote a trace or an evaluator's stderr)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        from ..report._workflow import defuse
-
-        record.msg, record.args = defuse(redact(record.getMessage()), "log"), None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
-        return True
 
 
 _state = {"verbose": 0, "quiet": 0}
@@ -107,12 +141,9 @@ def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
     """Score AI-agent runs recorded as OpenTelemetry traces against eval sets and evaluators."""
     _state["verbose"] = verbose
     _state["quiet"] = int(quiet)
-    level = (logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.ERROR if quiet
-             else logging.WARNING)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    for handler in logging.getLogger().handlers:
-        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
-            handler.addFilter(RedactingFilter())
+    from ._logging import install_logging
+
+    install_logging(verbose=verbose, quiet=quiet)
 
 
 def main(argv: list[str] | None = None) -> Any:
@@ -132,7 +163,7 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(exc.exit_code)
     except AgentevalsError as exc:  # raised outside a command (e.g. while parsing)
         if debug_enabled():
-            traceback.print_exc()
+            print_traceback()
         click.echo(redact(f"Error: {exc}"), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
@@ -140,7 +171,7 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(130)
     except Exception as exc:  # a bug: still one line, the traceback on request
         if debug_enabled():
-            traceback.print_exc()
+            print_traceback()
         click.echo(redact(f"Error: internal error: {type(exc).__name__}: {exc} (run with -vv for the traceback; "
                           "please report it)"), err=True)
         sys.exit(1)

@@ -19,7 +19,6 @@ from ..core.redact import redact
 from ..errors import ConfigError
 from ..results import InputError, RunResult
 from ..trace_sources import ReadContext, is_conversion_error, uri_sources
-from ..trace_sources.pull import check_since
 
 if TYPE_CHECKING:
     from ..store import SourceRecord
@@ -42,10 +41,13 @@ class SourcedInputs:
     @classmethod
     def plan(cls, inputs: list[str], *, since: Optional[str], store: Any, again_from: Optional[str]) -> SourcedInputs:
         """``again_from``: the run whose windows are read again (``--resume``/``--rerun-failed``)."""
-        from ..trace_sources.pull import PullSource
+        sources = list(uri_sources(inputs))
+        if since is None and not sources:  # files only: the pull sources' module is not needed (start-up)
+            return cls(ReadContext())
+        from ..trace_sources.pull import PullSource, check_since
 
         sourced = cls(ReadContext(since=check_since(since)))
-        for item, source in uri_sources(inputs):
+        for item, source in sources:
             if source is None:
                 sourced.refused.add(item)
             elif isinstance(source, PullSource):

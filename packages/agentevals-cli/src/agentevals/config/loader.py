@@ -26,6 +26,7 @@ from pydantic import (
     field_validator,
 )
 
+from ..core._docs import ATTRIBUTE_DOCS
 from ..core._names import snake_case
 from ..core._registry import Registry, did_you_mean
 from ..core._validation import loc_path
@@ -96,7 +97,8 @@ def _alert_rule(rule: str) -> str:
 class RunSettings(BaseModel):
     """Top-level run settings allowed beside ``evaluators`` (CLI flags override them)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    # defer_build: built on first use, so that start-up pays only for the models a command uses
+    model_config = ConfigDict(extra="forbid", defer_build=True, **ATTRIBUTE_DOCS)
 
     evaluators: list[Any] = Field(default_factory=list)
     """The evaluator entries, in output order."""

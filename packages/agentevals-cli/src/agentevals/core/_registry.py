@@ -35,7 +35,6 @@ A third-party distribution declares the same key in its packaging metadata::
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import threading
 from collections.abc import Iterable
@@ -53,6 +52,8 @@ T = TypeVar("T")
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` when a close match exists, else an empty string."""
+    import difflib  # only for a name that is not known
+
     close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
 

@@ -21,8 +21,6 @@ Example:
 from __future__ import annotations
 
 import os
-import pickle
-import tempfile
 import threading
 from typing import Any, NamedTuple, Optional
 
@@ -57,6 +55,9 @@ class SpillFile:
         self._lock = threading.Lock()  # appends come from the event loop and from consumer threads
 
     def put(self, obj: Any) -> Spilled:
+        import pickle  # here, as tempfile: only a run that spills pays for them
+        import tempfile
+
         data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
         with self._lock:
             if self._fd is None:
@@ -80,6 +81,8 @@ class SpillFile:
                 raise EOFError(f"spill file ends before {ref.offset + ref.length}")
             chunks.append(chunk)
             read += len(chunk)
+        import pickle
+
         return pickle.loads(b"".join(chunks) if len(chunks) > 1 else chunks[0])
 
     @property

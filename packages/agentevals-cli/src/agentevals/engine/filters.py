@@ -37,7 +37,6 @@ attribute too); ``contains`` is a substring test on strings and a member test on
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 import weakref
@@ -210,6 +209,8 @@ class _Parser:
                     return lambda f: f.attribute(key)
                 return lambda f: f.resource(key)
         if name not in FIELDS:
+            import difflib  # only for a field name that is not known
+
             close = difflib.get_close_matches(name, [*FIELDS, "attr.", "resource."], n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise self.fail(f"unknown field {name!r}{hint}; fields: {', '.join(FIELDS)}, attr.KEY, resource.KEY", token)

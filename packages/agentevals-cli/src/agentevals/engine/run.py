@@ -35,7 +35,6 @@ from .admission import admissions_for
 from .budget import usage_note
 from .consumers import ResultReuse, RunConsumer, emit
 from .executors import pool_for
-from .filters import filter_needs_spans
 from .grouping import Grouper, LoneCase
 from .options import RunOptions
 from .output import Output
@@ -44,6 +43,15 @@ from .planning import Planner
 __all__ = ["run_evaluation", "run_sync"]
 
 log = logging.getLogger("agentevals.engine")  # one logger for the whole engine
+
+
+def _filter_needs_spans(text: Optional[str]) -> bool:
+    """``filters.filter_needs_spans``, importing the filter language only for a run that has a filter (start-up)."""
+    if not text:
+        return False
+    from .filters import filter_needs_spans
+
+    return filter_needs_spans(text)
 
 
 async def run_evaluation(
@@ -91,7 +99,7 @@ async def run_evaluation(
                      independent=options.independent_cases)
     seen_traces = False
     try:
-        async for item, fraction in pool.read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs) or filter_needs_spans(options.filter)):
+        async for item, fraction in pool.read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs) or _filter_needs_spans(options.filter)):
             if isinstance(item, InputError):
                 run.input_errors.append(item)
                 continue

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..core._docs import ATTRIBUTE_DOCS
 from ..core.limits import EVALUATOR_TIMEOUT
 from ..engine.options import RunOptions
 from ..results import MetricResult
@@ -48,7 +49,8 @@ class NotCacheable(Exception):
 class EvaluatorConfig(BaseModel):
     """Fields every evaluator entry of eval_config.yaml accepts. Unknown keys are errors."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True, **ATTRIBUTE_DOCS)
+    # (defer_build: an evaluator type's config model is built when an entry of that type is read)
 
     name: str = Field(min_length=1)
     """Unique name for the evaluator (used in output)."""

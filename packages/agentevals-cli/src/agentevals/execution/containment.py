@@ -30,7 +30,6 @@ Example:
 from __future__ import annotations
 
 import atexit
-import ctypes
 import os
 import secrets
 import signal
@@ -85,6 +84,8 @@ def enable_subreaper() -> bool:
     atexit.register(kill_all_evaluator_processes)
     if sys.platform.startswith("linux"):
         try:
+            import ctypes  # here: only a run that starts an evaluator process needs it
+
             libc = ctypes.CDLL(None, use_errno=True)
             _SUBREAPER = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
         except (OSError, AttributeError):  # pragma: no cover - no libc prctl

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..core._docs import ATTRIBUTE_DOCS
 from ..core._validation import format_validation_error
 from ..errors import ConfigError, ProtocolVersionError
 from ..protocol import PROTOCOL_VERSION, negotiate
@@ -25,7 +26,7 @@ MANIFEST_NAME = "evaluator.yaml"
 class Manifest(BaseModel):
     """Metadata of one evaluator."""
 
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="allow", **ATTRIBUTE_DOCS)
 
     name: str | None = None
     description: str | None = None

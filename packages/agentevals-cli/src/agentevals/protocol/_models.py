@@ -11,6 +11,8 @@ from typing import Annotated, Any, Optional
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
+from ..core._docs import ATTRIBUTE_DOCS
+
 __all__ = [
     "PERFORMANCE_METRICS_SCHEMA",
     "EvalInput",
@@ -23,7 +25,8 @@ __all__ = [
     "WorkerOffer",
 ]
 
-_WIRE = ConfigDict(extra="ignore", populate_by_name=True, use_attribute_docstrings=True)
+# defer_build: built on first use, so that start-up pays only for the models a command uses
+_WIRE = ConfigDict(extra="ignore", populate_by_name=True, defer_build=True, **ATTRIBUTE_DOCS)
 _SINCE_1_1: dict[str, Any] = {"x-protocol-since": "1.1"}
 _SINCE_1_2: dict[str, Any] = {"x-protocol-since": "1.2"}
 
@@ -212,7 +215,7 @@ class EvalResult(BaseModel):
         ```
     """
 
-    model_config = ConfigDict(extra="ignore", validate_assignment=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="ignore", validate_assignment=True, defer_build=True, **ATTRIBUTE_DOCS)
 
     score: Optional[UnitScore] = None
     """Overall score in [0, 1]. May be null only when status is NOT_EVALUATED."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
 from typing import Any
 
 __all__ = ["PROTOCOL_VERSION", "SUPPORTED_VERSIONS", "load_schema", "parse_version"]
@@ -29,6 +28,9 @@ def parse_version(text: object) -> tuple[int, int]:
 @cache
 def load_schema(name: str, version: str) -> dict[str, Any]:
     """Load a shipped wire schema, e.g. ``load_schema("eval_result", "1.0")``."""
+    # imported here: it costs ~10 ms that ``agentevals --help`` and ``run`` need not pay
+    from importlib import resources
+
     text = resources.files(__package__).joinpath("schema").joinpath(f"{name}.v{version}.json").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema

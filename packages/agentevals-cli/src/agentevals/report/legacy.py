@@ -26,6 +26,7 @@ from typing import Annotated, Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
+from ..core._docs import ATTRIBUTE_DOCS
 from ..results import CaseResult, MetricResult, RunResult, Status
 from ..traces.convert._common import stats
 
@@ -70,7 +71,7 @@ def _nullable(schema: dict[str, Any]) -> Any:
 class LegacyMetric(BaseModel):
     """One evaluator's result on one trace, as 0.11 wrote it."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(**ATTRIBUTE_DOCS)
 
     metric_name: str
     """The evaluator's name (builtin metrics: the metric name)."""
@@ -87,7 +88,7 @@ class LegacyMetric(BaseModel):
 class LegacyTrace(BaseModel):
     """One trace (or conversation) with its metrics, as 0.11 wrote it."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(**ATTRIBUTE_DOCS)
 
     trace_id: str
     num_invocations: int
@@ -100,7 +101,7 @@ class LegacyTrace(BaseModel):
 class LegacyDocument(BaseModel):
     """The 0.11 keys of the document (for the published schema)."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(**ATTRIBUTE_DOCS)
 
     traces: list[LegacyTrace] = Field(default_factory=list)
     """agentevals-cli 0.11's view of ``cases``."""

@@ -17,6 +17,8 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
+from ..core._docs import ATTRIBUTE_DOCS
+
 __all__ = ["SKIP_KINDS", "CaseResult", "HumanLabel", "InputError", "MetricResult", "RunResult", "SpanRef", "Status", "Verdict",
            "case_key", "case_status", "row_key", "tally_statuses", "tally_totals", "utc_now", "verdict_for"]
 
@@ -65,7 +67,7 @@ def verdict_for(score: Optional[float]) -> Optional[Verdict]:
 class MetricResult(BaseModel):
     """One evaluator's outcome on one case (a trace or a conversation)."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(**ATTRIBUTE_DOCS)
 
     name: str
     """Evaluator name as configured (builtin metrics: the metric name)."""
@@ -124,7 +126,7 @@ class HumanLabel(BaseModel):
     """A person's judgement of a stored case, or of one metric of it (``agentevals labels``), shown beside the
     machine verdicts."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(defer_build=True, **ATTRIBUTE_DOCS)  # built on first use (runs show, labels)
 
     metric: Optional[str] = None
     """The metric labelled; None: the whole case."""
@@ -150,7 +152,7 @@ class HumanLabel(BaseModel):
 class CaseResult(BaseModel):
     """Everything evaluated for one case: a trace, or the traces of one conversation."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(**ATTRIBUTE_DOCS)
 
     case_id: str
     """Trace id, or conversation id when grouped by conversation."""
@@ -204,7 +206,7 @@ class InputError(BaseModel):
 class RunResult(BaseModel):
     """The whole run."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(**ATTRIBUTE_DOCS)
 
     schema_version: str = RESULT_SCHEMA_VERSION
     agentevals_version: str = ""

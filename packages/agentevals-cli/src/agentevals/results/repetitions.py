@@ -12,7 +12,6 @@ least one PASSED; ``evaluation_failed`` repetitions count as not passed.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 from math import comb
 from typing import Any, Optional
@@ -120,6 +119,8 @@ class _Group:
         self.repetitions.append({"case_id": case.case_id, "passed": passed, "status": case.evaluation_status})
 
     def summary(self, key: str, k_values: Sequence[int]) -> dict[str, Any]:
+        import statistics  # here: a run without repetitions need not pay for it
+
         n, c = len(self.indexes), self.passed
         ks = sorted({k for k in k_values if 1 <= k <= n} or {n})
         metrics = {

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from pydantic import ConfigDict, Field, model_validator
 
+from ...core._docs import describe_fields
 from ...results import MetricResult, Status, Verdict
 from ..base import BaseEvaluator, EvalContext, EvaluatorConfig
 from ._checks import loads_strict
@@ -117,9 +118,10 @@ class Outcome:
                        reasoning=reasoning, verdict=verdict)
 
 
-def _name_is_optional(schema: dict[str, Any], _model: Any = None) -> None:
+def _name_is_optional(schema: dict[str, Any], model: type) -> None:
     """The published schema says what the loader does: an unnamed entry gets AgentV's name, and AgentV 5's
-    ``metric:`` is a name too."""
+    ``metric:`` is a name too (and, as every entry, its fields' docstrings describe them)."""
+    describe_fields(schema, model)
     if "name" in schema.get("required", []):
         schema["required"] = [key for key in schema["required"] if key != "name"]
     schema.setdefault("properties", {})["metric"] = METRIC_SCHEMA

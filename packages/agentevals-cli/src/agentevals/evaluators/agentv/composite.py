@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
+from ...core._docs import ATTRIBUTE_DOCS
 from ...core._validation import format_validation_error
 from ...engine.options import RunOptions
 from ...errors import AgentevalsError, ConfigError, EvaluatorFailure, first_line
@@ -48,7 +49,7 @@ _SKIPPED = (Status.NOT_EVALUATED, Status.INFORMATIONAL)
 class Aggregator(BaseModel):
     """How member results become one score."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, **ATTRIBUTE_DOCS)
 
     type: Literal["weighted_average", "threshold", "code_judge", "code-judge", "llm_judge", "llm-judge", "assert_set"]
     """weighted_average: Σ score·weight / Σ weight; threshold: share of members passing (pass; under v2.19's

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...core._docs import ATTRIBUTE_DOCS
 from ...results import MetricResult
 from ...results.scoring import running_sum
 from ..base import EvalContext
@@ -32,7 +33,7 @@ _MISSING = object()
 class FieldSpec(BaseModel):
     """One field to compare."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", **ATTRIBUTE_DOCS)
 
     path: str = Field(min_length=1)
     """Dot path with ``[i]`` indexes, e.g. ``invoice.line_items[0].amount``."""

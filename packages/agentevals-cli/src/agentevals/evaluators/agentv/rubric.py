@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ...core._docs import describe_fields
 from ...results import MetricResult, Verdict
 from ...results.scoring import running_sum
 from ..base import EvalContext
@@ -26,8 +27,9 @@ class ScoreRange(BaseModel):
     outcome: str = Field(validation_alias=AliasChoices("outcome", "expected_outcome", "description"))
 
 
-def _item_schema(schema: dict[str, Any]) -> None:
+def _item_schema(schema: dict[str, Any], cls: type) -> None:
     """The published schema lists what the model reads: ``outcome``'s other spellings, the map form of ranges."""
+    describe_fields(schema, cls)
     properties = schema["properties"]
     for alias in ("criteria", "expected_outcome", "description"):
         properties[alias] = {"type": "string", "description": "Same as ``outcome`` (AgentV 5 items write ``criteria``)."}
@@ -39,7 +41,7 @@ def _item_schema(schema: dict[str, Any]) -> None:
 class RubricItem(BaseModel):
     """One criterion."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, json_schema_extra=_item_schema)
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_item_schema)
 
     id: str = ""
     """Identifier (default ``rubric-<n>``)."""

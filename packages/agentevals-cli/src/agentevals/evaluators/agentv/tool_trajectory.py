@@ -6,6 +6,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
+from ...core._docs import ATTRIBUTE_DOCS
 from ..base import EvalContext
 from ._base import AgentVConfig, AgentVEvaluator, Outcome, js_equal, js_num
 from ._view import CaseView, ToolCall
@@ -19,7 +20,7 @@ ArgsMatch = Literal["exact", "superset", "subset", "ignore"] | list[str]
 class ExpectedTool(BaseModel):
     """One expected call."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", **ATTRIBUTE_DOCS)
 
     tool: str
     """Tool name (exact)."""

@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from ...core._docs import ATTRIBUTE_DOCS
 from ...core._registry import did_you_mean
 from ...core._validation import format_validation_error
 from ..base import EvaluatorConfig
@@ -48,7 +49,7 @@ TEXT_SIMILARITY_METRICS = (
 Template = Annotated[str, AfterValidator(check_template)]
 """A string with ``{{ item.<field> }}`` / ``{{ sample.output_text }}`` placeholders."""
 
-_STRICT = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+_STRICT = ConfigDict(extra="forbid", **ATTRIBUTE_DOCS)
 
 
 class _Grader(BaseModel):

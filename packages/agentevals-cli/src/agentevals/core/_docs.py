@@ -1,0 +1,70 @@
+"""Attribute docstrings as JSON Schema descriptions, read when a schema is asked for, not at import.
+
+pydantic's ``use_attribute_docstrings=True`` reads each model's source while the class is built: ~20% of
+``agentevals run``'s start-up for a schema that a run never renders. ``ATTRIBUTE_DOCS`` gives the same
+schema lazily::
+
+    class CaseResult(BaseModel):
+        model_config = ConfigDict(**ATTRIBUTE_DOCS)
+
+        case_id: str
+        \"\"\"The eval case's id.\"\"\"   # → "description" of ``case_id`` in model_json_schema()
+
+A field's own ``Field(description=…)`` wins, as with pydantic's option.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import itertools
+import textwrap
+from functools import cache
+from typing import Any
+
+from pydantic import ConfigDict
+
+__all__ = ["ATTRIBUTE_DOCS", "attribute_docstrings", "describe_fields"]
+
+
+@cache
+def attribute_docstrings(cls: type) -> dict[str, str]:
+    """``{field name: docstring}`` of the string literals that follow annotated fields in ``cls``'s body and in
+    its bases' (the nearest class wins); ``{}`` where the source cannot be read (e.g. a frozen app)."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):  # bases first, so that a subclass overrides
+        if not hasattr(klass, "model_fields") or klass.__module__.split(".")[0] == "pydantic":
+            continue  # pydantic's own BaseModel: its docstrings document no field
+        try:
+            source = textwrap.dedent(inspect.getsource(klass))
+            body = ast.parse(source).body
+        except (OSError, TypeError, SyntaxError):
+            continue
+        if not body or not isinstance(body[0], ast.ClassDef):
+            continue
+        statements = body[0].body
+        for node, following in itertools.pairwise(statements):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                    and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
+                    and isinstance(following.value.value, str)):
+                docs[node.target.id] = inspect.cleandoc(following.value.value)
+    return docs
+
+
+def describe_fields(schema: dict[str, Any], cls: type) -> None:
+    """pydantic's ``json_schema_extra`` hook: fill in the description of every documented property (a model
+    with its own hook calls this one from it)."""
+    properties = schema.get("properties", {})
+    fields = getattr(cls, "model_fields", {})
+    for name, doc in attribute_docstrings(cls).items():
+        field = fields.get(name)
+        if field is None or field.description is not None:
+            continue
+        validation = field.validation_alias if isinstance(field.validation_alias, str) else None
+        for key in dict.fromkeys((name, field.alias, field.serialization_alias, validation)):
+            if key in properties:
+                properties[key].setdefault("description", doc)
+
+
+ATTRIBUTE_DOCS = ConfigDict(json_schema_extra=describe_fields)
+"""Model config entries (``ConfigDict(**ATTRIBUTE_DOCS)``) that document fields from their docstrings."""

@@ -1,0 +1,106 @@
+"""Start-up imports only what the command uses: the modules ``agentevals --help`` and a one-metric ``run`` load,
+read from a real ``python`` subprocess (a fresh interpreter: in-process, earlier tests would have imported
+everything). No time is asserted; a module list is what start-up time is made of."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from agentevals.cli._main import COMMANDS, SUMMARIES, cli
+
+EXAMPLES = Path(__file__).resolve().parents[4] / "examples"
+
+# Runs the CLI in this interpreter, then writes the names in sys.modules to the file named by argv[1]; with
+# ``--groups`` first, the entry-point groups read instead (which imports importlib.metadata up front).
+PROBE = """
+import json, sys
+out, args = sys.argv[1], sys.argv[2:]
+groups = []
+if args[0] == "--groups":
+    import importlib.metadata as metadata
+    real = metadata.entry_points
+    def entry_points(**params):
+        groups.append(params.get("group"))
+        return real(**params)
+    metadata.entry_points = entry_points
+    args = args[1:]
+from agentevals.cli import main
+try:
+    main(args)
+except SystemExit:
+    pass
+with open(out, "w") as f:
+    json.dump(groups if groups or "--groups" in sys.argv else sorted(sys.modules), f)
+"""
+
+# Heavy or unrelated to the command: none may be imported by --help, nor by one builtin metric with --no-store.
+NEVER = ["jinja2", "requests", "httpx", "urllib3", "rich", "sqlite3", "psycopg", "psycopg2", "yaml", "google.adk",
+         "openai", "ray", "mcp", "starlette", "uvicorn", "agentevals.serve", "agentevals.store", "agentevals.live",
+         "agentevals.transpile", "agentevals.judges", "agentevals.sources", "agentevals.config.schema",
+         "agentevals.report.html", "agentevals.report.junit", "agentevals.report.markdown", "agentevals.report.json",
+         "agentevals.evaluators.openai_eval", "agentevals.evaluators.llm", "agentevals.trace_sources.pull",
+         "agentevals.trace_sources.http", "agentevals.engine.filters", "statistics", "ctypes"]
+
+
+def probe(tmp_path: Path, *args: str) -> list[str]:
+    out = tmp_path / "probe.json"
+    out.unlink(missing_ok=True)
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(out), *args], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert out.exists(), proc.stderr
+    names: list[str] = json.loads(out.read_text())
+    return names
+
+
+def modules_after(tmp_path: Path, *args: str) -> set[str]:
+    return set(probe(tmp_path, *args))
+
+
+def imported(modules: set[str], names: list[str]) -> list[str]:
+    return sorted(m for m in modules for name in names if m == name or m.startswith(name + "."))
+
+
+def test_help_imports_no_command_and_no_pydantic(tmp_path):
+    modules = modules_after(tmp_path, "--help")
+    assert "agentevals.cli._main" in modules  # the probe did run the CLI
+    commands = [path.partition(":")[0] for path in COMMANDS.values()]
+    assert imported(modules, [*NEVER, *commands, "pydantic", "asyncio", "importlib.resources", "importlib.metadata",
+                              "logging", "agentevals.core.redact", "agentevals.api", "agentevals.engine",
+                              "agentevals.results"]) == []
+
+
+RUN = ["run", str(EXAMPLES / "traces" / "helm.json"), "-e", str(EXAMPLES / "evalsets" / "eval_set_helm.json"),
+       "-m", "tool_trajectory_avg_score", "-o", "summary", "--no-store"]
+
+
+def test_run_with_one_builtin_metric_imports_only_what_it_uses(tmp_path):
+    modules = modules_after(tmp_path, *RUN)
+    assert "agentevals.evaluators.builtin.trajectory" in modules  # the metric did run
+    other_commands = [path.partition(":")[0] for name, path in COMMANDS.items() if name != "run"]
+    assert imported(modules, [*NEVER, *other_commands]) == []
+
+
+def test_run_with_builtin_names_reads_no_plugin_entry_points(tmp_path):
+    """agentevals' registries read entry points only for a name they do not know; pydantic still reads its own
+    group (its plugin discovery, on the first model built)."""
+    groups = probe(tmp_path, "--groups", *RUN)
+    assert [group for group in groups if group != "pydantic"] == []
+    unknown = probe(tmp_path, "--groups", "run", *RUN[1:4], "-m", "no_such_metric", "--no-store")
+    assert [group for group in unknown if group != "pydantic"] != []  # an unknown name does read them
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_help_lists_each_command_as_its_own_help_says(name):
+    """``--help`` lists commands from ``SUMMARIES``, not from their modules: each summary must stay what the
+    command's own help would show, at any terminal width."""
+    assert name in SUMMARIES, f"add the first paragraph of '{name}''s help to SUMMARIES in cli/_main.py"
+    command = cli.get_command(click.Context(cli), name)
+    assert command is not None and not command.hidden
+    listed = click.Command(name, help=SUMMARIES[name])
+    for width in (20, 45, 80, 1000):
+        assert listed.get_short_help_str(width) == command.get_short_help_str(width)
