@@ -79,7 +79,7 @@ evaluators:
     for key in ("traces", "errors", "performance_metrics"):  # agentevals-cli 0.11's keys, only in the document
         from_cli.pop(key, None)
     from_api = api_run.model_dump(mode="json")
-    for key in ("totals", "complete"):  # what the CLI's report adds to the model
+    for key in ("totals", "intervals", "complete"):  # what the CLI's report adds to the model
         del from_cli[key]
     for doc in (from_cli, from_api):
         doc["run_id"] = doc["started_at"] = doc["finished_at"] = None

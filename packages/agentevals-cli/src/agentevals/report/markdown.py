@@ -7,6 +7,7 @@ from typing import Optional
 
 from ..results import CaseResult, RunResult, Status
 from ..results.gates import format_rate
+from ..results.intervals import format_interval, format_mean_interval, format_rate_interval, run_intervals
 from ..results.labels import disagreements, human_cell
 from ._context import ReportContext, failing_rows
 from ._format import fmt_calls, fmt_num
@@ -35,8 +36,9 @@ def render_markdown(run: RunResult, *, color: bool = False, context: Optional[Re
     cases = totals["cases"]
     failed = (context.gates.exit_code if context and context.gates else run.exit_code(strict=strict)) != 0
     evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
+    figures = run_intervals(run, strict=strict)
     out = [f"## agentevals: {'❌ failed' if failed else '✅ passed'} — pass rate "
-           f"{format_rate(totals['pass_rate'], cases['PASSED'], evaluated)}", ""]
+           f"{format_rate_interval(cases['PASSED'], evaluated)}", ""]
     if context and context.incomplete:
         out += [f"> [!WARNING]\n> **Incomplete:** {context.incomplete}", ""]
     if context and context.comparison is not None:
@@ -79,8 +81,11 @@ def render_markdown(run: RunResult, *, color: bool = False, context: Optional[Re
                 out += [f"<details><summary>{_cell(c.case_id)} · {_cell(m.name)}</summary>", "", "```text",
                         body.replace("```", "'''"), "```", "</details>", ""]
     if totals["metrics"]:
-        out += ["### Metrics", "", "| metric | passed | evaluated | pass rate |", "| --- | --- | --- | --- |"]
-        out += [f"| {_cell(name)} | {e['passed']} | {e['evaluated']} | {format_rate(e['pass_rate'])} |"
+        out += ["### Metrics", "", "| metric | passed | evaluated | pass rate | 95% CI | mean score (95% CI) |",
+                "| --- | --- | --- | --- | --- | --- |"]
+        out += [f"| {_cell(name)} | {e['passed']} | {e['evaluated']} | {format_rate(e['pass_rate'])} | "
+                f"{format_interval(figures['metrics'][name]['pass_rate']).removeprefix('95% CI ') or '-'} | "
+                f"{format_mean_interval(figures['metrics'][name]['mean_score'])} |"
                 for name, e in totals["metrics"].items()]
         out.append("")
     if labelled:

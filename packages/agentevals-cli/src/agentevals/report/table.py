@@ -10,7 +10,7 @@ from ..results.labels import human_cell, human_text, label_disagrees
 from ._context import ReportContext, headline_lines
 from ._format import STATUS_COLORS, fmt_calls, fmt_num, fmt_perf, fmt_provenance, paint
 from .formats import ReportFormat
-from .summary import failures_block, gate_lines, totals_line
+from .summary import failures_block, gate_lines, metric_interval_lines, totals_line
 
 __all__ = ["TableReport", "render_table"]
 
@@ -125,6 +125,8 @@ def render_table(run: RunResult, *, color: bool = False, context: Optional[Repor
         out.append(paint(f"note: {note}", "yellow", color))
     if run.aborted:
         out.append(paint(f"aborted: {run.aborted}", "red", color))
+    if not quiet and len(run.cases) > 1:
+        out.extend(metric_interval_lines(run, strict=context.strict if context else False))
     failures = failures_block(run, color=color)
     if failures and (quiet or len(run.cases) > 1):
         out.extend(failures)
