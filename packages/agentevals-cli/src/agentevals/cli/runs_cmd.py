@@ -115,19 +115,26 @@ def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[s
 @runs_command.command("compare")
 @click.argument("run_a")
 @click.argument("run_b", default="latest")
-@click.option("--json", "as_json", is_flag=True, help="One JSON document: regressions, fixes, deltas.")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON document: regressions, fixes, deltas, the paired tests and flaky cases.")
+@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Significance level of the paired tests (McNemar's exact test).")
+@click.option("--fail-on", type=click.Choice(["any", "regression"], case_sensitive=False), default="any",
+              show_default=True,
+              help="Exit 1 on any row that regressed, or only on a significant regression (docs/trust.md).")
 @click.option("--store", metavar="PATH|URL", help=STORE_HELP)
-def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str]) -> None:
-    """What changed from RUN_A (the baseline) to RUN_B: regressions, fixes, score deltas per case and metric.
+def compare_command(run_a: str, run_b: str, as_json: bool, alpha: float, fail_on: str, store: Optional[str]) -> None:
+    """What changed from RUN_A (the baseline) to RUN_B: regressions, fixes, score deltas per case and metric,
+    and per metric whether the change is a regression, an improvement or within noise (cases paired by id).
 
-    Exit 1 when RUN_B has regressions.
+    Exit 1 when RUN_B has regressions (with --fail-on regression: only a significant one).
     """
     from ..report._workflow import defuse
     from ..results.compare import compare_stored
 
     db = open_store(store)
     try:
-        comparison = compare_stored(db, run_a, run_b)[0]
+        comparison = compare_stored(db, run_a, run_b, alpha=alpha)[0]
     finally:
         db.close()
     a, b = comparison.baseline, comparison.current
@@ -140,8 +147,12 @@ def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str])
         lines += [f"  score {r.delta:+.3f}: {r.describe()}" for r in comparison.moved]
         if comparison.only_before:
             lines.append(f"  {comparison.only_before} result(s) of {a} are not in {b}")
+        if comparison.paired:
+            lines.append(comparison.paired_line())
+            lines += [f"  {p.describe()}" for p in comparison.paired]
         click.echo(defuse("\n".join(lines), "table"))  # case ids and metric names come from traces
-    sys.exit(1 if comparison.regressions else 0)
+    failing = comparison.significant_regressions if fail_on.lower() == "regression" else comparison.regressions
+    sys.exit(1 if failing else 0)
 
 
 @runs_command.command("trend")

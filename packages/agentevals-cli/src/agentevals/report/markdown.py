@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Optional
 
 from ..results import CaseResult, RunResult, Status
+from ..results.compare import Comparison
 from ..results.gates import format_rate
 from ..results.intervals import format_interval, format_mean_interval, format_rate_interval, run_intervals
 from ..results.labels import disagreements, human_cell
+from ..results.paired import format_p
 from ._context import ReportContext, failing_rows
 from ._format import fmt_calls, fmt_num
 from .formats import ReportFormat
@@ -30,6 +32,31 @@ def _human_cells(case: CaseResult) -> list[tuple[str, str]]:
     return [(what, cell) for what, cell in cells if cell]
 
 
+def _paired_table(comp: Comparison) -> list[str]:
+    """The paired comparison in one table: per metric (and the case verdict) the verdict, McNemar's p, the
+    pass counts before and now, the discordant pairs and the mean score change with its 95% interval."""
+    if not comp.paired:
+        return []
+    icons = {"regression": "🔻 regression", "improvement": "🔺 improvement", "within noise": "〰️ within noise"}
+    out = [f"| metric | change (α {comp.alpha:g}) | p | passed before → now | pass→fail | fail→pass | "
+           "score Δ (95% CI) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for p in comp.paired:
+        delta = "-"
+        if p.mean_delta is not None:
+            ci = p.delta_interval
+            delta = f"{p.mean_delta:+.3f}" + (f" ({ci[0]:+.3f}…{ci[1]:+.3f})" if ci else "")
+        counts = f"{p.passed_before}/{p.pairs} → {p.passed_after}/{p.pairs}" if p.pairs else "-"
+        out.append(f"| {_cell(p.metric)} | {icons.get(p.verdict, p.verdict)} | "
+                   f"{format_p(p.p_value) if p.p_value is not None else '-'} | {counts} | {p.pass_to_fail} | "
+                   f"{p.fail_to_pass} | {delta} |")
+    flaky = (comp.stability.get("current") or {})
+    if flaky:
+        out += ["", f"Repeated eval cases now: {len(flaky['stable_pass'])} stable pass, {len(flaky['flaky'])} flaky"
+                f"{' (' + _cell(', '.join(flaky['flaky'][:20])) + ')' if flaky['flaky'] else ''}, "
+                f"{len(flaky['stable_fail'])} stable fail."]
+    return [*out, ""]
+
+
 def render_markdown(run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
     strict = context.strict if context else False
     totals = run.totals(strict=strict)
@@ -44,6 +71,7 @@ def render_markdown(run: RunResult, *, color: bool = False, context: Optional[Re
     if context and context.comparison is not None:
         comp = context.comparison
         out += [f"**{comp.headline()}**", ""]
+        out += _paired_table(comp)
         if comp.regressions:
             out += ["| case | metric | before | now | score |", "| --- | --- | --- | --- | --- |"]
             out += [f"| {_cell(r.case_id)} | {_cell(r.metric)} | {r.before.value if r.before else 'absent'} | "
