@@ -107,13 +107,18 @@ def test_run_baseline_gates_only_on_significant_regressions(three_runs, tmp_path
     base = ["run", str(noise), "-e", ES_HELM, "--store", store, "--baseline", ids["baseline"]]
     default = CliRunner().invoke(cli, base)
     assert default.exit_code == 1 and "gate failed: 3 regressions against baseline" in default.output
-    gated = CliRunner().invoke(cli, [*base, "--fail-on", "regression", "-o", "table", "-o", f"markdown={md}"])
+    html = tmp_path / "report.html"
+    gated = CliRunner().invoke(cli, [*base, "--fail-on", "regression", "-o", "table", "-o", f"markdown={md}",
+                                     "-o", f"html={html}"])
     assert gated.exit_code == 0, gated.output
     assert f"gate met: no significant regression against baseline {ids['baseline']} (α 0.05); 3 regressed rows " \
            "within noise" in gated.output
     summary = md.read_text()
     assert "| metric | change (α 0.05) | p | passed before → now | pass→fail | fail→pass | score Δ (95% CI) |" in summary
     assert "| tool_trajectory_avg_score | 〰️ within noise | 1.000 | 45/50 → 45/50 | 3 | 3 |" in summary
+    page = html.read_text()
+    assert '<p id="paired">paired (α 0.05): 2 within noise</p>' in page
+    assert "<td>tool_trajectory_avg_score</td><td>within noise</td><td>1.000</td><td>45/50 → 45/50</td>" in page
     broken = replicate(tmp_path / "break.json", N, passes=lambda i: i in BREAK)
     failed = CliRunner().invoke(cli, ["run", str(broken), "-e", ES_HELM, "--store", store, "--baseline",
                                       ids["baseline"], "--fail-on", "regression"])

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Optional
 
 from ..results import SKIP_KINDS, RunResult, Status
-from ..results.gates import format_rate
 from ..results.intervals import format_mean_interval, format_rate_interval, run_intervals
 from ._context import ReportContext, failing_rows, headline_lines
 from ._format import STATUS_COLORS, fmt_num, paint
@@ -104,7 +103,8 @@ def render_summary(run: RunResult, *, color: bool = False, context: Optional[Rep
         if rep["n"] > 1:
             ks = " ".join(f"pass@{k} {fmt_num(v)}" for k, v in rep["pass_at_k"].items())
             hats = " ".join(f"pass^{k} {fmt_num(v)}" for k, v in rep["pass_hat_k"].items())
-            out.append(f"repetitions {rep['eval_id'] or rep['key']}: n={rep['n']} pass rate {format_rate(rep['pass_rate'])} "
+            out.append(f"repetitions {rep['eval_id'] or rep['key']}: n={rep['n']} pass rate "
+                       f"{format_rate_interval(rep['passed'], rep['n'])} "
                        f"{ks} {hats}")
     for err in run.input_errors:
         out.append(f"input error: {err.error}")

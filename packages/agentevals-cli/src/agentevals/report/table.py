@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..results import CaseResult, MetricResult, RunResult, Status, Verdict
-from ..results.gates import format_rate
+from ..results.intervals import format_rate_interval
 from ..results.labels import human_cell, human_text, label_disagrees
 from ._context import ReportContext, headline_lines
 from ._format import STATUS_COLORS, fmt_calls, fmt_num, fmt_perf, fmt_provenance, paint
@@ -113,7 +113,7 @@ def render_table(run: RunResult, *, color: bool = False, context: Optional[Repor
             hats = ", ".join(f"pass^{k} {fmt_num(v)}" for k, v in rep["pass_hat_k"].items())
             label = rep["eval_id"] or rep["key"]
             out.append(f"repetitions of {label}: n={rep['n']} passed={rep['passed']} "
-                       f"pass rate {format_rate(rep['pass_rate'])} · {ks} · {hats}")
+                       f"pass rate {format_rate_interval(rep['passed'], rep['n'])} · {ks} · {hats}")
             for name, stats in rep["metrics"].items():
                 if stats["mean"] is not None:
                     out.append(f"  {name}: mean {fmt_num(stats['mean'])} ± {fmt_num(stats['std'])} (n={stats['n']})")
