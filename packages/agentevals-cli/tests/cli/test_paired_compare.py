@@ -143,3 +143,14 @@ def test_gate_on_lower_bound(three_runs, tmp_path) -> None:
     assert f"95% lower bound {math.floor(lower * 10000) / 100:.2f}% is below --min-pass-rate 85.00%" in bound.output
     easy = CliRunner().invoke(cli, [*args[:-1], f"{lower - 0.001:.4f}", "--gate-on", "lower-bound"])
     assert easy.exit_code == 0, easy.output
+
+
+def test_runs_list_and_trend_show_the_interval(three_runs) -> None:
+    tmp, ids, _ = three_runs
+    lower, upper = _wilson(45, 50)
+    ci = f"90.00% (45/50, 95% CI {math.floor(lower * 10000) / 100:.2f}–{math.ceil(upper * 10000) / 100:.2f}%)"
+    store = str(tmp / "runs.sqlite")
+    listed = CliRunner().invoke(cli, ["runs", "list", "--store", store]).output
+    assert next(line for line in listed.splitlines() if line.startswith(ids["noise"])).count(ci) == 1, listed
+    trend = CliRunner().invoke(cli, ["runs", "trend", "tool_trajectory_avg_score", "--store", store]).output
+    assert next(line for line in trend.splitlines() if line.startswith(ids["baseline"])).count(ci) == 1, trend

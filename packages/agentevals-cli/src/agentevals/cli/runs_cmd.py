@@ -30,7 +30,6 @@ def runs_command() -> None:
 @click.option("--store", metavar="PATH|URL", help=STORE_HELP)
 def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
     """The latest runs, newest first: id, start, status, cases, pass rate, exit code, command."""
-    from ..results.gates import format_rate
 
     db = open_store(store)
     try:
@@ -49,11 +48,26 @@ def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
         cases = totals.get("cases", {})
         failed = cases.get("FAILED", 0) + cases.get("ERROR", 0) if cases else "-"
         rows.append((r.run_id, r.started_at[:19].replace("T", " "), r.status, str(cases.get("total", "-")),
-                     str(failed), format_rate(totals.get("pass_rate")) if totals else "-",
+                     str(failed), _rate(totals),
                      "-" if r.exit_code is None else str(r.exit_code), _short(r.command)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         click.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])) + "  " + row[-1])
+
+
+def _rate(totals: dict) -> str:
+    """A stored run's pass rate with its Wilson 95% interval (``results.intervals``), from its totals."""
+    from ..results.gates import format_rate
+    from ..results.intervals import format_rate_interval
+
+    cases = totals.get("cases") or {}
+    evaluated = sum(cases.get(s, 0) for s in ("PASSED", "FAILED", "ERROR"))
+    if not evaluated or totals.get("pass_rate") is None:
+        return format_rate(totals.get("pass_rate")) if totals else "-"
+    strict_rate = cases.get("PASSED", 0) / evaluated
+    if abs(strict_rate - totals["pass_rate"]) > 1e-9:  # a --strict run also counted NOT_EVALUATED
+        evaluated += cases.get("NOT_EVALUATED", 0)
+    return format_rate_interval(cases.get("PASSED", 0), evaluated)
 
 
 @runs_command.command("show")
@@ -167,7 +181,7 @@ def trend_command(metric: str, limit: int, as_json: bool, store: Optional[str]) 
     'runs trend calibration.agreement:NAME' (pass rate = agreement with the human labels); see docs/trust.md.
     """
     from ..report._workflow import defuse
-    from ..results.gates import format_rate
+    from ..results.intervals import format_rate_interval
     from ..store import metric_trend
 
     db = open_store(store)
@@ -185,7 +199,7 @@ def trend_command(metric: str, limit: int, as_json: bool, store: Optional[str]) 
     for p in points:
         mean = "-" if p["mean_score"] is None else f"{p['mean_score']:.3f}"
         rows.append((p["run_id"], str(p["started_at"])[:19].replace("T", " "), p["status"], str(p["rows"]),
-                     format_rate(p["pass_rate"], p["passed"], p["evaluated"]) if p["evaluated"] else "-", mean))
+                     format_rate_interval(p["passed"], p["evaluated"]) if p["evaluated"] else "-", mean))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     click.echo(defuse("\n".join("  ".join(c.ljust(widths[i]) for i, c in enumerate(row)).rstrip() for row in rows),
                       "table"))
