@@ -94,3 +94,20 @@ def test_every_report_shows_the_interval() -> None:
     doc = json.loads(render(run, "json", context=context))
     assert doc["intervals"]["pass_rate"]["lower"] == pytest.approx(lower)
     assert doc["totals"]["pass_rate"] == 0.9  # the existing keys stay
+
+
+def test_large_runs_use_the_bootstraps_normal_limit() -> None:
+    """Past BOOTSTRAP_MAX_CLUSTERS eval cases the interval is the normal one with a cluster-robust error: it must
+    still agree with a real bootstrap (numpy, here) and still widen for correlated repetitions."""
+    from agentevals.results.intervals import BOOTSTRAP_MAX_CLUSTERS
+
+    rng = random.Random(11)
+    groups = BOOTSTRAP_MAX_CLUSTERS * 2
+    levels = [rng.random() for _ in range(groups)]
+    cases = [_case(g * 3 + r, levels[g] >= 0.5, min(1.0, levels[g] + r / 20), group=f"t{g}")
+             for g in range(groups) for r in range(3)]
+    figures = run_intervals(RunResult(cases=cases))["metrics"]["quality"]["mean_score"]
+    assert figures["clusters"] == groups
+    want = _numpy_cluster_bootstrap([[min(1.0, levels[g] + r / 20) for r in range(3)] for g in range(groups)], seed=2)
+    assert figures["lower"] == pytest.approx(want[0], abs=0.004)
+    assert figures["upper"] == pytest.approx(want[1], abs=0.004)

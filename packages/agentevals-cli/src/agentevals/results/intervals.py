@@ -5,7 +5,9 @@
     mean scores   percentile bootstrap of each metric's mean score, seeded (the same run always prints the
                   same interval). With repetitions the unit resampled is the eval case (``repeat_group``):
                   the repetitions of one task are not independent, so resampling rows would understate
-                  the noise.
+                  the noise. Beyond ``BOOTSTRAP_MAX_CLUSTERS`` units the bootstrap's own limit is used
+                  instead, the normal interval with a cluster-robust standard error: the two agree to the
+                  third decimal there, and a report of 100,000 cases stays instant.
 
 Example:
     ```python
@@ -20,15 +22,18 @@ from __future__ import annotations
 
 import math
 import random
+from operator import itemgetter
 from typing import Any, Optional
 
 from . import SKIP_KINDS, RunResult, Status, row_key
-from .stats import BOOTSTRAP_RESAMPLES, _quantile, wilson_interval
+from .stats import BOOTSTRAP_RESAMPLES, Z95, _quantile, wilson_interval
 
-__all__ = ["LEVEL", "format_interval", "format_mean_interval", "format_rate_interval", "rate_interval", "run_intervals"]
+__all__ = ["BOOTSTRAP_MAX_CLUSTERS", "LEVEL", "format_interval", "format_mean_interval", "format_rate_interval", "rate_interval", "run_intervals"]
 
 LEVEL = 0.95
 """The level of every interval the reports print."""
+BOOTSTRAP_MAX_CLUSTERS = 200
+"""Above this many resampling units, mean-score intervals use the normal approximation (see above)."""
 
 
 def rate_interval(passed: int, evaluated: int) -> dict[str, Any]:
@@ -45,18 +50,31 @@ def _clustered_mean(clusters: list[tuple[float, int]], *, seed: int,
     clusters; ``random.choices`` keeps a run of thousands of cases well under a second per metric."""
     if not clusters:
         return None
-    rng = random.Random(seed)
     n = len(clusters)
     sums = [s for s, _ in clusters]
     counts = [c for _, c in clusters]
+    if n > BOOTSTRAP_MAX_CLUSTERS:
+        return _clustered_normal(sums, counts)
+    rng = random.Random(seed)
+    indexes = range(n)
     means = []
     for _ in range(resamples):
-        picks = rng.choices(range(n), k=n)
-        total = sum(counts[i] for i in picks)
-        means.append(sum(sums[i] for i in picks) / total)
+        pick = itemgetter(*rng.choices(indexes, k=n))
+        picked_sums, picked_counts = (pick(sums), pick(counts)) if n > 1 else ((sums[0],), (counts[0],))
+        means.append(math.fsum(picked_sums) / sum(picked_counts))
     means.sort()
     tail = (1.0 - LEVEL) / 2
     return _quantile(means, tail), _quantile(means, 1.0 - tail)
+
+
+def _clustered_normal(sums: list[float], counts: list[int]) -> tuple[float, float]:
+    """Mean ± z·SE with the cluster-robust (ratio-estimator) standard error
+    ``SE² = k/(k−1) · Σ(Sᵢ − R·Cᵢ)² / (ΣC)²``, kept within the cluster means as a bootstrap's would be."""
+    k, total = len(sums), sum(counts)
+    ratio = math.fsum(sums) / total
+    se = math.sqrt(k / (k - 1) * math.fsum((s - ratio * c) ** 2 for s, c in zip(sums, counts, strict=True))) / total
+    means = [s / c for s, c in zip(sums, counts, strict=True)]
+    return max(min(means), ratio - Z95 * se), min(max(means), ratio + Z95 * se)
 
 
 def run_intervals(run: RunResult, *, strict: bool = False, seed: int = 0) -> dict[str, Any]:
