@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from agentevals.results import CaseResult, MetricResult, RunResult, Status
 from agentevals.results.compare import compare_runs
@@ -59,3 +61,19 @@ def test_repetitions_sort_eval_cases_into_stable_pass_flaky_stable_fail() -> Non
     comparison = compare_runs(run, run)
     assert comparison.as_dict()["stability"]["current"]["flaky"] == ["wobbly"]
     assert "1 flaky eval case (wobbly)" in comparison.paired_line()
+
+
+def test_large_comparisons_use_the_paired_bootstraps_normal_limit() -> None:
+    numpy = pytest.importorskip("numpy")
+    rng = random.Random(5)
+    before = [rng.random() for _ in range(600)]
+    after = [min(1.0, max(0.0, b - 0.03 + rng.gauss(0, 0.1))) for b in before]
+
+    def run(scores: list[float]) -> RunResult:
+        return RunResult(cases=[_case(f"c{i}", s >= 0.5, score=s) for i, s in enumerate(scores)])
+
+    row = next(p for p in paired_changes(run(before), run(after)) if p.metric == "m")
+    diffs = numpy.array(after) - numpy.array(before)
+    means = diffs[numpy.random.default_rng(0).integers(0, len(diffs), size=(4000, len(diffs)))].mean(axis=1)
+    assert row.delta_interval[0] == pytest.approx(float(numpy.percentile(means, 2.5)), abs=0.003)
+    assert row.delta_interval[1] == pytest.approx(float(numpy.percentile(means, 97.5)), abs=0.003)

@@ -28,7 +28,8 @@ from typing import Any, Optional
 from . import SKIP_KINDS, RunResult, Status, row_key
 from .stats import BOOTSTRAP_RESAMPLES, Z95, _quantile, wilson_interval
 
-__all__ = ["BOOTSTRAP_MAX_CLUSTERS", "LEVEL", "format_interval", "format_mean_interval", "format_rate_interval", "rate_interval", "run_intervals"]
+__all__ = ["BOOTSTRAP_MAX_CLUSTERS", "LEVEL", "clustered_normal_interval", "format_interval", "format_mean_interval",
+           "format_rate_interval", "rate_interval", "run_intervals"]
 
 LEVEL = 0.95
 """The level of every interval the reports print."""
@@ -54,7 +55,7 @@ def _clustered_mean(clusters: list[tuple[float, int]], *, seed: int,
     sums = [s for s, _ in clusters]
     counts = [c for _, c in clusters]
     if n > BOOTSTRAP_MAX_CLUSTERS:
-        return _clustered_normal(sums, counts)
+        return clustered_normal_interval(sums, counts)
     rng = random.Random(seed)
     indexes = range(n)
     means = []
@@ -67,7 +68,7 @@ def _clustered_mean(clusters: list[tuple[float, int]], *, seed: int,
     return _quantile(means, tail), _quantile(means, 1.0 - tail)
 
 
-def _clustered_normal(sums: list[float], counts: list[int]) -> tuple[float, float]:
+def clustered_normal_interval(sums: list[float], counts: list[int]) -> tuple[float, float]:
     """Mean ± z·SE with the cluster-robust (ratio-estimator) standard error
     ``SE² = k/(k−1) · Σ(Sᵢ − R·Cᵢ)² / (ΣC)²``, kept within the cluster means as a bootstrap's would be."""
     k, total = len(sums), sum(counts)

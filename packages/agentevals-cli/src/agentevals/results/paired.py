@@ -8,7 +8,8 @@ case verdict as a whole (``case``):
                 failed before and passes now; p = two-sided binomial test of min(b, c) of b + c at 1/2.
                 p < α (default 0.05) with b > c is a ``regression``, with c > b an ``improvement``;
                 anything else is ``within noise``. ERROR counts as a fail.
-    scores      the mean paired difference (now − before) with a seeded paired-bootstrap 95% interval.
+    scores      the mean paired difference (now − before) with a seeded paired-bootstrap 95% interval
+                (its normal limit past ``intervals.BOOTSTRAP_MAX_CLUSTERS`` pairs).
                 A metric that has scores but no pass/fail verdicts (informational) is classified by it:
                 an interval below 0 is a regression, above 0 an improvement.
 
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from . import SKIP_KINDS, CaseResult, RunResult, Status, case_status, row_key
+from .intervals import BOOTSTRAP_MAX_CLUSTERS, clustered_normal_interval
 from .stats import mcnemar_exact, paired_bootstrap
 
 __all__ = ["ALPHA", "CASE", "PairedMetric", "format_p", "paired_changes", "stability"]
@@ -145,7 +147,10 @@ def _classify(name: str, verdicts: list[tuple[bool, bool]], scores: list[tuple[f
                        mcnemar_exact(b, c) if verdicts else None, score_pairs=len(scores))
     if scores:
         row.mean_delta = sum(y - x for x, y in scores) / len(scores)
-        row.delta_interval = paired_bootstrap([x for x, _ in scores], [y for _, y in scores], seed=seed)
+        if len(scores) > BOOTSTRAP_MAX_CLUSTERS:  # the bootstrap's normal limit: large runs compare fast
+            row.delta_interval = clustered_normal_interval([y - x for x, y in scores], [1] * len(scores))
+        else:
+            row.delta_interval = paired_bootstrap([x for x, _ in scores], [y for _, y in scores], seed=seed)
     if row.p_value is not None:
         if row.p_value < alpha:
             row.verdict = "regression" if b > c else "improvement"
