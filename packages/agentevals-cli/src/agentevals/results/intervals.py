@@ -26,7 +26,7 @@ from operator import itemgetter
 from typing import Any, Optional
 
 from . import SKIP_KINDS, RunResult, Status, row_key
-from .stats import BOOTSTRAP_RESAMPLES, Z95, _quantile, wilson_interval
+from .stats import BOOTSTRAP_RESAMPLES, Z95, quantile, wilson_interval
 
 __all__ = ["BOOTSTRAP_MAX_CLUSTERS", "LEVEL", "clustered_normal_interval", "format_interval", "format_mean_interval",
            "format_rate_interval", "rate_interval", "run_intervals"]
@@ -65,7 +65,7 @@ def _clustered_mean(clusters: list[tuple[float, int]], *, seed: int,
         means.append(math.fsum(picked_sums) / sum(picked_counts))
     means.sort()
     tail = (1.0 - LEVEL) / 2
-    return _quantile(means, tail), _quantile(means, 1.0 - tail)
+    return quantile(means, tail), quantile(means, 1.0 - tail)
 
 
 def clustered_normal_interval(sums: list[float], counts: list[int]) -> tuple[float, float]:

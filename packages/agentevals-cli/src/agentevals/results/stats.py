@@ -37,6 +37,7 @@ __all__ = [
     "pearson",
     "percent_agreement",
     "precision_recall",
+    "quantile",
     "spearman",
     "wilson_interval",
 ]
@@ -204,7 +205,7 @@ def bootstrap_interval(items: Sequence[T], statistic: Callable[[Sequence[T]], Op
         return None
     values.sort()
     tail = (1.0 - level) / 2
-    return _quantile(values, tail), _quantile(values, 1.0 - tail)
+    return quantile(values, tail), quantile(values, 1.0 - tail)
 
 
 def paired_bootstrap(before: Sequence[float], after: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -235,7 +236,7 @@ def wilson_interval(passed: int, n: int, z: float = Z95) -> Optional[Interval]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def _quantile(ordered: Sequence[float], q: float) -> float:
+def quantile(ordered: Sequence[float], q: float) -> float:
     """Linear-interpolation quantile of sorted values (``numpy.percentile``'s default)."""
     position = q * (len(ordered) - 1)
     low = math.floor(position)
