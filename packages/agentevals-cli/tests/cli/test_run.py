@@ -34,7 +34,7 @@ def test_helm_passes_trajectory():
     assert lines[2].split() == ["tool_trajectory_avg_score", "PASSED", "1", "0.5", "[1]", "pass"]
     assert lines[3] == ("  perf: 4168ms · 2 LLM calls (1799–2344ms) · 1 tool call (57ms median) · "
                         "3906 tokens (3776 in / 130 out) · gpt-4.1-mini")
-    assert lines[-1] == "1 case: 1 passed, 0 failed · 1 result: 1 passed, 0 failed · pass rate 100.00% (1/1)"
+    assert lines[-1] == "1 case: 1 passed, 0 failed · 1 result: 1 passed, 0 failed · pass rate 100.00% (1/1, 95% CI 20.65–100.00%)"
 
 
 def test_k8s_fails_with_trajectory_diff():
@@ -43,7 +43,7 @@ def test_k8s_fails_with_trajectory_diff():
     assert "tool_trajectory_avg_score  FAILED  0" in result.output
     assert "      trajectory mismatch (turn 1, exact):\n" in result.output
     assert "        expected: helm_list_releases({})\n        actual:   (no tool calls)\n" in result.output
-    assert result.output.splitlines()[-1] == "1 case: 0 passed, 1 failed · 1 result: 0 passed, 1 failed · pass rate 0.00% (0/1)"
+    assert result.output.splitlines()[-1] == "1 case: 0 passed, 1 failed · 1 result: 0 passed, 1 failed · pass rate 0.00% (0/1, 95% CI 0.00–79.35%)"
 
 
 def test_helm3_passes_both_metrics():
@@ -93,7 +93,7 @@ def test_bad_file_is_one_line_and_other_files_still_evaluated(tmp_path):
     assert f"input error: {bad}:1:23: invalid JSON: Expecting value (file looks truncated)" in result.output
     assert "Traceback" not in result.output
     assert result.output.splitlines()[-1] == ("1 case: 1 passed, 0 failed · 1 result: 1 passed, 0 failed · "
-                                              "pass rate 100.00% (1/1), 1 unreadable input")
+                                              "pass rate 100.00% (1/1, 95% CI 20.65–100.00%), 1 unreadable input")
 
 
 def test_no_eval_set_exits_1_saying_so():
@@ -193,7 +193,7 @@ def test_real_subprocess_run_is_clean():
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0
     assert proc.stdout == ("3e289017fe03ffd7c4145316d2eb3d0d [helm_list_releases]: tool_trajectory_avg_score=PASSED(1)\n"
-                           "1 case: 1 passed, 0 failed · 1 result: 1 passed, 0 failed · pass rate 100.00% (1/1)\n")
+                           "1 case: 1 passed, 0 failed · 1 result: 1 passed, 0 failed · pass rate 100.00% (1/1, 95% CI 20.65–100.00%)\n")
     assert proc.stderr == ""
 
 

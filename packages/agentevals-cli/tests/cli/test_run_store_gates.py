@@ -41,7 +41,7 @@ def test_one_run_writes_every_format_and_is_listed(tmp_path):
     assert result.exit_code == 1
     assert result.output.splitlines()[-1] == (
         "3 cases: 1 passed, 1 failed, 1 not evaluated · 3 results: 1 passed, 1 failed, 1 not evaluated · "
-        "pass rate 50.00% (1/2)")
+        "pass rate 50.00% (1/2, 95% CI 9.45–90.55%)")
     assert "failures (1):\n  d497c9dd55717f2c5ecb79bda3028993 · tool_trajectory_avg_score: FAILED score 0 < threshold 0.5" \
         in result.output
     doc = json.loads((out / "run.json").read_text())
@@ -57,11 +57,11 @@ def test_one_run_writes_every_format_and_is_listed(tmp_path):
     assert failure.message == "score 0 < threshold 0.5"
     assert "expected: helm_list_releases({})\n  actual:   (no tool calls)" in failure.text
     md = (out / "run.md").read_text()
-    assert md.startswith("## agentevals: ❌ failed — pass rate 50.00% (1/2)\n")
+    assert md.startswith("## agentevals: ❌ failed — pass rate 50.00% (1/2, 95% CI 9.45–90.55%)\n")
     assert md.index("### Failures (1)") < md.index("<details><summary>All cases (3)</summary>")
     html = (out / "run.html").read_text()
     assert "<script src" not in html and "http://" not in html and "https://" not in html  # self-contained
-    assert (out / "summary.txt").read_text().endswith("pass rate 50.00% (1/2)\n")
+    assert (out / "summary.txt").read_text().endswith("pass rate 50.00% (1/2, 95% CI 9.45–90.55%)\n")
     listed = run("runs", "list")
     assert listed.exit_code == 0
     assert doc["run_id"] in listed.output and "completed" in listed.output and "50.00%" in listed.output
@@ -84,7 +84,7 @@ def test_min_pass_rate_passes_95_and_fails_85_percent(tmp_path):
 def test_one_failure_in_2001_never_reads_100_percent(tmp_path):
     result = run("run", *mixed(tmp_path, 2000, 1), "-o", "summary", "-q")
     assert result.exit_code == 1
-    assert result.output.splitlines()[-1].endswith("pass rate 99.95% (2000/2001)")
+    assert result.output.splitlines()[-1].endswith("pass rate 99.95% (2000/2001, 95% CI 99.71–100.00%)")
     assert len(result.output.splitlines()) == 3  # -q: the failure and the totals
     assert "pass rate 1 " not in result.output
 

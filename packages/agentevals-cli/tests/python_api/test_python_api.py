@@ -79,7 +79,7 @@ evaluators:
     for key in ("traces", "errors", "performance_metrics"):  # agentevals-cli 0.11's keys, only in the document
         from_cli.pop(key, None)
     from_api = api_run.model_dump(mode="json")
-    for key in ("totals", "complete"):  # what the CLI's report adds to the model
+    for key in ("totals", "intervals", "complete"):  # what the CLI's report adds to the model
         del from_cli[key]
     for doc in (from_cli, from_api):
         doc["run_id"] = doc["started_at"] = doc["finished_at"] = None
@@ -165,14 +165,14 @@ def test_repetitions_in_every_output_format(tmp_path):
     paths = [str(p) for p in five_repetitions(tmp_path)]
     base = ["run", *paths, "-e", str(ADK / "eval_set_helm.json"), "--pass-at-k", "2"]
     table = CliRunner().invoke(cli, base)
-    assert ("repetitions of helm_list_releases: n=5 passed=3 pass rate 60.00% · pass@2 0.9 · pass^2 0.3"
+    assert ("repetitions of helm_list_releases: n=5 passed=3 pass rate 60.00% (3/5, 95% CI 23.07–88.24%) · pass@2 0.9 · pass^2 0.3"
             in table.output)
     assert "tool_trajectory_avg_score: mean 0.6 ± 0.548 (n=5)" in table.output
     assert "· repetition 4" in table.output
     doc = json.loads(CliRunner().invoke(cli, [*base, "-o", "json"]).stdout)
     assert doc["repetitions"][0]["pass_hat_k"] == {"2": pytest.approx(0.3)}
     summary = CliRunner().invoke(cli, [*base, "-o", "summary"]).output
-    assert "repetitions helm_list_releases: n=5 pass rate 60.00% pass@2 0.9 pass^2 0.3" in summary
+    assert "repetitions helm_list_releases: n=5 pass rate 60.00% (3/5, 95% CI 23.07–88.24%) pass@2 0.9 pass^2 0.3" in summary
 
 
 def test_repeat_key_groups_unmatched_traces(tmp_path):
@@ -234,7 +234,7 @@ def test_traces_marked_as_repetitions_are_grouped_without_flags(tmp_path):
     assert (rep["eval_id"], rep["n"], rep["passed"], rep["pass_at_k"]) == ("helm_list_releases", 3, 3, {"3": 1.0})
     assert [c.repeat_index for c in run.cases] == [0, 1, 2, None, None]
     table = CliRunner().invoke(cli, ["run", *map(str, paths), "-e", str(ADK / "eval_set_helm.json")])
-    assert "repetitions of helm_list_releases: n=3 passed=3 pass rate 100.00% · pass@3 1" in table.output, table.output
+    assert "repetitions of helm_list_releases: n=3 passed=3 pass rate 100.00% (3/3, 95% CI 43.85–100.00%) · pass@3 1" in table.output, table.output
 
 
 # -- evaluation-error policy ---------------------------------------------------------------------------

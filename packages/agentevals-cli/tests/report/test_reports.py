@@ -89,7 +89,7 @@ def test_quiet_and_forced_colour(tmp_path):
     assert quiet.stdout.splitlines() == [
         "failures (1):",
         "  d497c9dd55717f2c5ecb79bda3028993 · tool_trajectory_avg_score: FAILED score 0 < threshold 0.5",
-        "2 cases: 1 passed, 1 failed · 2 results: 1 passed, 1 failed · pass rate 50.00% (1/2)"]
+        "2 cases: 1 passed, 1 failed · 2 results: 1 passed, 1 failed · pass rate 50.00% (1/2, 95% CI 9.45–90.55%)"]
     coloured = CliRunner().invoke(cli, [*args, "--color", "-o", "summary"])
     assert "\x1b[31m" in coloured.stdout
     plain = CliRunner().invoke(cli, [*args, "-o", "summary"])

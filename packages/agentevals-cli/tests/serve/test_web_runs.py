@@ -117,7 +117,8 @@ def test_run_pages_in_chromium(two_runs):
         # /runs/{run}: totals, failures first, filters by status, evaluator and text
         browser.open(f"{base}/runs/{first}")
         text = browser.js("document.body.innerText")
-        assert "pass rate\n50.00% (1/2)" in text and "response_match_score\n50.00% (1/2)" in text
+        assert "pass rate\n50.00% (1/2, 95% CI 9.45–90.55%)" in text
+        assert "response_match_score\n50.00% (1/2, 95% CI 9.45–90.55%)" in text
         assert rows(browser, "table.cases") == [BAD, GOOD, UNMATCHED]
         submit(browser, f"/runs/{first}", status="FAILING")
         assert rows(browser, "table.cases") == [BAD]
@@ -148,6 +149,7 @@ def test_run_pages_in_chromium(two_runs):
         assert browser.js("document.forms[0].elements.b.value") == second
         assert browser.js("document.querySelector('h2.headline').innerText") == (
             f"baseline {first}: 1 regression, 0 fixes, 0 score changes")
+        assert browser.js("document.querySelector('p.paired').innerText").startswith("paired (α 0.05): ")
         assert browser.js("document.querySelector('table.regression tbody tr').innerText").split("\t")[:4] == [
             GOOD, "response_match_score", "PASSED", "FAILED"]
         submit(browser, "/runs/compare")  # pressing Compare shows the same

@@ -47,6 +47,12 @@ class RunRequest:
     output_file: Optional[str] = None
     min_pass_rates: tuple[str, ...] = ()
     baseline: Optional[str] = None
+    gate_on: str = "point"
+    """``--gate-on``: ``point`` or ``lower-bound`` (``results.gates``)."""
+    fail_on: str = "any"
+    """``--fail-on``: ``any`` or ``regression`` (only significant ones, ``results.paired``)."""
+    alpha: float = 0.05
+    """``--alpha`` of the paired comparison against the baseline."""
     resume: Optional[str] = None
     rerun_failed: Optional[str] = None
     cache: bool = True
@@ -75,6 +81,7 @@ class _Finisher(RunConsumer):
     baseline: Optional[tuple[RunResult, str]] = None
     strict: bool = False
     reuse: Any = None
+    alpha: float = 0.05
     run: Optional[RunResult] = None
     cases: Sequence[CaseResult] = field(default_factory=CaseList)
     outcome: Optional[GateOutcome] = None
@@ -98,7 +105,8 @@ class _Finisher(RunConsumer):
                              "(--no-cache runs everything)")
         if self.baseline is not None:
             base, label = self.baseline
-            self.gates.comparison = compare_runs(base, run, baseline_label=label, current_label=run.run_id or "this run")
+            self.gates.comparison = compare_runs(base, run, baseline_label=label, current_label=run.run_id or "this run",
+                                                 alpha=self.alpha)
         self.outcome = check_gates(run, self.gates, strict=self.strict)
 
     @property
@@ -114,7 +122,9 @@ def execute(req: RunRequest) -> int:
 
     outputs = parse_outputs(req.outputs, req.output_file)
     overall, per_metric = parse_min_pass_rates(req.min_pass_rates)
-    gates = Gates(min_pass_rate=overall, metric_min_pass_rates=per_metric)
+    gates = Gates(min_pass_rate=overall, metric_min_pass_rates=per_metric, gate_on=req.gate_on, fail_on=req.fail_on)
+    if req.fail_on == "regression" and not req.baseline:
+        raise ConfigError("--fail-on regression compares against a baseline: add --baseline RUN|FILE")
     if req.no_store and (req.resume is not None or req.rerun_failed is not None):
         raise ConfigError("--resume and --rerun-failed need the run store (drop --no-store)")
     if req.resume is not None and req.rerun_failed is not None:
@@ -139,7 +149,7 @@ def execute(req: RunRequest) -> int:
             # The reports this run writes would change a folder digest on every run: left out of the key.
             reuse = StoreReuse(store, cache=req.cache, resume_from=resume_from, rerun_failed_from=rerun_from,
                                ignore=[o.path for o in outputs if o.path is not None])
-        finisher = _Finisher(gates=gates, baseline=baseline, strict=req.options.strict, reuse=reuse)
+        finisher = _Finisher(gates=gates, baseline=baseline, strict=req.options.strict, reuse=reuse, alpha=req.alpha)
         consumers: list[RunConsumer] = [finisher]
         write_back = _write_back(req, consumers)  # before the store: its summary is stored with the run
         recorder = None
@@ -335,5 +345,7 @@ def _meta(req: RunRequest) -> dict[str, Any]:
     del options["credentials"]  # secrets: the references (credential_refs) are what is recorded
     options.update(since=req.since)
     options.update(inputs=req.inputs[:1000], evaluators=[e.evaluator.config.name for e in req.evaluators],
-                   outputs=list(req.outputs), min_pass_rates=list(req.min_pass_rates), baseline=req.baseline)
+                   outputs=list(req.outputs), min_pass_rates=list(req.min_pass_rates), baseline=req.baseline,
+                   **({"gate_on": req.gate_on} if req.gate_on != "point" else {}),
+                   **({"fail_on": req.fail_on, "alpha": req.alpha} if req.fail_on != "any" else {}))
     return run_meta(options=options, config_path=req.config_path, eval_set_path=req.eval_set_path)

@@ -69,9 +69,19 @@ def _prepare_dump_dir(path: Path) -> None:
 @click.option("--min-pass-rate", "min_pass_rates", multiple=True, metavar="[METRIC=]RATE",
               help="Pass when at least RATE (0-1) of the evaluated cases pass, instead of failing on any "
                    "failure; METRIC=RATE for one metric's rows (repeatable).")
+@click.option("--gate-on", type=click.Choice(["point", "lower-bound"], case_sensitive=False), default="point",
+              show_default=True,
+              help="What --min-pass-rate compares: the pass rate itself, or its Wilson 95%% lower bound (pass "
+                   "only when the rate is above RATE beyond noise; docs/trust.md).")
 @click.option("--baseline", metavar="RUN|FILE",
               help="Fail only on regressions against a stored run (id, prefix, latest) or an earlier -o json "
                    "report; shown first in every report.")
+@click.option("--fail-on", type=click.Choice(["any", "regression"], case_sensitive=False), default="any",
+              show_default=True,
+              help="With --baseline: fail on any row that regressed, or only on a significant regression "
+                   "(McNemar's exact test on the paired cases at --alpha; docs/trust.md).")
+@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Significance level of the paired comparison against --baseline.")
 @click.option("--resume", is_flag=False, flag_value="", default=None, metavar="[RUN]",
               help="Continue an interrupted run (default: the latest one): only what has no result yet runs.")
 @click.option("--rerun-failed", is_flag=False, flag_value="", default=None, metavar="[RUN]",
@@ -142,6 +152,9 @@ def run_command(
     unscored: bool = False,
     sample: Optional[float] = None,
     filter_expr: Optional[str] = None,
+    gate_on: str = "point",
+    fail_on: str = "any",
+    alpha: float = 0.05,
 ) -> None:
     """Score TRACE_FILES (Jaeger JSON, OTLP JSON or Tempo exports; globs allowed) or backend query URIs
     (jaeger+http://HOST:PORT?service=NAME&since=2h, …: see 'agentevals sources list') against an eval set.
@@ -174,6 +187,7 @@ def run_command(
         eval_set_path=eval_set, config_path=config_path, trace_format=trace_format or options.trace_format,
         outputs=outputs or ((options.output,) if options.output else ()),
         output_file=output_file, min_pass_rates=min_pass_rates, baseline=baseline, resume=resume,
+        gate_on=gate_on.lower(), fail_on=fail_on.lower(), alpha=alpha,
         rerun_failed=rerun_failed, cache=not no_cache and dump_inputs is None, store=None if no_store else store, no_store=no_store,
         color=color, quiet=quiet or quiet_enabled(), verbose=verbosity(), emit_otel=emit_otel,
         stdout_to_stderr=executor != "local", since=since, unscored=unscored,

@@ -28,7 +28,6 @@ def runs_command() -> None:
 @click.option("--store", metavar="PATH|URL", help=STORE_HELP)
 def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
     """The latest runs, newest first: id, start, status, cases, pass rate, exit code, command."""
-    from ..results.gates import format_rate
 
     db = open_store(store)
     try:
@@ -47,11 +46,26 @@ def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
         cases = totals.get("cases", {})
         failed = cases.get("FAILED", 0) + cases.get("ERROR", 0) if cases else "-"
         rows.append((r.run_id, r.started_at[:19].replace("T", " "), r.status, str(cases.get("total", "-")),
-                     str(failed), format_rate(totals.get("pass_rate")) if totals else "-",
+                     str(failed), _rate(totals),
                      "-" if r.exit_code is None else str(r.exit_code), _short(r.command)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         click.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])) + "  " + row[-1])
+
+
+def _rate(totals: dict) -> str:
+    """A stored run's pass rate with its Wilson 95% interval (``results.intervals``), from its totals."""
+    from ..results.gates import format_rate
+    from ..results.intervals import format_rate_interval
+
+    cases = totals.get("cases") or {}
+    evaluated = sum(cases.get(s, 0) for s in ("PASSED", "FAILED", "ERROR"))
+    if not evaluated or totals.get("pass_rate") is None:
+        return format_rate(totals.get("pass_rate")) if totals else "-"
+    strict_rate = cases.get("PASSED", 0) / evaluated
+    if abs(strict_rate - totals["pass_rate"]) > 1e-9:  # a --strict run also counted NOT_EVALUATED
+        evaluated += cases.get("NOT_EVALUATED", 0)
+    return format_rate_interval(cases.get("PASSED", 0), evaluated)
 
 
 @runs_command.command("show")
@@ -113,19 +127,26 @@ def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[s
 @runs_command.command("compare")
 @click.argument("run_a")
 @click.argument("run_b", default="latest")
-@click.option("--json", "as_json", is_flag=True, help="One JSON document: regressions, fixes, deltas.")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON document: regressions, fixes, deltas, the paired tests and flaky cases.")
+@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Significance level of the paired tests (McNemar's exact test).")
+@click.option("--fail-on", type=click.Choice(["any", "regression"], case_sensitive=False), default="any",
+              show_default=True,
+              help="Exit 1 on any row that regressed, or only on a significant regression (docs/trust.md).")
 @click.option("--store", metavar="PATH|URL", help=STORE_HELP)
-def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str]) -> None:
-    """What changed from RUN_A (the baseline) to RUN_B: regressions, fixes, score deltas per case and metric.
+def compare_command(run_a: str, run_b: str, as_json: bool, alpha: float, fail_on: str, store: Optional[str]) -> None:
+    """What changed from RUN_A (the baseline) to RUN_B: regressions, fixes, score deltas per case and metric,
+    and per metric whether the change is a regression, an improvement or within noise (cases paired by id).
 
-    Exit 1 when RUN_B has regressions.
+    Exit 1 when RUN_B has regressions (with --fail-on regression: only a significant one).
     """
     from ..report._workflow import defuse
     from ..results.compare import compare_stored
 
     db = open_store(store)
     try:
-        comparison = compare_stored(db, run_a, run_b)[0]
+        comparison = compare_stored(db, run_a, run_b, alpha=alpha)[0]
     finally:
         db.close()
     a, b = comparison.baseline, comparison.current
@@ -138,8 +159,12 @@ def compare_command(run_a: str, run_b: str, as_json: bool, store: Optional[str])
         lines += [f"  score {r.delta:+.3f}: {r.describe()}" for r in comparison.moved]
         if comparison.only_before:
             lines.append(f"  {comparison.only_before} result(s) of {a} are not in {b}")
+        if comparison.paired:
+            lines.append(comparison.paired_line())
+            lines += [f"  {p.describe()}" for p in comparison.paired]
         click.echo(defuse("\n".join(lines), "table"))  # case ids and metric names come from traces
-    sys.exit(1 if comparison.regressions else 0)
+    failing = comparison.significant_regressions if fail_on.lower() == "regression" else comparison.regressions
+    sys.exit(1 if failing else 0)
 
 
 @runs_command.command("trend")
@@ -154,7 +179,7 @@ def trend_command(metric: str, limit: int, as_json: bool, store: Optional[str]) 
     'runs trend calibration.agreement:NAME' (pass rate = agreement with the human labels); see docs/trust.md.
     """
     from ..report._workflow import defuse
-    from ..results.gates import format_rate
+    from ..results.intervals import format_rate_interval
     from ..store import metric_trend
 
     db = open_store(store)
@@ -172,7 +197,7 @@ def trend_command(metric: str, limit: int, as_json: bool, store: Optional[str]) 
     for p in points:
         mean = "-" if p["mean_score"] is None else f"{p['mean_score']:.3f}"
         rows.append((p["run_id"], str(p["started_at"])[:19].replace("T", " "), p["status"], str(p["rows"]),
-                     format_rate(p["pass_rate"], p["passed"], p["evaluated"]) if p["evaluated"] else "-", mean))
+                     format_rate_interval(p["passed"], p["evaluated"]) if p["evaluated"] else "-", mean))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     click.echo(defuse("\n".join("  ".join(c.ljust(widths[i]) for i, c in enumerate(row)).rstrip() for row in rows),
                       "table"))

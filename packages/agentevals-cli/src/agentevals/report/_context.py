@@ -53,4 +53,6 @@ def headline_lines(run: RunResult, context: Optional[ReportContext]) -> list[str
         extra = len(context.comparison.regressions) - 50
         if extra > 0:
             lines.append(f"  … {extra} more regressions")
+        if context.comparison.paired:  # after the rows: is what moved more than noise?
+            lines.append(context.comparison.paired_line())
     return lines

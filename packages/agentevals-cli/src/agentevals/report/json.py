@@ -12,6 +12,7 @@ from importlib import resources
 from typing import Any, Optional
 
 from ..results import RunResult
+from ..results.intervals import run_intervals
 from ._context import ReportContext
 from .formats import ReportFormat
 from .legacy import LegacyDocument, legacy_keys, legacy_trace
@@ -79,10 +80,12 @@ def _streamed_list(key: str, run: RunResult) -> Iterator[str]:
 
 
 def run_extras(run: RunResult, context: Optional[ReportContext] = None) -> dict[str, Any]:
-    """Keys added beside the model's: ``totals`` (cases and rows counted apart, pass rates), ``complete``,
+    """Keys added beside the model's: ``totals`` (cases and rows counted apart, pass rates), ``intervals``
+    (95% intervals of those pass rates and of each metric's mean score: ``results.intervals``), ``complete``,
     and when asked for, ``baseline`` (regressions, fixes, deltas), ``gates``, ``disagreements`` (human labels
     against the evaluators, for a labelled stored run) and ``sources`` (what a stored run read)."""
-    extras: dict[str, Any] = {"totals": run.totals(strict=context.strict if context else False),
+    strict = context.strict if context else False
+    extras: dict[str, Any] = {"totals": run.totals(strict=strict), "intervals": run_intervals(run, strict=strict),
                               "complete": not (context and context.incomplete)}
     if context and context.incomplete:
         extras["incomplete"] = context.incomplete

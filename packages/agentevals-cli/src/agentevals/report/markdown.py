@@ -6,8 +6,11 @@ from __future__ import annotations
 from typing import Optional
 
 from ..results import CaseResult, RunResult, Status
+from ..results.compare import Comparison
 from ..results.gates import format_rate
+from ..results.intervals import format_interval, format_mean_interval, format_rate_interval, run_intervals
 from ..results.labels import disagreements, human_cell
+from ..results.paired import format_p
 from ._context import ReportContext, failing_rows
 from ._format import fmt_calls, fmt_num
 from .formats import ReportFormat
@@ -29,19 +32,46 @@ def _human_cells(case: CaseResult) -> list[tuple[str, str]]:
     return [(what, cell) for what, cell in cells if cell]
 
 
+def _paired_table(comp: Comparison) -> list[str]:
+    """The paired comparison in one table: per metric (and the case verdict) the verdict, McNemar's p, the
+    pass counts before and now, the discordant pairs and the mean score change with its 95% interval."""
+    if not comp.paired:
+        return []
+    icons = {"regression": "🔻 regression", "improvement": "🔺 improvement", "within noise": "〰️ within noise"}
+    out = [f"| metric | change (α {comp.alpha:g}) | p | passed before → now | pass→fail | fail→pass | "
+           "score Δ (95% CI) |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for p in comp.paired:
+        delta = "-"
+        if p.mean_delta is not None:
+            ci = p.delta_interval
+            delta = f"{p.mean_delta:+.3f}" + (f" ({ci[0]:+.3f}…{ci[1]:+.3f})" if ci else "")
+        counts = f"{p.passed_before}/{p.pairs} → {p.passed_after}/{p.pairs}" if p.pairs else "-"
+        out.append(f"| {_cell(p.metric)} | {icons.get(p.verdict, p.verdict)} | "
+                   f"{format_p(p.p_value) if p.p_value is not None else '-'} | {counts} | {p.pass_to_fail} | "
+                   f"{p.fail_to_pass} | {delta} |")
+    flaky = (comp.stability.get("current") or {})
+    if flaky:
+        out += ["", f"Repeated eval cases now: {len(flaky['stable_pass'])} stable pass, {len(flaky['flaky'])} flaky"
+                f"{' (' + _cell(', '.join(flaky['flaky'][:20])) + ')' if flaky['flaky'] else ''}, "
+                f"{len(flaky['stable_fail'])} stable fail."]
+    return [*out, ""]
+
+
 def render_markdown(run: RunResult, *, color: bool = False, context: Optional[ReportContext] = None) -> str:
     strict = context.strict if context else False
     totals = run.totals(strict=strict)
     cases = totals["cases"]
     failed = (context.gates.exit_code if context and context.gates else run.exit_code(strict=strict)) != 0
     evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
+    figures = run_intervals(run, strict=strict)
     out = [f"## agentevals: {'❌ failed' if failed else '✅ passed'} — pass rate "
-           f"{format_rate(totals['pass_rate'], cases['PASSED'], evaluated)}", ""]
+           f"{format_rate_interval(cases['PASSED'], evaluated)}", ""]
     if context and context.incomplete:
         out += [f"> [!WARNING]\n> **Incomplete:** {context.incomplete}", ""]
     if context and context.comparison is not None:
         comp = context.comparison
         out += [f"**{comp.headline()}**", ""]
+        out += _paired_table(comp)
         if comp.regressions:
             out += ["| case | metric | before | now | score |", "| --- | --- | --- | --- | --- |"]
             out += [f"| {_cell(r.case_id)} | {_cell(r.metric)} | {r.before.value if r.before else 'absent'} | "
@@ -79,8 +109,11 @@ def render_markdown(run: RunResult, *, color: bool = False, context: Optional[Re
                 out += [f"<details><summary>{_cell(c.case_id)} · {_cell(m.name)}</summary>", "", "```text",
                         body.replace("```", "'''"), "```", "</details>", ""]
     if totals["metrics"]:
-        out += ["### Metrics", "", "| metric | passed | evaluated | pass rate |", "| --- | --- | --- | --- |"]
-        out += [f"| {_cell(name)} | {e['passed']} | {e['evaluated']} | {format_rate(e['pass_rate'])} |"
+        out += ["### Metrics", "", "| metric | passed | evaluated | pass rate | 95% CI | mean score (95% CI) |",
+                "| --- | --- | --- | --- | --- | --- |"]
+        out += [f"| {_cell(name)} | {e['passed']} | {e['evaluated']} | {format_rate(e['pass_rate'])} | "
+                f"{format_interval(figures['metrics'][name]['pass_rate']).removeprefix('95% CI ') or '-'} | "
+                f"{format_mean_interval(figures['metrics'][name]['mean_score'])} |"
                 for name, e in totals["metrics"].items()]
         out.append("")
     if labelled:

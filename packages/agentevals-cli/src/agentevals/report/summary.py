@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Optional
 
 from ..results import SKIP_KINDS, RunResult, Status
-from ..results.gates import format_rate
+from ..results.intervals import format_mean_interval, format_rate_interval, run_intervals
 from ._context import ReportContext, failing_rows, headline_lines
 from ._format import STATUS_COLORS, fmt_num, paint
 from .formats import ReportFormat
 
-__all__ = ["SummaryReport", "failures_block", "gate_lines", "render_summary", "scored_phrase", "totals_line"]
+__all__ = ["SummaryReport", "failures_block", "gate_lines", "metric_interval_lines", "render_summary", "scored_phrase", "totals_line"]
 
 
 def _counted(counts: dict, noun: str, total: int) -> str:
@@ -43,13 +43,28 @@ def totals_line(run: RunResult, *, color: bool = False, context: Optional[Report
     line += " · " + _counted(totals["results"], "result", totals["results"]["total"])
     evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
     if evaluated:
-        line += f" · pass rate {format_rate(totals['pass_rate'], cases['PASSED'], evaluated)}"
+        line += f" · pass rate {format_rate_interval(cases['PASSED'], evaluated)}"
     if run.input_errors:
         line += f", {len(run.input_errors)} unreadable input{'s' if len(run.input_errors) != 1 else ''}"
     if context and context.incomplete:
         line += " · INCOMPLETE"
     failed = context.gates.exit_code if context and context.gates else run.exit_code(strict=strict)
     return paint(line, "red" if failed else "green", color, bold=True)
+
+
+def metric_interval_lines(run: RunResult, *, strict: bool = False) -> list[str]:
+    """``metric trajectory: pass rate 90.00% (45/50, 95% CI 78.64–95.66%) · mean score 0.900 (95% CI …)``, one
+    line per metric (``results.intervals``: Wilson for rates, a case-clustered bootstrap for mean scores)."""
+    out = []
+    for name, f in run_intervals(run, strict=strict)["metrics"].items():
+        rate = f["pass_rate"]
+        if not rate["evaluated"]:
+            continue
+        line = f"metric {name}: pass rate {format_rate_interval(rate['passed'], rate['evaluated'])}"
+        if f["mean_score"]:
+            line += f" · mean score {format_mean_interval(f['mean_score'])}"
+        out.append(line)
+    return out
 
 
 def gate_lines(context: Optional[ReportContext]) -> list[str]:
@@ -88,7 +103,8 @@ def render_summary(run: RunResult, *, color: bool = False, context: Optional[Rep
         if rep["n"] > 1:
             ks = " ".join(f"pass@{k} {fmt_num(v)}" for k, v in rep["pass_at_k"].items())
             hats = " ".join(f"pass^{k} {fmt_num(v)}" for k, v in rep["pass_hat_k"].items())
-            out.append(f"repetitions {rep['eval_id'] or rep['key']}: n={rep['n']} pass rate {format_rate(rep['pass_rate'])} "
+            out.append(f"repetitions {rep['eval_id'] or rep['key']}: n={rep['n']} pass rate "
+                       f"{format_rate_interval(rep['passed'], rep['n'])} "
                        f"{ks} {hats}")
     for err in run.input_errors:
         out.append(f"input error: {err.error}")
@@ -98,6 +114,8 @@ def render_summary(run: RunResult, *, color: bool = False, context: Optional[Rep
         out.append(f"aborted: {run.aborted}")
     if context and context.quiet:
         out.extend(failures_block(run, color=color))
+    elif len(run.cases) > 1:
+        out.extend(metric_interval_lines(run, strict=context.strict if context else False))
     out.extend(gate_lines(context))
     out.append(totals_line(run, color=color, context=context))
     return "\n".join(out) + "\n"

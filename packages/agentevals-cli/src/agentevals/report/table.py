@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Optional
 
 from ..results import CaseResult, MetricResult, RunResult, Status, Verdict
-from ..results.gates import format_rate
+from ..results.intervals import format_rate_interval
 from ..results.labels import human_cell, human_text, label_disagrees
 from ._context import ReportContext, headline_lines
 from ._format import STATUS_COLORS, fmt_num, fmt_perf, fmt_provenance, paint, reason_lines
 from .formats import ReportFormat
-from .summary import failures_block, gate_lines, totals_line
+from .summary import failures_block, gate_lines, metric_interval_lines, totals_line
 
 __all__ = ["TableReport", "render_table"]
 
@@ -103,7 +103,7 @@ def render_table(run: RunResult, *, color: bool = False, context: Optional[Repor
             hats = ", ".join(f"pass^{k} {fmt_num(v)}" for k, v in rep["pass_hat_k"].items())
             label = rep["eval_id"] or rep["key"]
             out.append(f"repetitions of {label}: n={rep['n']} passed={rep['passed']} "
-                       f"pass rate {format_rate(rep['pass_rate'])} · {ks} · {hats}")
+                       f"pass rate {format_rate_interval(rep['passed'], rep['n'])} · {ks} · {hats}")
             for name, stats in rep["metrics"].items():
                 if stats["mean"] is not None:
                     out.append(f"  {name}: mean {fmt_num(stats['mean'])} ± {fmt_num(stats['std'])} (n={stats['n']})")
@@ -115,6 +115,8 @@ def render_table(run: RunResult, *, color: bool = False, context: Optional[Repor
         out.append(paint(f"note: {note}", "yellow", color))
     if run.aborted:
         out.append(paint(f"aborted: {run.aborted}", "red", color))
+    if not quiet and len(run.cases) > 1:
+        out.extend(metric_interval_lines(run, strict=context.strict if context else False))
     failures = failures_block(run, color=color)
     if failures and (quiet or len(run.cases) > 1):
         out.extend(failures)

@@ -6,6 +6,10 @@
     regression   PASSED (or not there) before, FAILED or ERROR now
     fix          FAILED or ERROR before, PASSED now
     delta        both scored, the score moved
+
+Beside these row changes, ``paired`` says per metric whether the change is a significant ``regression``,
+an ``improvement`` or ``within noise`` (McNemar's exact test, paired bootstrap: ``results.paired``), and
+``stability`` sorts repeated eval cases into stable pass, flaky and stable fail.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import TYPE_CHECKING, Optional
 
 from ..errors import ConfigError
 from . import MetricResult, RunResult, Status
+from .paired import ALPHA, PairedMetric, format_p, paired_changes, stability
 
 if TYPE_CHECKING:
     from ..store import RunStore
@@ -68,6 +73,38 @@ class Comparison:
     """Rows scored in both runs whose score changed, largest drop first."""
     only_before: int = 0
     """Rows of the baseline that the current run does not have."""
+    alpha: float = ALPHA
+    """The significance level of the paired tests (``--alpha``)."""
+    paired: list[PairedMetric] = field(default_factory=list)
+    """``case`` and each metric: regression, improvement or within noise (``results.paired``)."""
+    stability: dict[str, Optional[dict[str, list[str]]]] = field(default_factory=dict)
+    """``{"baseline": ..., "current": ...}``: each run's repeated eval cases as stable pass, flaky, stable fail
+    (None for a run without repetitions)."""
+
+    @property
+    def significant_regressions(self) -> list[PairedMetric]:
+        """The paired rows classified ``regression``: what ``--fail-on regression`` fails on."""
+        return [p for p in self.paired if p.verdict == "regression"]
+
+    def paired_line(self) -> str:
+        """``paired (α 0.05): 1 significant regression (tool_trajectory_avg_score p=1.8e-12), 2 within noise``."""
+        if not self.paired:
+            return ""
+        parts = []
+        for verdict in ("regression", "improvement"):
+            rows = [p for p in self.paired if p.verdict == verdict]
+            if rows:
+                named = ", ".join(f"{p.metric} p={format_p(p.p_value) if p.p_value is not None else 'n/a'}"
+                                  for p in rows)
+                parts.append(f"{len(rows)} significant {verdict}{'s' if len(rows) != 1 else ''} ({named})")
+        noise = sum(1 for p in self.paired if p.verdict == "within noise")
+        if noise:
+            parts.append(f"{noise} within noise")
+        flaky = (self.stability.get("current") or {}).get("flaky") or []
+        if flaky:
+            parts.append(f"{len(flaky)} flaky eval case{'s' if len(flaky) != 1 else ''} ({', '.join(flaky[:5])}"
+                         f"{', …' if len(flaky) > 5 else ''})")
+        return f"paired (α {self.alpha:g}): " + ", ".join(parts)
 
     @property
     def moved(self) -> list[RowChange]:
@@ -82,7 +119,8 @@ class Comparison:
                      "score_after": r.score_after, "delta": r.delta, "reason": r.reason} for r in items]
 
         return {"baseline": self.baseline, "current": self.current, "regressions": rows(self.regressions),
-                "fixes": rows(self.fixes), "deltas": rows(self.deltas), "only_in_baseline": self.only_before}
+                "fixes": rows(self.fixes), "deltas": rows(self.deltas), "only_in_baseline": self.only_before,
+                "alpha": self.alpha, "paired": [p.as_dict() for p in self.paired], "stability": self.stability}
 
     def headline(self) -> str:
         """``baseline RUN: 1 regression, 2 fixes, 3 score changes``."""
@@ -104,10 +142,13 @@ def _rows(run: RunResult) -> dict[tuple[str, str, int], MetricResult]:
 
 
 def compare_runs(baseline: RunResult, current: RunResult, *, baseline_label: str = "baseline",
-                 current_label: str = "current") -> Comparison:
-    """Regressions, fixes and score deltas from ``baseline`` to ``current`` (see the module docstring)."""
+                 current_label: str = "current", alpha: float = ALPHA) -> Comparison:
+    """Regressions, fixes and score deltas from ``baseline`` to ``current``, and the paired tests at ``alpha``
+    (see the module docstring)."""
     before, after = _rows(baseline), _rows(current)
-    result = Comparison(baseline=baseline_label, current=current_label)
+    result = Comparison(baseline=baseline_label, current=current_label, alpha=alpha,
+                        paired=paired_changes(baseline, current, alpha=alpha),
+                        stability={"baseline": stability(baseline), "current": stability(current)})
     for key, now in after.items():
         was = before.get(key)
         change = RowChange(key[0], key[1], was.status if was else None, now.status,
@@ -124,12 +165,13 @@ def compare_runs(baseline: RunResult, current: RunResult, *, baseline_label: str
     return result
 
 
-def compare_stored(store: RunStore, a: str, b: str = "latest") -> tuple[Comparison, RunResult, RunResult]:
+def compare_stored(store: RunStore, a: str, b: str = "latest", *,
+                   alpha: float = ALPHA) -> tuple[Comparison, RunResult, RunResult]:
     """Stored run ``a`` (the baseline; id, unique prefix or ``latest``) against ``b``, labelled by their run
     ids, with the two runs. ``runs compare``, the API, MCP and the UI's compare page all show this."""
     id_a, id_b = store.resolve(a), store.resolve(b)
     run_a, run_b = store.load_run(id_a), store.load_run(id_b)
-    return compare_runs(run_a, run_b, baseline_label=id_a, current_label=id_b), run_a, run_b
+    return compare_runs(run_a, run_b, baseline_label=id_a, current_label=id_b, alpha=alpha), run_a, run_b
 
 
 def load_baseline(ref: str, store: Optional[RunStore]) -> tuple[RunResult, str]:

@@ -10,6 +10,14 @@
                        bar no longer fail the run.
     --baseline REF     the run fails only on regressions against REF (a row that passed, or was not
                        there, and now fails or errors); failures that were already there do not count.
+    --gate-on lower-bound
+                       --min-pass-rate compares the Wilson 95% lower bound of the pass rate with R instead
+                       of the rate itself: the run passes only when the rate is above R beyond noise
+                       (default ``point``: the rate itself, as before).
+    --fail-on regression
+                       with --baseline: fail only on a metric (or the case verdict) whose change is a
+                       significant regression (McNemar's exact test at --alpha, ``results.paired``),
+                       not on every row that flipped (default ``any``: every regressed row, as before).
     Both               every gate must pass.
     Always             an unreadable input, a run that stopped early, or nothing evaluated exits 1.
 
@@ -26,8 +34,14 @@ from typing import Optional
 from ..errors import ConfigError
 from . import RunResult
 from .compare import Comparison
+from .intervals import format_interval, rate_interval
 
-__all__ = ["GateOutcome", "Gates", "check_gates", "format_rate", "parse_min_pass_rates"]
+__all__ = ["FAIL_ON", "GATE_ON", "GateOutcome", "Gates", "check_gates", "format_rate", "parse_min_pass_rates"]
+
+GATE_ON = ("point", "lower-bound")
+"""What ``--min-pass-rate`` compares: the pass rate itself, or the Wilson 95% lower bound of it."""
+FAIL_ON = ("any", "regression")
+"""What fails a ``--baseline`` run: any regressed row, or only a significant regression."""
 
 
 @dataclass
@@ -37,6 +51,10 @@ class Gates:
     min_pass_rate: Optional[float] = None
     metric_min_pass_rates: dict[str, float] = field(default_factory=dict)
     comparison: Optional[Comparison] = None
+    gate_on: str = "point"
+    """``point`` or ``lower-bound`` (``GATE_ON``)."""
+    fail_on: str = "any"
+    """``any`` or ``regression`` (``FAIL_ON``)."""
 
     @property
     def any(self) -> bool:
@@ -97,24 +115,26 @@ def check_gates(run: RunResult, gates: Gates, *, strict: bool = False) -> GateOu
     if gates.min_pass_rate is not None:
         cases = totals["cases"]
         evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
-        rate = totals["pass_rate"]
-        text = f"pass rate {format_rate(rate, cases['PASSED'], evaluated)}"
-        if rate is None or rate < gates.min_pass_rate:
-            out.failures.append(f"{text} is below --min-pass-rate {format_rate(gates.min_pass_rate)}")
-        else:
-            out.passed.append(f"{text} meets --min-pass-rate {format_rate(gates.min_pass_rate)}")
+        _rate_gate(out, "pass rate", cases["PASSED"], evaluated, gates.min_pass_rate, "--min-pass-rate ",
+                   gates.gate_on)
     for name, minimum in gates.metric_min_pass_rates.items():
         entry = totals["metrics"].get(name)
         if entry is None:
             out.failures.append(f"--min-pass-rate {name}={minimum:g}: no metric named '{name}' in this run "
                                 f"(metrics: {', '.join(totals['metrics']) or 'none'})")
             continue
-        text = f"{name} pass rate {format_rate(entry['pass_rate'], entry['passed'], entry['evaluated'])}"
-        if entry["pass_rate"] is None or entry["pass_rate"] < minimum:
-            out.failures.append(f"{text} is below {format_rate(minimum)}")
+        _rate_gate(out, f"{name} pass rate", entry["passed"], entry["evaluated"], minimum, "", gates.gate_on)
+    if gates.comparison is not None and gates.fail_on == "regression":
+        comp = gates.comparison
+        significant = comp.significant_regressions
+        if significant:
+            out.failures.extend(f"significant regression against baseline {comp.baseline} (α {comp.alpha:g}): "
+                                f"{p.describe()}" for p in significant)
         else:
-            out.passed.append(f"{text} meets {format_rate(minimum)}")
-    if gates.comparison is not None:
+            noise = len(comp.regressions)
+            out.passed.append(f"no significant regression against baseline {comp.baseline} (α {comp.alpha:g})"
+                              + (f"; {noise} regressed row{'s' if noise != 1 else ''} within noise" if noise else ""))
+    elif gates.comparison is not None:
         regressions = gates.comparison.regressions
         if regressions:
             out.failures.append(f"{len(regressions)} regression{'s' if len(regressions) != 1 else ''} against "
@@ -123,3 +143,23 @@ def check_gates(run: RunResult, gates: Gates, *, strict: bool = False) -> GateOu
             out.passed.append(f"no regression against baseline {gates.comparison.baseline}")
     out.exit_code = 1 if out.failures else 0
     return out
+
+
+def _rate_gate(out: GateOutcome, what: str, passed: int, evaluated: int, minimum: float, flag: str,
+               gate_on: str) -> None:
+    """One pass-rate gate: ``pass rate 95.00% (19/20) meets --min-pass-rate 90.00% · 95% CI 75.13–99.12%``;
+    with ``lower-bound`` the Wilson lower bound is what must reach ``minimum``."""
+    interval = rate_interval(passed, evaluated)
+    rate = interval["rate"]
+    text = f"{what} {format_rate(rate, passed, evaluated)}"
+    ci = format_interval(interval)
+    if gate_on == "lower-bound":
+        lower = interval["lower"]
+        text = f"{what} {format_rate(rate, passed, evaluated)}, 95% lower bound {format_rate(lower)}"
+        ok = lower is not None and lower >= minimum
+        verb = "meets" if ok else "is below"
+        (out.passed if ok else out.failures).append(f"{text} {verb} {flag}{format_rate(minimum)} (--gate-on lower-bound)")
+        return
+    ok = rate is not None and rate >= minimum
+    line = f"{text} {'meets' if ok else 'is below'} {flag}{format_rate(minimum)}" + (f" · {ci}" if ci else "")
+    (out.passed if ok else out.failures).append(line)

@@ -37,7 +37,9 @@ __all__ = [
     "pearson",
     "percent_agreement",
     "precision_recall",
+    "quantile",
     "spearman",
+    "wilson_interval",
 ]
 
 T = TypeVar("T")
@@ -203,7 +205,7 @@ def bootstrap_interval(items: Sequence[T], statistic: Callable[[Sequence[T]], Op
         return None
     values.sort()
     tail = (1.0 - level) / 2
-    return _quantile(values, tail), _quantile(values, 1.0 - tail)
+    return quantile(values, tail), quantile(values, 1.0 - tail)
 
 
 def paired_bootstrap(before: Sequence[float], after: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -215,7 +217,26 @@ def paired_bootstrap(before: Sequence[float], after: Sequence[float], *, resampl
     return bootstrap_interval(diffs, mean, resamples=resamples, level=level, seed=seed)
 
 
-def _quantile(ordered: Sequence[float], q: float) -> float:
+Z95 = 1.959963984540054
+"""The standard normal quantile of 0.975: the z of a two-sided 95% interval."""
+
+
+def wilson_interval(passed: int, n: int, z: float = Z95) -> Optional[Interval]:
+    """Wilson score interval of a pass rate ``passed / n`` (95% by default); None with no observations.
+
+    Unlike the normal ("Wald") interval it stays inside [0, 1] and is not zero-width at 0/n or n/n:
+    ``wilson_interval(50, 50)`` is about (0.929, 1.0).
+    """
+    if n <= 0:
+        return None
+    p = passed / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def quantile(ordered: Sequence[float], q: float) -> float:
     """Linear-interpolation quantile of sorted values (``numpy.percentile``'s default)."""
     position = q * (len(ordered) - 1)
     low = math.floor(position)

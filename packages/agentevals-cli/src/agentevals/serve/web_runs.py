@@ -27,6 +27,7 @@ from ..errors import StoreError
 from ..report._format import fmt_num
 from ..results import CaseResult, MetricResult, Status, case_status
 from ..results.gates import format_rate
+from ..results.intervals import format_rate_interval
 from ._figures import case_figures
 from ._input import refuse_long_ref
 from .web_charts import run_charts, runs_charts
@@ -159,7 +160,7 @@ def _run(store: RunStore, ref: str, q: str, status: str, metric: str) -> dict[st
     matching = [r for r in rows if _matches(r, q.strip().lower(), status, metric)]
     matching.sort(key=lambda r: r["status"] not in _FAILING)  # failures first, else run order (stable)
     return {"record": record, "run": run, "totals": totals, "rate": _rate(totals),
-            "metric_rates": [(name, e, format_rate(e["pass_rate"], e["passed"], e["evaluated"]))
+            "metric_rates": [(name, e, format_rate_interval(e["passed"], e["evaluated"]))
                              for name, e in totals["metrics"].items()],
             "cases": matching[:_MAX_ROWS], "matching": len(matching), "q": q, "status": status, "metric": metric,
             "statuses": [s.value for s in Status], "refresh": 10 if record.status in _GROWING else 0,
@@ -201,7 +202,7 @@ def trajectory_rows(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _rate(totals: dict[str, Any]) -> str:
     cases = totals["cases"]
     evaluated = sum(cases.get(s, 0) for s in ("PASSED", *_FAILING))
-    return format_rate(totals.get("pass_rate"), cases.get("PASSED", 0), evaluated)
+    return format_rate_interval(cases.get("PASSED", 0), evaluated)  # with its Wilson 95% interval
 
 
 def _run_row(store: RunStore, record: RunRecord) -> dict[str, Any]:
