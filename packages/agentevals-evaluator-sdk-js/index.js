@@ -18,6 +18,7 @@
  *     hasAnswer.run();   // as a program: EvalInput on stdin, EvalResult on stdout (or a worker)
  */
 
+import { fstatSync } from "node:fs";
 import { createInterface } from "node:readline";
 import net from "node:net";
 
@@ -191,9 +192,10 @@ export class Evaluator {
       return exit(stdout, 1);
     }
     const offer = parseVersion(version)[1] >= 2 ? input.worker : null;
-    if (offer && Number.isInteger(offer.input_fd)) {
+    const source = offer ? openOffered(offer.input_fd) : null;
+    if (source) {
       await write(stdout, { ...result, worker: true, request_id: input.request_id ?? null });
-      await this.#serve(offer.input_fd, stdout);
+      await this.#serve(source, stdout);
     } else {
       await write(stdout, result);
     }
@@ -214,8 +216,7 @@ export class Evaluator {
   }
 
   /** The persistent worker loop: one EvalInput line in, one EvalResult line out, until end of input. */
-  async #serve(fd, stdout) {
-    const source = new net.Socket({ fd, readable: true, writable: false });
+  async #serve(source, stdout) {
     const lines = createInterface({ input: source, crlfDelay: Infinity });
     for await (const line of lines) {
       if (!line.trim()) continue;
@@ -293,6 +294,23 @@ function oneLine(text) {
     .map((line) => line.trim())
     .filter(Boolean)
     .join(" | ");
+}
+
+/**
+ * The offered input pipe as a readable stream, or null when this process cannot read it (the offer is then
+ * declined: the result is written as a plain program's and the process exits, as a 1.0 evaluator does).
+ * A wrapper that starts node in turn may not pass the fd on; its number then names another file, or one
+ * libuv already uses.
+ */
+function openOffered(fd) {
+  if (!Number.isInteger(fd) || fd < 3) return null;
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFIFO() && !stat.isSocket()) return null;
+    return new net.Socket({ fd, readable: true, writable: false });
+  } catch {
+    return null;
+  }
 }
 
 let redirected = false;

@@ -172,3 +172,11 @@ test("a worker whose evaluation exits the process ends without an answer (the ho
   worker.send(input({ request_id: "2", config: { mode: "exit" } }));
   assert.equal(await worker.exited, 3);
 });
+
+test("an offer this process cannot read (a wrapper did not pass the fd on) is declined: one result, exit 0", () => {
+  const { code, lines, result } = once(input({ request_id: "1", worker: { input_fd: 987 } }));
+  assert.equal(code, 0);
+  assert.equal(lines.length, 1);
+  assert.equal(result.worker, undefined);
+  assert.equal(result.score, 0.5);
+});

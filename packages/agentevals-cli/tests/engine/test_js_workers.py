@@ -131,3 +131,24 @@ def test_a_plain_js_script_still_runs_once_per_evaluation(tmp_path):
     assert [m.score for c in result.cases for m in c.metrics] == [1.0] * 5
     assert len(set(pids(tmp_path).values())) == 5
     assert evaluators[0].evaluator._backend._workers.started == 5  # offered each time, never accepted
+
+
+@pytest.mark.parametrize("name", ["js_eval.js", "ts_eval.ts"])
+def test_a_scaffolded_js_or_ts_evaluator_is_a_persistent_worker(tmp_path, name, monkeypatch):
+    from agentevals.evaluator import scaffold_evaluator
+    from agentevals.execution.runtimes import NodeRuntime
+
+    if name.endswith(".ts") and NodeRuntime().node_version() < NodeRuntime.STRIP_TYPES_SINCE:
+        tsx = REPO / "tests" / "node" / "node_modules" / ".bin" / "tsx"
+        if not tsx.exists():
+            pytest.skip("tsx is not installed: run `npm ci` in tests/node")
+        monkeypatch.setenv("AGENTEVALS_TSX", str(tsx))
+    code = scaffold_evaluator(name, output_dir=tmp_path)[0]
+    (tmp_path / "package.json").unlink(missing_ok=True)
+    (code.parent / "package.json").unlink(missing_ok=True)  # tsx comes from AGENTEVALS_TSX here, not npm
+    cfg = tmp_path / "eval_config.yaml"
+    cfg.write_text(f"evaluators:\n  - {{name: gen, type: code, path: {code.relative_to(tmp_path)}, timeout: 60}}\n")
+    evaluators, options, _ = prepare_run(config=cfg, group_by="trace", concurrency=1)
+    result = run(tmp_path, evaluators, options, n=6)
+    assert [(m.status.value, m.score) for c in result.cases for m in c.metrics] == [("PASSED", 1.0)] * 6
+    assert evaluators[0].evaluator._backend._workers.started == 1  # one process for six evaluations
