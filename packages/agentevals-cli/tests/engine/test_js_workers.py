@@ -11,7 +11,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from agentevals.api import prepare_run
 from agentevals.engine import run_evaluation
 from support.generate import replicate
