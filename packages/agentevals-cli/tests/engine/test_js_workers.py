@@ -151,3 +151,11 @@ def test_a_scaffolded_js_or_ts_evaluator_is_a_persistent_worker(tmp_path, name, 
     result = run(tmp_path, evaluators, options, n=6)
     assert [(m.status.value, m.score) for c in result.cases for m in c.metrics] == [("PASSED", 1.0)] * 6
     assert evaluators[0].evaluator._backend._workers.started == 1  # one process for six evaluations
+
+
+def test_a_js_sdk_evaluator_spoken_to_in_1_1_runs_once_per_evaluation(tmp_path):
+    (tmp_path / "evaluator.yaml").write_text("name: probe\nprotocol_version: '1.1'\n")
+    evaluators, options = setup(tmp_path)
+    result = run(tmp_path, evaluators, options, n=4)
+    assert [m.status.value for c in result.cases for m in c.metrics] == ["PASSED"] * 4
+    assert len(set(pids(tmp_path).values())) == 4  # no worker offer before 1.2: one process each, as in 1.0
