@@ -206,7 +206,8 @@ def _offered_pipe() -> tuple[int, int]:
     try:
         import fcntl
 
-        high = fcntl.fcntl(read_fd, fcntl.F_DUPFD, _OFFERED_FD_MIN)
+        # Close-on-exec like os.pipe()'s own fds (no other child inherits it); pass_fds hands it to the worker.
+        high = fcntl.fcntl(read_fd, getattr(fcntl, "F_DUPFD_CLOEXEC", fcntl.F_DUPFD), _OFFERED_FD_MIN)
     except (ImportError, OSError):  # no fcntl, or out of fds: the low number still serves a direct child
         return read_fd, write_fd
     os.close(read_fd)
