@@ -1,4 +1,4 @@
-"""Engine benchmarks: code evaluators (persistent SDK workers, one-process-per-evaluation JS), large
+"""Engine benchmarks: code evaluators (persistent SDK workers in Python and JS, one-process-per-evaluation JS), large
 trajectory runs, a concurrency sweep and the size of a long conversation's EvalInput.
 
     hatch run bench:engine                      # or: python tools/bench/engine.py [--big 10000] [--only sdk,sweep]
@@ -38,6 +38,16 @@ const used = input.invocations.filter((inv) => inv.intermediate_steps.tool_calls
 console.log(JSON.stringify({score: input.invocations.length ? used / input.invocations.length : 0}));
 """
 
+JS_SDK_EVALUATOR = """\
+import { evaluator } from "SDK_URL";
+
+evaluator((input) => {
+  const scores = input.invocations.map((inv) => (inv.intermediate_steps.tool_calls.length ? 1 : 0));
+  return { score: scores.reduce((a, b) => a + b, 0) / Math.max(scores.length, 1), per_invocation_scores: scores };
+}, { name: "tool_use" }).run();
+"""
+JS_SDK = Path(__file__).resolve().parents[2] / "packages" / "agentevals-evaluator-sdk-js" / "index.js"
+
 PLAIN_PY = """\
 import json, sys
 data = json.load(sys.stdin)
@@ -45,7 +55,7 @@ used = sum(1 for inv in data["invocations"] if inv["intermediate_steps"]["tool_c
 print(json.dumps({"score": used / max(len(data["invocations"]), 1)}))
 """
 
-SECTIONS = ("sdk", "js", "trajectory", "evalinput", "sweep")
+SECTIONS = ("sdk", "js", "jssdk", "trajectory", "evalinput", "sweep")
 
 
 def config(directory: Path, name: str, source: str, suffix: str) -> Path:
@@ -58,6 +68,24 @@ def config(directory: Path, name: str, source: str, suffix: str) -> Path:
 
 def line(label: str, seconds: float, n: int, peak: int, target: str) -> None:
     print(f"  {label:<46} {seconds:7.2f} s  {n / seconds:7.0f} traces/s  peak RSS {peak:4d} MiB   ({target})")
+
+
+def cpu_timed(cmd: list[str], repeat: int) -> tuple[float, float]:
+    """Median wall time and median CPU time (s) of a command, its evaluator processes included."""
+    import resource
+    import statistics
+    import subprocess
+    import time
+
+    walls, cpus = [], []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, timeout=1800)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def evalinput_size(directory: Path, turns: int) -> None:
@@ -98,6 +126,7 @@ def main() -> None:
         directory = Path(tmp)
         sdk = config(directory, "sdk_tool_use", SDK_EVALUATOR, ".py")
         js = config(directory, "js_tool_use", JS_EVALUATOR, ".js")
+        js_sdk = config(directory, "js_sdk_tool_use", JS_SDK_EVALUATOR.replace("SDK_URL", JS_SDK.as_uri()), ".mjs")
         inputs = {n: generate(n, directory)[0] for n in sizes}
         targets = {("sdk", 1000): "target ≤ 3 s", ("sdk", 10000): "target ≤ 15 s",
                    ("trajectory", 1000): "target ≤ 1 s", ("trajectory", 10000): "target ≤ 6 s, ≤ 300 MiB"}
@@ -108,6 +137,13 @@ def main() -> None:
             if "js" in only and shutil.which("node"):
                 median, _, peak = timed([*cli, "run", str(path), "-c", str(js), "-o", "summary"], args.repeat)
                 line(f"{n:6d} traces, plain-JSON JS evaluator", median, n, peak, "one node process per trace")
+            if "jssdk" in only and shutil.which("node"):
+                # The same scoring with each SDK (persistent workers both): wall and CPU, evaluators included.
+                py_wall, py_cpu = cpu_timed([*cli, "run", str(path), "-c", str(sdk), "-o", "summary"], args.repeat)
+                js_wall, js_cpu = cpu_timed([*cli, "run", str(path), "-c", str(js_sdk), "-o", "summary"], args.repeat)
+                print(f"  {n:6d} traces, SDK evaluator: Python {py_wall:6.2f} s wall {py_cpu:6.2f} s CPU | "
+                      f"JS {js_wall:6.2f} s wall {js_cpu:6.2f} s CPU | JS/Python wall {js_wall / py_wall:4.2f}x "
+                      f"CPU {js_cpu / py_cpu:4.2f}x   (target: JS within 1.5x of Python, ≤ 3 s)")
             if "trajectory" in only:
                 median, _, peak = timed([*cli, "run", str(path), "-e", str(EVAL_SET), "-m", "tool_trajectory_avg_score",
                                          "-o", "summary"], args.repeat)

@@ -47,6 +47,8 @@ def init_command(name: str, runtime: str | None, output_dir: Path, force: bool) 
         why = ""
         if path.name == "package.json":
             why = " (tsx: this Node cannot run TypeScript by itself; npm installs it on the first run)"
+        elif path.name.startswith("agentevals-evaluator-sdk."):
+            why = " (the JS evaluator SDK, vendored: no npm install needed)"
         click.echo(f"  {path.name}{why}")
     sample = folder / "sample_input.json"
     click.echo(f"\nTry it: agentevals evaluator run {shlex.quote(shown(code))} --input {shlex.quote(shown(sample))}")

@@ -3,6 +3,12 @@
 The test passes as written: ``test_<name>.py`` (pytest, through the SDK's ``run_evaluator``) for Python,
 ``<name>.test.mjs`` (``node --test``, running the program on its sample input) for JavaScript and TypeScript.
 
+A JavaScript or TypeScript skeleton uses the JS evaluator SDK (packages/agentevals-evaluator-sdk-js, npm
+``@agentevals/evaluator-sdk``), so that agentevals runs it as a persistent worker. The SDK is one file
+with no dependencies: it is vendored next to the evaluator (``agentevals-evaluator-sdk.mjs`` and its
+types, ``.d.mts``), copied from this package's templates, so the skeleton runs with no ``npm install`` and
+no network. (The copies in templates/ are the SDK's ``index.js``/``index.d.ts``; a test keeps them equal.)
+
 A TypeScript skeleton also gets a ``package.json`` that brings ``tsx`` when this machine's Node cannot
 run TypeScript by itself (Node < 22.6 and no tsx found), so that it runs as written.
 """
@@ -48,6 +54,9 @@ LANGUAGES: tuple[Language, ...] = (
 )
 
 SAMPLE_INPUT = "sample_input.json"
+
+JS_SDK_FILES = ("agentevals-evaluator-sdk.mjs", "agentevals-evaluator-sdk.d.mts")
+"""The JS evaluator SDK and its types, vendored next to a JavaScript/TypeScript skeleton."""
 
 
 def _sample_input(name: str) -> str:
@@ -169,6 +178,11 @@ def scaffold_evaluator(
         files.append((sample, _sample_input(stem)))
     if force or not test.exists():  # and so is a test of one's own
         files.append((test, Template(templates.joinpath(language.test_template).read_text("utf-8")).substitute(variables)))
+    if language.extension in (".js", ".ts"):
+        for sdk_name in JS_SDK_FILES:
+            sdk = directory / sdk_name
+            if force or not sdk.exists():  # a copy already there (another skeleton's, or upgraded by hand) is kept
+                files.append((sdk, templates.joinpath(sdk_name).read_text("utf-8")))
     package = directory / "package.json"
     if language.extension == ".ts" and not package.exists() and _needs_tsx(directory):
         package_json = {"name": stem, "private": True, "devDependencies": {"tsx": TSX_VERSION}}

@@ -194,6 +194,26 @@ def _json_object(raw: bytes) -> Optional[dict[str, Any]]:
     return data if isinstance(data, dict) else None
 
 
+_OFFERED_FD_MIN = 64
+"""Lowest fd number a worker's input pipe is offered on. Node marks the fds it inherits CLOEXEC from 0 up to
+the first closed one above 15 (``uv_disable_stdio_inheritance``), so a low number is lost in a program
+Node starts in turn (``tsx file.ts`` runs a second node); one past a gap is kept."""
+
+
+def _offered_pipe() -> tuple[int, int]:
+    """A pipe whose read end (the one offered to the worker) has a number of at least ``_OFFERED_FD_MIN``."""
+    read_fd, write_fd = os.pipe()
+    try:
+        import fcntl
+
+        # Close-on-exec like os.pipe()'s own fds (no other child inherits it); pass_fds hands it to the worker.
+        high = fcntl.fcntl(read_fd, getattr(fcntl, "F_DUPFD_CLOEXEC", fcntl.F_DUPFD), _OFFERED_FD_MIN)
+    except (ImportError, OSError):  # no fcntl, or out of fds: the low number still serves a direct child
+        return read_fd, write_fd
+    os.close(read_fd)
+    return high, write_fd
+
+
 class WorkerPool:
     """Up to ``size`` persistent processes of one evaluator program.
 
@@ -289,7 +309,7 @@ class WorkerPool:
                 self._command = await set_up(deadline, self._prepare, f"preparing {self.name}")
             except RuntimeError as exc:
                 raise ProgramFailure(str(exc)) from None
-        read_fd, write_fd = os.pipe()
+        read_fd, write_fd = _offered_pipe()
         offer = eval_input.model_copy(update={"request_id": request_id, "worker": WorkerOffer(input_fd=read_fd)})
         payload = encode_input(offer, eval_input.protocol_version).encode()
         guard_termination()
