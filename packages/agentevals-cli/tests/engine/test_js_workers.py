@@ -5,15 +5,12 @@ stdin/stdout script still runs once per evaluation."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 from agentevals.api import prepare_run
-from agentevals.engine import run_evaluation
-from support.generate import replicate
+from support.probe_workers import alive, pids, run_copies
 
 REPO = Path(__file__).resolve().parents[4]
 SDK = REPO / "packages" / "agentevals-evaluator-sdk-js" / "index.js"
@@ -65,22 +62,10 @@ def setup(tmp_path: Path, misbehave: str = "", *, plain: bool = False, timeout: 
     return evaluators, options
 
 
-def run(tmp_path: Path, evaluators, options, n: int = 10):
-    return asyncio.run(run_evaluation([replicate(tmp_path / "traces.json", n)], evaluators, options=options))
 
 
-def pids(tmp_path: Path) -> dict[str, int]:
-    """Trace id → pid of the process that evaluated it."""
-    lines = (tmp_path / "pids.log").read_text().split("\n")
-    return {trace: int(pid) for pid, trace in (line.split() for line in lines if line)}
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def rows(result) -> dict:
@@ -89,7 +74,7 @@ def rows(result) -> dict:
 
 def test_a_js_sdk_evaluator_serves_many_evaluations_per_process(tmp_path):
     evaluators, options = setup(tmp_path)
-    result = run(tmp_path, evaluators, options, n=12)
+    result = run_copies(tmp_path, evaluators, options, n=12)
     assert [m.status.value for c in result.cases for m in c.metrics] == ["PASSED"] * 12
     used = set(pids(tmp_path).values())
     assert 1 <= len(used) <= 2  # concurrency 2: at most two workers for twelve evaluations
@@ -99,7 +84,7 @@ def test_a_js_sdk_evaluator_serves_many_evaluations_per_process(tmp_path):
 
 def test_a_crashed_js_worker_fails_only_its_evaluation_and_is_replaced(tmp_path):
     evaluators, options = setup(tmp_path, "process.exit(7);")
-    result = run(tmp_path, evaluators, options)
+    result = run_copies(tmp_path, evaluators, options)
     by_case = rows(result)
     assert len(by_case) == 10
     assert (by_case[TARGET].status.value, by_case[TARGET].error) == (
@@ -114,7 +99,7 @@ def test_a_crashed_js_worker_fails_only_its_evaluation_and_is_replaced(tmp_path)
 def test_a_hung_js_evaluation_hits_its_deadline_and_the_rest_go_on(tmp_path):
     # 8 s: the other cases' workers start well within it on a loaded machine.
     evaluators, options = setup(tmp_path, "await new Promise((resolve) => setTimeout(resolve, 120000));", timeout=8)
-    result = run(tmp_path, evaluators, options)
+    result = run_copies(tmp_path, evaluators, options)
     by_case = rows(result)
     assert (by_case[TARGET].status.value, by_case[TARGET].error) == ("ERROR", "timed out after 8s while running probe.mjs")
     assert all(m.status.value == "PASSED" for case_id, m in by_case.items() if case_id != TARGET)
@@ -126,7 +111,7 @@ def test_a_hung_js_evaluation_hits_its_deadline_and_the_rest_go_on(tmp_path):
 
 def test_a_plain_js_script_still_runs_once_per_evaluation(tmp_path):
     evaluators, options = setup(tmp_path, plain=True)
-    result = run(tmp_path, evaluators, options, n=5)
+    result = run_copies(tmp_path, evaluators, options, n=5)
     assert [m.score for c in result.cases for m in c.metrics] == [1.0] * 5
     assert len(set(pids(tmp_path).values())) == 5
     assert evaluators[0].evaluator._backend._workers.started == 5  # offered each time, never accepted
@@ -148,7 +133,7 @@ def test_a_scaffolded_js_or_ts_evaluator_is_a_persistent_worker(tmp_path, name, 
     cfg = tmp_path / "eval_config.yaml"
     cfg.write_text(f"evaluators:\n  - {{name: gen, type: code, path: {code.relative_to(tmp_path)}, timeout: 60}}\n")
     evaluators, options, _ = prepare_run(config=cfg, group_by="trace", concurrency=1)
-    result = run(tmp_path, evaluators, options, n=6)
+    result = run_copies(tmp_path, evaluators, options, n=6)
     assert [(m.status.value, m.score) for c in result.cases for m in c.metrics] == [("PASSED", 1.0)] * 6
     assert evaluators[0].evaluator._backend._workers.started == 1  # one process for six evaluations
 
@@ -156,6 +141,6 @@ def test_a_scaffolded_js_or_ts_evaluator_is_a_persistent_worker(tmp_path, name, 
 def test_a_js_sdk_evaluator_spoken_to_in_1_1_runs_once_per_evaluation(tmp_path):
     (tmp_path / "evaluator.yaml").write_text("name: probe\nprotocol_version: '1.1'\n")
     evaluators, options = setup(tmp_path)
-    result = run(tmp_path, evaluators, options, n=4)
+    result = run_copies(tmp_path, evaluators, options, n=4)
     assert [m.status.value for c in result.cases for m in c.metrics] == ["PASSED"] * 4
     assert len(set(pids(tmp_path).values())) == 4  # no worker offer before 1.2: one process each, as in 1.0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import threading
@@ -10,8 +9,7 @@ import time
 from pathlib import Path
 
 from agentevals.api import prepare_run
-from agentevals.engine import run_evaluation
-from support.generate import replicate
+from support.probe_workers import alive, pids, run_copies
 
 TARGET = f"{4:032x}"  # the 4th generated trace
 
@@ -61,27 +59,15 @@ def setup(tmp_path: Path, source: str, timeout: float = 60) -> tuple[list, objec
     return evaluators, options
 
 
-def pids(tmp_path: Path) -> dict[str, int]:
-    """Trace id → pid of the process that evaluated it."""
-    lines = (tmp_path / "pids.log").read_text().split("\n")
-    return {trace: int(pid) for pid, trace in (line.split() for line in lines if line)}
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
-def run(tmp_path: Path, evaluators, options, n: int = 10):
-    return asyncio.run(run_evaluation([replicate(tmp_path / "traces.json", n)], evaluators, options=options))
 
 
 def test_one_worker_process_answers_many_evaluations(tmp_path):
     evaluators, options = setup(tmp_path, WORKER.replace("if trace == TARGET", "if False"))
-    result = run(tmp_path, evaluators, options, n=12)
+    result = run_copies(tmp_path, evaluators, options, n=12)
     assert [m.status.value for c in result.cases for m in c.metrics] == ["PASSED"] * 12
     used = set(pids(tmp_path).values())
     assert 1 <= len(used) <= 2  # concurrency 2: at most two workers
@@ -101,7 +87,7 @@ def test_a_worker_killed_mid_run_fails_only_its_evaluation(tmp_path):
 
     killer = threading.Thread(target=kill_when_started)
     killer.start()
-    result = run(tmp_path, evaluators, options)
+    result = run_copies(tmp_path, evaluators, options)
     killer.join()
     rows = {c.case_id: c.metrics[0] for c in result.cases}
     assert len(rows) == 10
@@ -114,7 +100,7 @@ def test_a_worker_killed_mid_run_fails_only_its_evaluation(tmp_path):
 def test_a_hung_evaluation_is_killed_at_its_deadline_and_its_worker_replaced(tmp_path):
     # 8 s: the other cases' workers start (a Python and its imports) well within it on a loaded machine.
     evaluators, options = setup(tmp_path, WORKER, timeout=8)
-    result = run(tmp_path, evaluators, options)  # the hung one never answers: only its deadline ends the run
+    result = run_copies(tmp_path, evaluators, options)  # the hung one never answers: only its deadline ends the run
     rows = {c.case_id: c.metrics[0] for c in result.cases}
     assert (rows[TARGET].status.value, rows[TARGET].error) == ("ERROR", "timed out after 8s while running probe.py")
     assert all(m.status.value == "PASSED" for case_id, m in rows.items() if case_id != TARGET)
@@ -126,7 +112,7 @@ def test_a_hung_evaluation_is_killed_at_its_deadline_and_its_worker_replaced(tmp
 
 def test_an_evaluator_on_an_older_sdk_ignores_the_offer_and_runs_once_per_evaluation(tmp_path):
     evaluators, options = setup(tmp_path, OLD_SDK)
-    result = run(tmp_path, evaluators, options, n=4)
+    result = run_copies(tmp_path, evaluators, options, n=4)
     assert [m.score for c in result.cases for m in c.metrics] == [1.0] * 4
     backend = evaluators[0].evaluator._backend
     assert backend._workers.started == 4  # one process per evaluation, as in 1.0
@@ -135,7 +121,7 @@ def test_an_evaluator_on_an_older_sdk_ignores_the_offer_and_runs_once_per_evalua
 def test_without_persistent_workers_every_evaluation_is_a_new_process(tmp_path):
     evaluators, options = setup(tmp_path, WORKER.replace("if trace == TARGET", "if False"))
     options.persistent_workers = False
-    run(tmp_path, evaluators, options, n=5)
+    run_copies(tmp_path, evaluators, options, n=5)
     assert len(set(pids(tmp_path).values())) == 5
 
 
@@ -145,7 +131,7 @@ def test_a_worker_gets_the_minimal_environment_and_the_containment_tag(tmp_path,
                             "return EvalResult(score=1.0, details={'secret': os.environ.get('CI_SECRET_TOKEN'), "
                             "'tagged': 'AGENTEVALS_EVALUATION' in os.environ})")
     evaluators, options = setup(tmp_path, source.replace("if trace == TARGET", "if False"))
-    result = run(tmp_path, evaluators, options, n=3)
+    result = run_copies(tmp_path, evaluators, options, n=3)
     assert [m.details for c in result.cases for m in c.metrics] == [{"secret": None, "tagged": True}] * 3
     assert evaluators[0].evaluator._backend._workers.started <= 2  # concurrency 2: at most two workers
 
@@ -156,7 +142,7 @@ def test_result_lines_larger_than_the_read_buffer_are_read_whole(tmp_path):
     source = WORKER.replace("if trace == TARGET", "if False").replace(
         "return EvalResult(score=1.0)", "return EvalResult(score=1.0, details={'pad': 'x' * (3 << 20)})")
     evaluators, options = setup(tmp_path, source)
-    result = run(tmp_path, evaluators, options, n=4)
+    result = run_copies(tmp_path, evaluators, options, n=4)
     metrics = [m for c in result.cases for m in c.metrics]
     assert [m.status.value for m in metrics] == ["PASSED"] * 4, [m.error for m in metrics]
     assert all(len(m.details["pad"]) == 3 << 20 for m in metrics)

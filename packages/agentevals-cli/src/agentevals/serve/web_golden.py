@@ -140,14 +140,9 @@ def add_golden_pages(app: FastAPI, ctx: Any, page: Page) -> None:
 
 # Where the case is -----------------------------------------------------------------------------------------
 def _case_target(store: RunStore, ref: str, index: str) -> Target:
-    from ._input import refuse_long_ref
+    from .web_runs import load_case
 
-    refuse_long_ref(ref)
-    run_id = store.resolve(ref)
-    found = store.load_cases(run_id, index=int(index)) if index.isdigit() else []
-    if not found:
-        raise StoreError(f"run {run_id} has no case #{index}")
-    (position, case), = found
+    run_id, position, case = load_case(store, ref, index)
     return Target(run_id, position, case, f"/runs/{quote(run_id, safe='')}/cases/{position}")
 
 

@@ -36,7 +36,7 @@ from .web_review import queue_nav
 if TYPE_CHECKING:
     from ..store import RunRecord, RunStore
 
-__all__ = ["add_run_pages", "trajectory_rows"]
+__all__ = ["add_run_pages", "load_case", "trajectory_rows"]
 
 log = logging.getLogger(__name__)
 
@@ -167,15 +167,21 @@ def _run(store: RunStore, ref: str, q: str, status: str, metric: str) -> dict[st
             "perf": run_charts(figures)}
 
 
-def _case(store: RunStore, ref: str, index: str, queue: str = "") -> dict[str, Any]:
-    from ..report._format import fmt_perf
-
+def load_case(store: RunStore, ref: str, index: str) -> tuple[str, int, CaseResult]:
+    """``(run id, position, case)`` of a case page's ``{run}`` and ``{index}``; ``StoreError`` when there is none."""
     refuse_long_ref(ref)
     run_id = store.resolve(ref)
     found = store.load_cases(run_id, index=int(index)) if index.isdigit() else []
     if not found:
         raise StoreError(f"run {run_id} has no case #{index}")
     (position, case), = found
+    return run_id, position, case
+
+
+def _case(store: RunStore, ref: str, index: str, queue: str = "") -> dict[str, Any]:
+    from ..report._format import fmt_perf
+
+    run_id, position, case = load_case(store, ref, index)
     turns = case._transcript
     figures = case_figures(case.performance_metrics, case.metrics)
     # serve's live run records each session as a case whose id is the session id: link back to its page.
