@@ -90,6 +90,22 @@ def test_without_a_run_store_the_results_are_on_the_page(serve):
     assert 'value="tool_trajectory_avg_score" checked' in answer.text  # the form keeps what was chosen
 
 
+def test_without_a_run_store_a_failed_row_says_why_as_the_cli_does(serve):
+    from agentevals.report._format import reason_lines
+    from agentevals.results import MetricResult, Status
+
+    server = serve("--no-store")
+    answer = upload(server, {"trace_files": ("helm.json", HELM.read_bytes()),
+                             "eval_set_file": ("eval_set_helm.json", EVAL_SET.read_bytes())},
+                    metrics=["response_match_score"], threshold="1")
+    assert answer.status_code == 200, answer.text[:500]
+    results = html.unescape(answer.text.split("<h2>Results</h2>")[1])
+    assert 'class="badge failed"' in results
+    score = float(re.search(r"response_match_score ([0-9.]+)</span>", results).group(1))
+    row = MetricResult(name="response_match_score", status=Status.FAILED, score=score, threshold=1.0)
+    assert reason_lines(row) and reason_lines(row)[0] in results  # the same line the table report prints
+
+
 @pytest.mark.parametrize(("files", "fields", "status", "line"), [
     ({"trace_files": ("broken.json", b"{nope")}, {}, 400,
      "broken.json:1:2: invalid JSON: Expecting property name enclosed in double quotes"),

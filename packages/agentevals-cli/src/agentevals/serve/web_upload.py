@@ -195,5 +195,8 @@ class _Recorder(RunConsumer):
 
 def _rows(run: RunResult) -> list[dict[str, Any]]:
     """The results shown on the page without a run store: each case with its status and result rows."""
-    return [{"case": case, "status": case_status(case).value,
-             "sources": upload_names(case.sources)} for case in run.cases]
+    from ..report._format import reason_lines
+
+    return [{"case": case, "status": case_status(case).value, "sources": upload_names(case.sources),
+             "why": [(m.name, "\n".join(reason_lines(m))) for m in case.metrics if reason_lines(m)]}
+            for case in run.cases]
