@@ -27,7 +27,7 @@ from ..errors import StoreError
 from ..report._format import fmt_num
 from ..results import CaseResult, MetricResult, Status, case_status
 from ..results.gates import format_rate
-from ..results.intervals import format_rate_interval
+from ..results.intervals import format_rate_interval, format_totals_rate
 from ._figures import case_figures
 from ._input import refuse_long_ref
 from .web_charts import run_charts, runs_charts
@@ -212,11 +212,10 @@ def _run_row(store: RunStore, record: RunRecord) -> dict[str, Any]:
     totals = record.totals
     if totals:
         cases = totals.get("cases", {})
-        rate = format_rate(totals.get("pass_rate"))
+        rate = format_totals_rate(totals)  # with its Wilson 95% interval, as `agentevals runs list` prints it
     else:  # still running (or killed): count what it stored so far
         cases = case_counts(store, record.run_id)
-        evaluated = sum(cases.get(s, 0) for s in ("PASSED", *_FAILING))
-        rate = format_rate(cases.get("PASSED", 0) / evaluated if evaluated else None)
+        rate = _rate({"cases": cases})
     return {"run_id": record.run_id, "started_at": record.started_at, "status": record.status,
             "command": record.command, "cases": cases.get("total", 0),
             "failed": sum(cases.get(s, 0) for s in _FAILING), "pass_rate": rate, "exit_code": record.exit_code}
