@@ -166,6 +166,8 @@ def test_run_pages_in_chromium(two_runs):
                            ".map(t => [t.textContent, Number(t.getAttribute('y')) - 4]))")
         cys = browser.js(f"Array.from(document.querySelectorAll('{rate}')).map(c => Number(c.getAttribute('cy')))")
         assert cys == [(ticks["0"] + ticks["1"]) / 2, ticks["0"]]  # pass rate 1/2 then 0/2, on the y axis' scale
+        rates = browser.js("Array.from(document.querySelectorAll('table.trend tbody tr')).map(r => r.cells[3].innerText)")
+        assert rates == ["0.00% (0/2, 95% CI 0.00–65.77%)", "50.00% (1/2, 95% CI 9.45–90.55%)"]  # newest first
         assert browser.js("document.querySelector('figure.metric text.axis-title.y').textContent") == (
             "pass rate · mean score (0–1)")
         submit(browser, "/runs/trend", metric="tool_trajectory_avg_score")

@@ -26,7 +26,6 @@ from fastapi.responses import HTMLResponse
 from ..errors import StoreError
 from ..report._format import fmt_num
 from ..results import CaseResult, MetricResult, Status, case_status
-from ..results.gates import format_rate
 from ..results.intervals import format_rate_interval, format_totals_rate
 from ._figures import case_figures
 from ._input import refuse_long_ref
@@ -252,7 +251,7 @@ def _chart(points: list[dict[str, Any]]) -> dict[str, Any]:
     """The trend chart: the metric's pass rate and mean score by run (oldest left), 0 at the bottom, 1 at the top."""
     from ._charts import Series, line_chart
 
-    placed = [{**p, "rate": format_rate(p["pass_rate"])} for p in points]
+    placed = [{**p, "rate": format_rate_interval(p["passed"], p["evaluated"])} for p in points]  # with its interval
     if not placed:
         return {"points": [], "chart": None}
     chart = line_chart([Series("pass rate", "s1", [p["pass_rate"] for p in placed],
