@@ -200,6 +200,9 @@ def test_labels_of_a_stored_run_and_the_table(tmp_path: Path) -> None:
     (["--evaluator", "judge"], "", "give the human labels with exactly one of --labels FILE or --run RUN"),
     (["--evaluator", "judge", "--labels", "labels.csv", "--probes", "paraphrase"],
      "case,verdict\n00000000000000000000000000000001,pass\n", "has no 'paraphrase' column with text"),
+    (["--evaluator", "judge", "--labels", "labels.csv", "--output-file", "missing/calibration.html"],
+     "case,verdict\n00000000000000000000000000000001,pass\n",
+     "--output-file missing/calibration.html: its folder missing does not exist"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], labels: str, message: str) -> None:
     with ProgrammedJudge({1: "pass", 2: "fail"}) as judge:

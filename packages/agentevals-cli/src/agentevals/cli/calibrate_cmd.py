@@ -51,6 +51,8 @@ def calibrate_command(trace_files: tuple[str, ...], config_path: str, eval_set: 
 
     if (labels is None) == (run is None):
         raise ConfigError("calibrate: give the human labels with exactly one of --labels FILE or --run RUN")
+    if output_file is not None and not output_file.parent.is_dir():  # refused before the judge is asked anything
+        raise ConfigError(f"--output-file {output_file}: its folder {output_file.parent} does not exist")
     request = CalibrateRequest(inputs=expand_globs(trace_files), config_path=config_path, evaluator=evaluator,
                                labels=labels, run=run, eval_set=eval_set, trace_format=trace_format, repeat=repeat,
                                probes=parse_probes(probes), min_kappa=min_kappa, store=store, no_store=no_store)
