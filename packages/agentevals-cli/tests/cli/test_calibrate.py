@@ -4,8 +4,11 @@ against the plan the judge was built with (its verdicts, flips and biases), refe
 from __future__ import annotations
 
 import csv
+import html
 import json
+import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,6 +71,10 @@ def test_agreement_kappa_and_self_consistency_match_the_programmed_judge(tmp_pat
     assert doc["per_class"]["fail"]["recall"] == pytest.approx(recall[1])
     assert doc["base_rate"] == pytest.approx(h.count("pass") / n)
     assert doc["evaluator_pass_rate"] == pytest.approx(j.count("pass") / n)
+    for key, verdicts in (("base_rate_interval", h), ("evaluator_pass_rate_interval", j)):  # Wilson, as scipy has it
+        wilson = scipy_stats.binomtest(verdicts.count("pass"), n).proportion_ci(method="wilson")
+        assert doc[key]["passed"] == verdicts.count("pass") and doc[key]["evaluated"] == n
+        assert (doc[key]["lower"], doc[key]["upper"]) == pytest.approx((wilson.low, wilson.high))
     human_scores = [1.0 if v == "pass" else 0.0 for v in h]
     judge_scores = [PASS_SCORE if v == "pass" else FAIL_SCORE for v in j]
     assert doc["scores"]["n"] == n
@@ -160,6 +167,9 @@ def test_labels_of_a_stored_run_and_the_table(tmp_path: Path) -> None:
     assert f"  agreement          {11 / 12:.3f} (95% CI " in lines[1]
     assert lines[2].startswith(f"  kappa              {kappa:.3f} (95% CI ")
     assert f"{'':21}{'pass':<18} {6:>5}  {1:>5}" in lines  # the human pass row: the judge failed one of 7
+    [base] = [line for line in lines if line.startswith("  base rate ")]  # each pass rate with its interval
+    assert base.startswith("  base rate          human pass 58.33% (7/12, 95% CI ")
+    assert " · evaluator pass 50.00% (6/12, 95% CI " in base
     assert lines[-1] == f"gate: kappa {kappa:.3f} >= 0.5: passed"
     [stored] = [line.split()[3] for line in lines if line.startswith("stored as run ")]
     trend = subprocess.run([sys.executable, "-m", "agentevals", "runs", "trend", "calibration.kappa:judge", "--store",
@@ -190,6 +200,9 @@ def test_labels_of_a_stored_run_and_the_table(tmp_path: Path) -> None:
     (["--evaluator", "judge"], "", "give the human labels with exactly one of --labels FILE or --run RUN"),
     (["--evaluator", "judge", "--labels", "labels.csv", "--probes", "paraphrase"],
      "case,verdict\n00000000000000000000000000000001,pass\n", "has no 'paraphrase' column with text"),
+    (["--evaluator", "judge", "--labels", "labels.csv", "--output-file", "missing/calibration.html"],
+     "case,verdict\n00000000000000000000000000000001,pass\n",
+     "--output-file missing/calibration.html: its folder missing does not exist"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], labels: str, message: str) -> None:
     with ProgrammedJudge({1: "pass", 2: "fail"}) as judge:
@@ -250,3 +263,48 @@ def test_labels_of_cases_not_in_the_traces_are_named(tmp_path: Path) -> None:
     assert doc["kappa"]["value"] == 0.0  # the humans say pass throughout: chance explains all the agreement
     assert table.stdout.splitlines()[1] == (f"  1 labelled case(s) not compared (not in these traces, or no verdict): "
                                             f"{case_id(9)}")
+
+
+def _page_text(page: str) -> str:
+    """The page as a reader sees it: tags dropped, entities decoded, whitespace collapsed."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+
+
+def _wilson_text(passed: int, n: int) -> str:
+    wilson = scipy_stats.binomtest(passed, n).proportion_ci(method="wilson")  # bounds rounded outwards
+    return (f"{math.floor(passed / n * 10000) / 100:.2f}% ({passed}/{n}, 95% CI "
+            f"{math.floor(wilson.low * 10000) / 100:.2f}–{math.ceil(wilson.high * 10000) / 100:.2f}%)")
+
+
+def test_the_html_page_carries_the_figures_of_the_table(tmp_path: Path) -> None:
+    n = 20
+    human = {i: "fail" if i % 4 == 0 else "pass" for i in range(1, n + 1)}  # 15 pass, 5 fail
+    planned = {i: ("fail" if v == "pass" else "pass") if i in (3, 8, 12) else v for i, v in human.items()}
+    with ProgrammedJudge(planned, verbose_bonus=0.8) as judge:
+        write_cases(tmp_path / "traces.json", n)
+        judge.config(tmp_path / "eval_config.yaml")
+        write_labels(tmp_path / "labels.csv", human)
+        result = calibrate(judge, "traces.json", "-c", "eval_config.yaml", "--evaluator", "judge", "--labels",
+                           "labels.csv", "--repeat", "2", "--probes", "verbosity", "--no-store",
+                           "--output-file", "calibration.html", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr  # the verbosity probe fails
+    assert result.stdout.splitlines()[0].startswith("calibrate judge (llm_judge): 20 of 20 cases")  # stdout: the table
+    page = (tmp_path / "calibration.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page and "http" not in page  # self-contained
+    text = _page_text(page)
+    h, j = [human[i] for i in range(1, n + 1)], [planned[i] for i in range(1, n + 1)]
+    assert f"agreement {17 / 20:.3f} (95% CI " in text
+    assert f"Cohen's κ {metrics.cohen_kappa_score(h, j):.3f} (95% CI " in text
+    assert f"human pass rate (base rate) {_wilson_text(15, n)}" in text
+    assert f"evaluator pass rate {_wilson_text(16, n)}" in text
+    [[pp, pf], [fp, ff]] = metrics.confusion_matrix(h, j, labels=["pass", "fail"]).tolist()
+    assert f"human \\ evaluator pass fail pass {pp} {pf} fail {fp} {ff}" in text
+    precision, recall, _, support = metrics.precision_recall_fscore_support(h, j, labels=["pass", "fail"])
+    assert f"pass {precision[0]:.2f} {recall[0]:.2f} {support[0]}" in text
+    assert f"fail {precision[1]:.2f} {recall[1]:.2f} {support[1]}" in text
+    human_scores = [1.0 if v == "pass" else 0.0 for v in h]
+    judge_scores = [PASS_SCORE if v == "pass" else FAIL_SCORE for v in j]
+    assert f"score MAE {metrics.mean_absolute_error(human_scores, judge_scores):.3f}" in text
+    assert "flip rate (2 asks) 0.000" in text and "0 of 20 cases flipped" in text
+    # the padding lifts the judge's 4 fails to passes: the probe's row, and its verdict
+    assert re.search(rf"verbosity {n} {4 / n:.3f} \(95% CI [^)]*\) \+0\.\d{{3}} \(95% CI [^)]*\) FAILS: ", text), text

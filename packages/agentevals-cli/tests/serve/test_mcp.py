@@ -82,6 +82,9 @@ def test_stdio_run_tools_read_the_store(filled_store):
     assert brief["totals"]["cases"] == {"total": 1, "PASSED": 0, "FAILED": 1, "NOT_EVALUATED": 0, "ERROR": 0,
                                         "INFORMATIONAL": 0}
     assert brief["rows"][0]["status"] == "FAILED" and brief["rows_left_off"] == 1  # failing rows first, one asked
+    shown = json.loads(agentevals("runs", "show", second, "-o", "json", "--store", store).stdout)
+    assert brief["intervals"]["pass_rate"] == shown["intervals"]["pass_rate"]  # the pass rate with its interval
+    assert brief["intervals"]["pass_rate"]["evaluated"] == 1 and 0 < brief["intervals"]["pass_rate"]["upper"] < 1
     assert brief["rows"][0]["score"] < brief["rows"][0]["threshold"]
     assert full["run"] == json.loads(agentevals("runs", "show", first, "-o", "json", "--store", store).stdout)
     cli = json.loads(agentevals("runs", "compare", first, second, "--json", "--store", store).stdout)

@@ -104,7 +104,7 @@ def test_run_pages_in_chromium(two_runs):
         browser.open(f"{base}/runs")
         assert rows(browser, "table.runs") == [second, first]
         cells = browser.js("Array.from(document.querySelectorAll('table.runs tbody tr')[1].cells).map(c => c.innerText)")
-        assert cells[2:7] == ["completed", "3", "1", "50.00%", "1"]
+        assert cells[2:7] == ["completed", "3", "1", "50.00% (1/2, 95% CI 9.45–90.55%)", "1"]
         submit(browser, "/runs", q="-t 0.9")
         assert browser.js("location.search") == "?q=-t+0.9&status=&result="
         assert rows(browser, "table.runs") == [second]
@@ -166,6 +166,8 @@ def test_run_pages_in_chromium(two_runs):
                            ".map(t => [t.textContent, Number(t.getAttribute('y')) - 4]))")
         cys = browser.js(f"Array.from(document.querySelectorAll('{rate}')).map(c => Number(c.getAttribute('cy')))")
         assert cys == [(ticks["0"] + ticks["1"]) / 2, ticks["0"]]  # pass rate 1/2 then 0/2, on the y axis' scale
+        rates = browser.js("Array.from(document.querySelectorAll('table.trend tbody tr')).map(r => r.cells[3].innerText)")
+        assert rates == ["0.00% (0/2, 95% CI 0.00–65.77%)", "50.00% (1/2, 95% CI 9.45–90.55%)"]  # newest first
         assert browser.js("document.querySelector('figure.metric text.axis-title.y').textContent") == (
             "pass rate · mean score (0–1)")
         submit(browser, "/runs/trend", metric="tool_trajectory_avg_score")
@@ -299,7 +301,7 @@ def test_live_sessions_and_batch_runs_side_by_side(serve, tmp_path):
             if (live and live[0][3] == "1") or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
-        assert len(live) == 1 and live[0][2:6] == ["live", "1", "0", "100.00%"], live
+        assert len(live) == 1 and live[0][2:6] == ["live", "1", "0", "100.00% (1/1, 95% CI 20.65–100.00%)"], live
         assert browser.js("document.querySelector('meta[http-equiv=refresh]').content") == "10"
         browser.open(f"{ui_base}/runs")
         assert rows(browser, "table.runs") == [live[0][0], batch]  # live and batch results together

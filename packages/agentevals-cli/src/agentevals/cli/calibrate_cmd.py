@@ -11,7 +11,7 @@ import click
 
 from ._store import STORE_HELP
 
-__all__ = ["calibrate_command", "format_calibration"]
+__all__ = ["calibrate_command", "format_calibration", "render_calibration"]
 
 
 @click.command("calibrate", context_settings={"help_option_names": ["-h", "--help"]})
@@ -30,13 +30,16 @@ __all__ = ["calibrate_command", "format_calibration"]
               "paraphrase (docs/trust.md).")
 @click.option("--min-kappa", type=click.FloatRange(-1.0, 1.0), metavar="K", help="Exit 1 when κ is below K.")
 @click.option("-f", "--format", "trace_format", help="Trace format (default: detected).")
-@click.option("-o", "--output", "output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("-o", "--output", "output", type=click.Choice(["table", "json", "html"]),
+              help="What stdout shows: table (default), json, or html (one self-contained page).")
+@click.option("--output-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Also write the report to FILE (with no -o: the format its extension names, .json .html).")
 @click.option("--store", metavar="PATH|URL", help=STORE_HELP)
 @click.option("--no-store", is_flag=True, help="Do not record the calibration in the run store.")
 def calibrate_command(trace_files: tuple[str, ...], config_path: str, eval_set: Optional[str], evaluator: str,
                       labels: Optional[Path], run: Optional[str], repeat: int, probes: Optional[str],
-                      min_kappa: Optional[float], trace_format: Optional[str], output: str, store: Optional[str],
-                      no_store: bool) -> None:
+                      min_kappa: Optional[float], trace_format: Optional[str], output: Optional[str],
+                      output_file: Optional[Path], store: Optional[str], no_store: bool) -> None:
     """Score TRACES with one evaluator of the config and compare its verdicts with human labels: agreement,
     Cohen's κ with a bootstrap 95% interval, confusion, precision/recall per verdict, the base rate, score
     correlation and MAE; --repeat gives the flip rate, --probes the judge's biases. The result is stored as a
@@ -48,27 +51,43 @@ def calibrate_command(trace_files: tuple[str, ...], config_path: str, eval_set: 
 
     if (labels is None) == (run is None):
         raise ConfigError("calibrate: give the human labels with exactly one of --labels FILE or --run RUN")
+    if output_file is not None and not output_file.parent.is_dir():  # refused before the judge is asked anything
+        raise ConfigError(f"--output-file {output_file}: its folder {output_file.parent} does not exist")
     request = CalibrateRequest(inputs=expand_globs(trace_files), config_path=config_path, evaluator=evaluator,
                                labels=labels, run=run, eval_set=eval_set, trace_format=trace_format, repeat=repeat,
                                probes=parse_probes(probes), min_kappa=min_kappa, store=store, no_store=no_store)
     document, code = calibrate(request)
-    click.echo(json.dumps(document, indent=2) if output == "json" else format_calibration(document))
+    click.echo(render_calibration(document, output or "table"))
     sys.stdout.flush()
+    if output_file is not None:
+        fmt = output or _FILE_FORMATS.get(output_file.suffix.lower(), "table")
+        try:
+            output_file.write_text(render_calibration(document, fmt) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--output-file {output_file}: cannot write it: {exc.strerror or exc}") from None
     sys.exit(code)
 
 
-def _num(value: Optional[float], fmt: str = ".3f") -> str:
-    return "n/a" if value is None else format(value, fmt)
+_FILE_FORMATS = {".json": "json", ".html": "html", ".htm": "html"}
 
 
-def _with_interval(figure: dict[str, Any], fmt: str = ".3f") -> str:
-    interval = figure.get("interval")
-    around = f" (95% CI {interval[0]:{fmt}} to {interval[1]:{fmt}})" if interval else ""
-    return f"{_num(figure.get('value'), fmt)}{around}"
+def render_calibration(document: dict[str, Any], fmt: str) -> str:
+    """The calibration ``document`` as ``fmt`` (table, json or html)."""
+    if fmt == "json":
+        return json.dumps(document, indent=2)
+    if fmt == "html":
+        from ..report.calibration_html import render_calibration_html
+
+        return render_calibration_html(document)
+    return format_calibration(document)
 
 
 def format_calibration(doc: dict[str, Any]) -> str:
     """The table ``agentevals calibrate`` prints (the JSON document's figures, one per line)."""
+    from ..report.calibration_html import figure_text as _with_interval
+    from ..report.calibration_html import number_text as _num
+    from ..report.calibration_html import rate_text as _rate
+
     lines = [f"calibrate {doc['evaluator']} ({doc['type']}): {doc['n']} of {doc['cases']} cases compared with the "
              f"labels of {doc['labels']['source']}"]
     problems = doc["evaluator_problems"]
@@ -82,8 +101,8 @@ def format_calibration(doc: dict[str, Any]) -> str:
         lines.append(f"  left out, their labels tie: {', '.join(doc['labels']['tied'])}")
     lines += [f"  agreement          {_with_interval(doc['agreement'])}",
               f"  kappa              {_with_interval(doc['kappa'])}",
-              f"  base rate          human pass {_num(doc['base_rate'], '.2f')} · evaluator pass "
-              f"{_num(doc['evaluator_pass_rate'], '.2f')}"]
+              f"  base rate          human pass {_rate(doc['base_rate_interval'])} · evaluator pass "
+              f"{_rate(doc['evaluator_pass_rate_interval'])}"]
     confusion = doc["confusion"]
     lines += ["  confusion          human \\ evaluator   pass   fail",
               *(f"                     {h:<18} {confusion[h]['pass']:>5}  {confusion[h]['fail']:>5}"

@@ -55,17 +55,9 @@ def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
 
 def _rate(totals: dict) -> str:
     """A stored run's pass rate with its Wilson 95% interval (``results.intervals``), from its totals."""
-    from ..results.gates import format_rate
-    from ..results.intervals import format_rate_interval
+    from ..results.intervals import format_totals_rate
 
-    cases = totals.get("cases") or {}
-    evaluated = sum(cases.get(s, 0) for s in ("PASSED", "FAILED", "ERROR"))
-    if not evaluated or totals.get("pass_rate") is None:
-        return format_rate(totals.get("pass_rate")) if totals else "-"
-    strict_rate = cases.get("PASSED", 0) / evaluated
-    if abs(strict_rate - totals["pass_rate"]) > 1e-9:  # a --strict run also counted NOT_EVALUATED
-        evaluated += cases.get("NOT_EVALUATED", 0)
-    return format_rate_interval(cases.get("PASSED", 0), evaluated)
+    return format_totals_rate(totals)
 
 
 @runs_command.command("show")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from . import stats
+from .intervals import rate_interval
 
 __all__ = [
     "CALIBRATION_SCHEMA_VERSION",
@@ -68,7 +69,8 @@ def agreement_figures(human: Mapping[str, Call], runs: Sequence[Mapping[str, Cal
     Keys: ``n`` (cases compared), ``agreement`` and ``kappa`` (``{value, interval}``: bootstrap 95% over
     cases), ``confusion`` (``{human verdict: {evaluator verdict: count}}``), ``per_class`` (precision, recall
     and support of each verdict, the human as the truth), ``base_rate`` (human pass rate) and
-    ``evaluator_pass_rate``, ``scores`` (cases with both scores: ``n``, ``pearson``, ``spearman``, ``mae`` with
+    ``evaluator_pass_rate`` (with ``base_rate_interval`` and ``evaluator_pass_rate_interval``: ``rate_interval``
+    dicts), ``scores`` (cases with both scores: ``n``, ``pearson``, ``spearman``, ``mae`` with
     its interval), ``self_consistency`` (``repeats``, ``flip_rate`` with its interval, ``cases_flipped``), and
     ``unmatched`` (labelled cases the evaluator gave no verdict, verdicts with no label).
     """
@@ -88,6 +90,9 @@ def agreement_figures(human: Mapping[str, Call], runs: Sequence[Mapping[str, Cal
         "per_class": stats.precision_recall(truth, judged, [PASS, FAIL]),
         "base_rate": stats.base_rate(truth, PASS),
         "evaluator_pass_rate": stats.base_rate(judged, PASS),
+        # the same two rates with their Wilson 95% intervals (``results.intervals.rate_interval``)
+        "base_rate_interval": rate_interval(truth.count(PASS), len(truth)),
+        "evaluator_pass_rate_interval": rate_interval(judged.count(PASS), len(judged)),
         "scores": {
             "n": len(scored),
             "pearson": stats.pearson(xs, ys),

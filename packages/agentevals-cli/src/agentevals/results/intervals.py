@@ -29,7 +29,7 @@ from . import SKIP_KINDS, RunResult, Status, row_key
 from .stats import BOOTSTRAP_RESAMPLES, Z95, quantile, wilson_interval
 
 __all__ = ["BOOTSTRAP_MAX_CLUSTERS", "LEVEL", "clustered_normal_interval", "format_interval", "format_mean_interval",
-           "format_rate_interval", "rate_interval", "run_intervals"]
+           "format_rate_interval", "format_totals_rate", "rate_interval", "run_intervals"]
 
 LEVEL = 0.95
 """The level of every interval the reports print."""
@@ -132,6 +132,22 @@ def format_rate_interval(passed: int, evaluated: int) -> str:
         return format_rate(None)
     ci = format_interval(rate_interval(passed, evaluated))
     return f"{format_rate(passed / evaluated if evaluated else None)} ({passed}/{evaluated}{', ' + ci if ci else ''})"
+
+
+def format_totals_rate(totals: Optional[dict[str, Any]]) -> str:
+    """A stored run's pass rate with its interval, from its ``totals`` (``runs list`` and the UI's ``/runs``):
+    ``50.00% (1/2, 95% CI 9.45–90.55%)``; ``-`` without totals."""
+    from .gates import format_rate
+
+    if not totals:
+        return "-"
+    cases = totals.get("cases") or {}
+    evaluated = sum(cases.get(s, 0) for s in ("PASSED", "FAILED", "ERROR"))
+    if not evaluated or totals.get("pass_rate") is None:
+        return format_rate(totals.get("pass_rate"))
+    if abs(cases.get("PASSED", 0) / evaluated - totals["pass_rate"]) > 1e-9:  # a --strict run counted NOT_EVALUATED
+        evaluated += cases.get("NOT_EVALUATED", 0)
+    return format_rate_interval(cases.get("PASSED", 0), evaluated)
 
 
 def format_mean_interval(mean_score: Optional[dict[str, Any]]) -> str:

@@ -247,8 +247,9 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allo
 
     @server.tool()
     async def show_run(run: str = "latest", full: bool = False, rows: int = 50) -> dict[str, Any]:
-        """One stored run (id, unique prefix or `latest`) in brief: totals, then its result rows with the
-        failing ones first (at most `rows`). `full=true` returns the whole `runs show -o json` document."""
+        """One stored run (id, unique prefix or `latest`) in brief: totals and their 95% `intervals`, then its
+        result rows with the failing ones first (at most `rows`). `full=true` returns the whole `runs show -o json`
+        document."""
         try:
             if full:
                 return {"run": await runs.read(operations.run_document, run)}

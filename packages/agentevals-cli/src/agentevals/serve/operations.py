@@ -182,9 +182,10 @@ _ORDER = {"ERROR": 0, "FAILED": 1, "NOT_EVALUATED": 2, "PASSED": 3, "INFORMATION
 
 
 def run_summary(store: RunStore, ref: str = "latest", *, rows: int = 50) -> dict[str, Any]:
-    """A stored run in brief, for an agent to read: its record, totals, and its result rows with the
-    failing ones first (ERROR, FAILED, then NOT_EVALUATED), at most ``rows`` of them."""
+    """A stored run in brief, for an agent to read: its record, totals (``intervals``: their 95% intervals), and
+    its result rows with the failing ones first (ERROR, FAILED, then NOT_EVALUATED), at most ``rows`` of them."""
     from ..core.redact import redact_obj
+    from ..results.intervals import run_intervals
     from ..store._store import incomplete_reason
 
     run_id = store.resolve(ref)
@@ -197,6 +198,7 @@ def run_summary(store: RunStore, ref: str = "latest", *, rows: int = 50) -> dict
         "run_id": run_id, "status": record.status, "started_at": record.started_at,
         "finished_at": record.finished_at, "command": record.command, "exit_code": record.exit_code,
         "incomplete": incomplete_reason(record, result), "totals": result.totals(),
+        "intervals": run_intervals(result),  # each pass rate's Wilson interval, as `runs show -o json` has them
         "input_errors": [e.model_dump() for e in result.input_errors], "notes": result.notes,
         "rows": found[:max(0, rows)], "rows_left_off": max(0, len(found) - max(0, rows)),
     })

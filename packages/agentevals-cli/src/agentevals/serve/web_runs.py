@@ -26,8 +26,7 @@ from fastapi.responses import HTMLResponse
 from ..errors import StoreError
 from ..report._format import fmt_num
 from ..results import CaseResult, MetricResult, Status, case_status
-from ..results.gates import format_rate
-from ..results.intervals import format_rate_interval
+from ..results.intervals import format_rate_interval, format_totals_rate
 from ._figures import case_figures
 from ._input import refuse_long_ref
 from .web_charts import run_charts, runs_charts
@@ -218,11 +217,10 @@ def _run_row(store: RunStore, record: RunRecord) -> dict[str, Any]:
     totals = record.totals
     if totals:
         cases = totals.get("cases", {})
-        rate = format_rate(totals.get("pass_rate"))
+        rate = format_totals_rate(totals)  # with its Wilson 95% interval, as `agentevals runs list` prints it
     else:  # still running (or killed): count what it stored so far
         cases = case_counts(store, record.run_id)
-        evaluated = sum(cases.get(s, 0) for s in ("PASSED", *_FAILING))
-        rate = format_rate(cases.get("PASSED", 0) / evaluated if evaluated else None)
+        rate = _rate({"cases": cases})
     return {"run_id": record.run_id, "started_at": record.started_at, "status": record.status,
             "command": record.command, "cases": cases.get("total", 0),
             "failed": sum(cases.get(s, 0) for s in _FAILING), "pass_rate": rate, "exit_code": record.exit_code}
@@ -259,7 +257,7 @@ def _chart(points: list[dict[str, Any]]) -> dict[str, Any]:
     """The trend chart: the metric's pass rate and mean score by run (oldest left), 0 at the bottom, 1 at the top."""
     from ._charts import Series, line_chart
 
-    placed = [{**p, "rate": format_rate(p["pass_rate"])} for p in points]
+    placed = [{**p, "rate": format_rate_interval(p["passed"], p["evaluated"])} for p in points]  # with its interval
     if not placed:
         return {"points": [], "chart": None}
     chart = line_chart([Series("pass rate", "s1", [p["pass_rate"] for p in placed],
