@@ -154,3 +154,8 @@ def test_runs_list_and_trend_show_the_interval(three_runs) -> None:
     assert next(line for line in listed.splitlines() if line.startswith(ids["noise"])).count(ci) == 1, listed
     trend = CliRunner().invoke(cli, ["runs", "trend", "tool_trajectory_avg_score", "--store", store]).output
     assert next(line for line in trend.splitlines() if line.startswith(ids["baseline"])).count(ci) == 1, trend
+    # the JSON answers carry the same interval: runs list --json (also /api/runs, MCP list_runs) and the trend points
+    records = json.loads(CliRunner().invoke(cli, ["runs", "list", "--json", "--store", store]).output)
+    interval = next(r for r in records if r["run_id"] == ids["noise"])["pass_rate_interval"]
+    assert (interval["passed"], interval["evaluated"]) == (45, 50)
+    assert interval["lower"] == pytest.approx(lower) and interval["upper"] == pytest.approx(upper)

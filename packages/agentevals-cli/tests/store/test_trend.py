@@ -3,6 +3,8 @@ case counts, one case by its index; on SQLite and on a real PostgreSQL server.""
 
 from __future__ import annotations
 
+import pytest
+
 from agentevals.results import CaseResult, MetricResult, RunResult, Status
 from agentevals.store import RunStore, case_counts, metric_names, metric_trend
 
@@ -41,11 +43,17 @@ def test_metric_trend_per_run_oldest_first(store_url):
     # ERROR counts as evaluated and failing, NOT_EVALUATED not at all; only scored rows make the mean
     assert second["pass_rate"] == 0.5 and second["mean_score"] == 1.0 and second["rows"] == 3
     assert second["passed"] == 1 and second["evaluated"] == 2
+    # Wilson 95% for 1/2, closed form: (p + z²/2n ∓ z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)
+    z, n, p = 1.959963984540054, 2, 0.5
+    centre, half = p + z * z / (2 * n), z * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    assert second["pass_rate_lower"] == pytest.approx((centre - half) / (1 + z * z / n))
+    assert second["pass_rate_upper"] == pytest.approx((centre + half) / (1 + z * z / n))
 
     (only,) = metric_trend(store, "traj", limit=1)
     assert only["run_id"] == "r2"  # the newest runs, still oldest first
     resp = metric_trend(store, "resp")
     assert [(p["run_id"], p["pass_rate"], p["mean_score"]) for p in resp] == [("r1", 0.0, 0.2), ("r3", None, None)]
+    assert resp[1]["pass_rate_lower"] is None and resp[1]["pass_rate_upper"] is None  # nothing evaluated
     assert metric_trend(store, "unknown") == []
     assert metric_names(store) == ["resp", "traj"]
     store.close()

@@ -35,7 +35,7 @@ def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
     finally:
         db.close()
     if as_json:
-        click.echo(json.dumps([r.__dict__ for r in records], indent=2))
+        click.echo(json.dumps([r.as_dict() for r in records], indent=2))
         return
     if not records:
         click.echo("no runs recorded yet")

@@ -29,7 +29,7 @@ from . import SKIP_KINDS, RunResult, Status, row_key
 from .stats import BOOTSTRAP_RESAMPLES, Z95, quantile, wilson_interval
 
 __all__ = ["BOOTSTRAP_MAX_CLUSTERS", "LEVEL", "clustered_normal_interval", "format_interval", "format_mean_interval",
-           "format_rate_interval", "format_totals_rate", "rate_interval", "run_intervals"]
+           "format_rate_interval", "format_totals_rate", "rate_interval", "run_intervals", "totals_interval"]
 
 LEVEL = 0.95
 """The level of every interval the reports print."""
@@ -141,13 +141,24 @@ def format_totals_rate(totals: Optional[dict[str, Any]]) -> str:
 
     if not totals:
         return "-"
+    rate = totals_interval(totals)
+    if rate is None:
+        return format_rate(totals.get("pass_rate"))
+    return format_rate_interval(rate["passed"], rate["evaluated"])
+
+
+def totals_interval(totals: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    """A stored run's pass rate and its Wilson interval (``rate_interval``) from its ``totals``; None when it has
+    no pass rate (``runs list --json``, ``/api/runs`` and MCP's ``list_runs`` as ``pass_rate_interval``)."""
+    if not totals or totals.get("pass_rate") is None:
+        return None
     cases = totals.get("cases") or {}
     evaluated = sum(cases.get(s, 0) for s in ("PASSED", "FAILED", "ERROR"))
-    if not evaluated or totals.get("pass_rate") is None:
-        return format_rate(totals.get("pass_rate"))
+    if not evaluated:
+        return None
     if abs(cases.get("PASSED", 0) / evaluated - totals["pass_rate"]) > 1e-9:  # a --strict run counted NOT_EVALUATED
         evaluated += cases.get("NOT_EVALUATED", 0)
-    return format_rate_interval(cases.get("PASSED", 0), evaluated)
+    return rate_interval(cases.get("PASSED", 0), evaluated)
 
 
 def format_mean_interval(mean_score: Optional[dict[str, Any]]) -> str:

@@ -156,7 +156,7 @@ def list_runs(store: RunStore, limit: int = 20, *, statuses: Sequence[str] = (),
               before: Optional[str] = None) -> list[dict[str, Any]]:
     """The latest runs, newest first, as ``agentevals runs list --json`` prints them (only ``statuses``, and
     those started before ``before``, when given; see ``RunStore.list_runs``)."""
-    return [dict(r.__dict__) for r in store.list_runs(limit=max(1, limit), statuses=statuses, before=before)]
+    return [r.as_dict() for r in store.list_runs(limit=max(1, limit), statuses=statuses, before=before)]
 
 
 def run_document(store: RunStore, ref: str = "latest") -> dict[str, Any]:

@@ -74,6 +74,14 @@ class RunRecord:
     totals: Optional[dict[str, Any]]
     exit_code: Optional[int]
 
+    def as_dict(self) -> dict[str, Any]:
+        """The record as ``runs list --json`` (and ``/api/runs``, MCP ``list_runs``) gives it: its fields, and
+        ``pass_rate_interval`` (the pass rate's Wilson 95% interval, ``results.intervals.rate_interval``; None
+        without a pass rate)."""
+        from ..results.intervals import totals_interval
+
+        return {**self.__dict__, "pass_rate_interval": totals_interval(self.totals)}
+
 
 @dataclass
 class SourceRecord:

@@ -18,7 +18,8 @@ def metric_trend(store: RunStore, metric: str, limit: int = 20) -> list[dict[str
 
     Each point: ``run_id``, ``started_at``, ``status`` (a ``live`` run is still growing), ``rows``
     (that metric's results in the run), ``passed``, ``evaluated`` and ``pass_rate`` (over PASSED,
-    FAILED and ERROR, the rule of ``RunResult.totals()``), and ``mean_score`` (over the rows with a
+    FAILED and ERROR, the rule of ``RunResult.totals()``) with its Wilson 95% interval (``pass_rate_lower``,
+    ``pass_rate_upper``; None when nothing was evaluated), and ``mean_score`` (over the rows with a
     score; None when none has one).
 
     Example:
@@ -27,6 +28,8 @@ def metric_trend(store: RunStore, metric: str, limit: int = 20) -> list[dict[str
             print(point["run_id"], point["pass_rate"], point["mean_score"])
         ```
     """
+    from ..results.intervals import rate_interval
+
     rows = store.db.execute(
         "SELECT r.run_id, r.started_at, r.status, m.status, COUNT(*), SUM(m.score), COUNT(m.score) "
         "FROM metric_results m JOIN runs r ON r.run_id = m.run_id WHERE m.metric = ? "
@@ -44,8 +47,10 @@ def metric_trend(store: RunStore, metric: str, limit: int = 20) -> list[dict[str
         counts = point.pop("counts")
         score_sum, scored = point.pop("score_sum"), point.pop("scored")
         rate = tally_totals({}, {metric: counts})["metrics"][metric]
+        interval = rate_interval(rate["passed"], rate["evaluated"])
         out.append({**point, "rows": sum(counts.values()), "passed": rate["passed"], "evaluated": rate["evaluated"],
-                    "pass_rate": rate["pass_rate"], "mean_score": score_sum / scored if scored else None})
+                    "pass_rate": rate["pass_rate"], "pass_rate_lower": interval["lower"],
+                    "pass_rate_upper": interval["upper"], "mean_score": score_sum / scored if scored else None})
     return out
 
 
