@@ -4,7 +4,6 @@ case counts, one case by its index; on SQLite and on a real PostgreSQL server.""
 from __future__ import annotations
 
 import pytest
-
 from agentevals.results import CaseResult, MetricResult, RunResult, Status
 from agentevals.store import RunStore, case_counts, metric_names, metric_trend
 
