@@ -29,6 +29,10 @@ from run_all import EVAL_SET, HELM, ROOT, generate, precompile
 PEER_VERSION = "0.11.0"
 PEER_DIR = ROOT / ".local" / "peer-0.11"
 TOOLS = ("ours", "0.11")
+# 0.11's serve takes no metric and evaluates nothing on ingest (its store: memory or Postgres) and binds fixed
+# OTLP ports (no port 0): it cannot be flooded and counted the way serve_flood.py drives ours.
+SERVE_NOTE = "0.11's serve evaluates no metric on ingest (its store: memory or Postgres) (ours: hatch run bench:python " \
+    "tools/bench/serve_flood.py)"
 
 
 @dataclass
@@ -162,7 +166,7 @@ def build_rows(peer: Path, peer_help: str, inputs: dict[int, Path]) -> list[Row]
         run = ["run", str(path), "-e", str(EVAL_SET), "-m", "tool_trajectory_avg_score"]
         rows.append(Row(f"{n:,} traces (trajectory)", {"ours": [*ours, *run, "-o", "summary", *no_store],
                                                         "0.11": [*theirs, *run, *peer_summary, *peer_no_store]},
-                        timeout=900))
+                        note=note, timeout=900))
     return rows
 
 
@@ -188,7 +192,8 @@ def median_of(samples: list[Sample], attribute: str) -> float | None:
 
 
 def report(rows: list[Row], peak_row: str) -> list[tuple[str, str, str, str]]:
-    """Table lines: wall medians per row, CPU medians beside them, and the peak RSS of ``peak_row``."""
+    """Table lines: wall medians per row, CPU medians beside them, and the peak RSS of ``peak_row`` (the
+    largest single process: the CLI or one of its reader processes)."""
     lines = []
     for row in rows:
         for label, attribute in (("", "wall"), (" CPU", "cpu")):
@@ -226,7 +231,7 @@ def main() -> None:
                 print(f"  note: {row.name}: {row.note}")
         measure(rows, args.repeat, env)
     print(table(report(rows, peak_row=f"{max(args.traces):,} traces (trajectory)" if args.traces else "")))
-    print("  serve sessions/s: not compared (see the note printed by serve_peer_note)")
+    print(f"  serve sessions/s: not compared: {SERVE_NOTE}")
 
 
 if __name__ == "__main__":
