@@ -187,7 +187,7 @@ def execute(req: RunRequest) -> int:
             if prior is not None and store is not None:  # every file and setting as in a completed run: nothing is read
                 from ..store._replay import replay
 
-                work = replay(store, prior, consumers, files=len(req.inputs))
+                work = replay(store, prior, consumers, files=len(req.inputs), reuse=reuse)
             else:
                 work = run_evaluation(req.inputs, req.evaluators, eval_set=req.eval_set, options=req.options,
                                       trace_format=req.trace_format, consumers=consumers, reuse=reuse)

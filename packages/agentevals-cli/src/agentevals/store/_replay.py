@@ -28,6 +28,7 @@ from .keys import NotCacheable, evaluator_identity
 
 if TYPE_CHECKING:
     from ..engine.consumers import RunConsumer
+    from ._recording import StoreReuse
     from ._store import RunStore
 
 __all__ = ["REPLAY_NOTE", "find_replay", "input_key", "replay"]
@@ -96,8 +97,10 @@ def find_replay(store: RunStore, key: str) -> Optional[str]:
     return None
 
 
-async def replay(store: RunStore, prior: str, consumers: Sequence[RunConsumer], *, files: int) -> RunResult:
-    """Emit the stored run ``prior`` to ``consumers`` as a new run (started now), case by case."""
+async def replay(store: RunStore, prior: str, consumers: Sequence[RunConsumer], *, files: int,
+                 reuse: Optional[StoreReuse] = None) -> RunResult:
+    """Emit the stored run ``prior`` to ``consumers`` as a new run (started now), case by case; every
+    result counts as reused in ``reuse`` (the run's note says how many, as for the per-case cache)."""
     from ..__about__ import __version__
     from ..engine.consumers import emit
 
@@ -110,6 +113,8 @@ async def replay(store: RunStore, prior: str, consumers: Sequence[RunConsumer], 
     for index, case in enumerate(stored.cases):
         emit(consumers, "case_finished", index, case)
     run.cases = stored.cases
+    if reuse is not None:
+        reuse.reused += sum(len(case.metrics) for case in stored.cases)
     run.repetitions = stored.repetitions
     run.notes.append(f"{files} {REPLAY_NOTE} (run {prior}, same bytes and settings; --no-cache reads them again)")
     run.finished_at = utc_now()
