@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from ..store import RunStore
 
 __all__ = ["RunRequest", "execute"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -149,6 +152,7 @@ def execute(req: RunRequest) -> int:
             # The reports this run writes would change a folder digest on every run: left out of the key.
             reuse = StoreReuse(store, cache=req.cache, resume_from=resume_from, rerun_failed_from=rerun_from,
                                ignore=[o.path for o in outputs if o.path is not None])
+        key, prior = _whole_input(req, store, reuse, sourced, resume_from or rerun_from)
         finisher = _Finisher(gates=gates, baseline=baseline, strict=req.options.strict, reuse=reuse, alpha=req.alpha)
         consumers: list[RunConsumer] = [finisher]
         write_back = _write_back(req, consumers)  # before the store: its summary is stored with the run
@@ -156,10 +160,14 @@ def execute(req: RunRequest) -> int:
         if store is not None and run_id is not None:
             from ..store import StoreConsumer
 
-            recorder = StoreConsumer(store, run_id, meta=_meta(req), reuse=reuse, resume=resume_from is not None,
+            meta = _meta(req)
+            if key is not None:
+                meta["options"]["input_key"] = key  # the next run of the same bytes and settings finds it
+            recorder = StoreConsumer(store, run_id, meta=meta, reuse=reuse, resume=resume_from is not None,
                                      exit_code=lambda run: max(finisher.outcome.exit_code if finisher.outcome else 1,
                                                                _SOURCE_FAILED if sourced.failures(run) else 0),
                                      sources=sourced.records)
+            recorder.copied_from = prior
             consumers.append(recorder)
         color = req.color if req.color is not None else (sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         progress = progress_consumer(quiet=req.quiet, verbose=req.verbose,
@@ -176,9 +184,14 @@ def execute(req: RunRequest) -> int:
         emitter = _write_back_setup(write_back, consumers, emitter, recorder)
 
         with contextlib.redirect_stdout(sys.stderr) if req.stdout_to_stderr else contextlib.nullcontext():
-            run, signum = run_interruptible(run_evaluation(
-                req.inputs, req.evaluators, eval_set=req.eval_set, options=req.options,
-                trace_format=req.trace_format, consumers=consumers, reuse=reuse),
+            if prior is not None and store is not None:  # every file and setting as in a completed run: nothing is read
+                from ..store._replay import replay
+
+                work = replay(store, prior, consumers, files=len(req.inputs), reuse=reuse)
+            else:
+                work = run_evaluation(req.inputs, req.evaluators, eval_set=req.eval_set, options=req.options,
+                                      trace_format=req.trace_format, consumers=consumers, reuse=reuse)
+            run, signum = run_interruptible(work,
                 on_abandon=None if recorder is None else lambda signum: recorder.abandon(128 + signum))
         incomplete = None
         if req.unscored and run is not None:
@@ -237,6 +250,32 @@ _UNSAVED = 2
 """Exit code when a report or the run store could not be written (every other result was kept)."""
 _SOURCE_FAILED = 2
 """Exit code when a backend source could not be read (the other inputs' results are in every report)."""
+
+
+def _whole_input(req: RunRequest, store: Any, reuse: Any, sourced: Any,
+                 again_from: Optional[str]) -> tuple[Optional[str], Optional[str]]:
+    """(this run's whole-input key, a completed run with the same key to replay), either None.
+
+    Only plain reruns of local files have a key: not --no-cache, --resume, --rerun-failed, --unscored,
+    --write-back, --emit-otel (which act on the traces), nor pull sources (their content is a window)."""
+    if (store is None or reuse is None or not req.cache or again_from is not None or req.unscored or req.write_back
+            or req.emit_otel or sourced.keys):
+        return None, None
+    from ..store._replay import find_replay, input_key
+
+    options = _meta(req)["options"]
+    for name in ("outputs", "min_pass_rates", "baseline", "gate_on", "fail_on", "alpha"):  # settled after the run
+        options.pop(name, None)
+    key = input_key(req.inputs, req.evaluators, options=options, config_path=req.config_path,
+                    eval_set_path=req.eval_set_path, trace_format=req.trace_format,
+                    ignore=reuse.ignored)
+    if key is None:
+        return None, None
+    try:
+        return key, find_replay(store, key)
+    except Exception:  # a store that cannot be searched: the run reads its inputs
+        log.debug("whole-input cache: lookup failed", exc_info=True)
+        return key, None
 
 
 def _leave_out_scored(context: Any, store: Any) -> None:

@@ -95,6 +95,11 @@ class StoreReuse:
         self._identities: dict[int, Optional[str]] = {}
         self._keys: dict[int, str] = {}  # id(MetricResult) → work key, until its case is recorded
 
+    @property
+    def ignored(self) -> list[Path]:
+        """Files left out of the folder digests: this run's reports and the store's own files."""
+        return list(self._ignore)
+
     def key(self, case: Case, evaluator: BaseEvaluator) -> Optional[str]:
         """The pair's work key, or None when its evaluator is not cacheable."""
         if id(evaluator) not in self._identities:
@@ -209,6 +214,9 @@ class StoreConsumer(RunConsumer):
         self.recorded = 0
         """Cases the store recorded."""
         self.finished = False
+        self.copied_from: Optional[str] = None
+        """A stored run whose cases this run repeats (a whole-input cache hit, ``store._replay``): its rows
+        are copied in one statement when the run starts, not written case by case."""
 
     def _fail(self, exc: Exception) -> None:
         if self.failure is None:
@@ -223,10 +231,15 @@ class StoreConsumer(RunConsumer):
                 self.store.reopen_run(self.run_id)
             else:
                 self.store.begin_run(self.run_id, started_at=run.started_at or "", **self.meta)
+            if self.copied_from is not None:
+                self.recorded = self.store.copy_cases(self.copied_from, self.run_id)
         except Exception as exc:
             self._fail(exc)
 
     def case_finished(self, index: int, case: CaseResult) -> None:
+        if self.copied_from is not None:  # copied when the run started (or counted unstored, if that failed)
+            self.unstored += self.failure is not None
+            return
         keys = self.reuse.keys_for(case) if self.reuse else {}
         if self.failure is not None:  # one wait on a failed store is enough (a lock waits for seconds)
             self.unstored += 1

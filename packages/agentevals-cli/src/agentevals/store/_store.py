@@ -172,6 +172,20 @@ class RunStore:
             if case.labels:  # from the eval case it matched (labels that travel with a golden set)
                 write_labels(self.db, [LabelRecord(run_id, index, case.case_id, label) for label in case.labels])
 
+    def copy_cases(self, source: str, run_id: str) -> int:
+        """Copy every stored case of run ``source`` (its metric rows, work keys and trace ids, not its labels)
+        into run ``run_id``, at the same indexes: a rerun served whole from the cache (``store._replay``).
+        The rows were redacted when first written. Returns how many cases were copied."""
+        with self._writing():
+            for table, columns in (("cases", "idx, case_id, status, case_json"),
+                                   ("metric_results", "idx, pos, case_id, evaluator, metric, status, score, "
+                                                      "work_key, metric_json"),
+                                   ("case_traces", "idx, trace_id")):
+                self.db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+                self.db.execute(f"INSERT INTO {table} (run_id, {columns}) SELECT ?, {columns} FROM {table} "
+                                "WHERE run_id = ?", (run_id, source))
+            return int(self.db.execute("SELECT COUNT(*) FROM cases WHERE run_id = ?", (run_id,))[0][0])
+
     def close_run(self, run_id: str, *, status: str, totals: Optional[dict[str, Any]] = None,
                   exit_code: Optional[int] = None, finished_at: Optional[str] = None) -> None:
         """End a run that was written case by case without a final ``RunResult`` (``serve``'s live run)."""

@@ -1,0 +1,122 @@
+"""Whole-input reruns from the run store: when every input file's bytes and everything that decides the
+results are the same as a completed run's, that run's cases are emitted again without reading a trace.
+
+    key = input_key(paths, evaluators, options=..., config_path=..., eval_set_path=..., trace_format=...)
+    prior = find_replay(store, key)   # a completed run recorded with that key, every result a score
+    if prior is not None:
+        run = await replay(store, prior, consumers, files=len(paths))
+
+The key (recorded in the run's options as ``input_key``) covers: each file's bytes (blake2b, in chunks),
+the config and eval set files' bytes, the run options, the trace format, each evaluator's identity
+(``store.keys.evaluator_identity``: its config, code and versions) and agentevals' version. Any change is a
+miss, and the run reads its inputs as before (the per-case result cache still applies).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+import orjson
+
+from ..results import RunResult, Status, utc_now
+from .keys import NotCacheable, evaluator_identity
+
+if TYPE_CHECKING:
+    from ..engine.consumers import RunConsumer
+    from ._recording import StoreReuse
+    from ._store import RunStore
+
+__all__ = ["REPLAY_NOTE", "find_replay", "input_key", "replay"]
+
+log = logging.getLogger(__name__)
+
+_SCANNED = 100
+"""How many of the newest completed runs are searched for the key (each is one row already read)."""
+_SCORES = (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
+"""A run is replayed only when every result is a score: errors and NOT_EVALUATED are tried again."""
+REPLAY_NOTE = "file(s) served from the cache"
+
+
+def _bytes_digest(path: Path) -> str:
+    h = hashlib.blake2b(digest_size=32)
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def input_key(paths: Sequence[str], evaluators: Sequence[Any], *, options: dict[str, Any],
+              config_path: Optional[str], eval_set_path: Optional[str], trace_format: Optional[str],
+              ignore: Collection[Path] = ()) -> Optional[str]:
+    """The whole-input key of a run, or None when it cannot have one (an input that is not a regular file,
+    an evaluator that is not reproducible or not cacheable, a file that cannot be read)."""
+    from ..__about__ import __version__
+
+    try:
+        files = [Path(p) for p in paths]
+        if not files or not all(f.is_file() for f in files):
+            return None
+        identities = []
+        for loaded in evaluators:
+            ev = getattr(loaded, "evaluator", loaded)
+            if not getattr(ev, "reproducible", False):
+                return None
+            identities.append(evaluator_identity(ev, ignore=ignore))
+        extra = [Path(p) for p in (config_path, eval_set_path) if p]
+        value = {
+            "files": [(os.path.abspath(f), _bytes_digest(f)) for f in files],
+            "config": [_bytes_digest(p) if p.is_file() else None for p in extra],
+            "evaluators": identities,
+            "options": options,
+            "trace_format": trace_format,
+            "agentevals": __version__,
+        }
+    except (NotCacheable, OSError) as exc:
+        log.debug("whole-input cache: no key (%s)", exc)
+        return None
+    return hashlib.blake2b(orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str), digest_size=32).hexdigest()
+
+
+def find_replay(store: RunStore, key: str) -> Optional[str]:
+    """The newest completed run recorded with ``key`` whose results are all scores, or None."""
+    for record in store.list_runs(limit=_SCANNED, statuses=("completed",)):
+        if record.options.get("input_key") != key:
+            continue
+        statuses = store.db.execute("SELECT DISTINCT status FROM metric_results WHERE run_id = ?", (record.run_id,))
+        # Labels (from the eval set, or added later by people) belong to that run's cases: a run that has
+        # any is not copied, so that no label added since shows up in this run's reports.
+        labelled = store.db.execute("SELECT COUNT(*) FROM labels WHERE run_id = ?", (record.run_id,))[0][0]
+        if statuses and all(Status(row[0]) in _SCORES for row in statuses) and not labelled:
+            return record.run_id
+        return None  # the newest run of these inputs had errors (or labels): run them again
+    return None
+
+
+async def replay(store: RunStore, prior: str, consumers: Sequence[RunConsumer], *, files: int,
+                 reuse: Optional[StoreReuse] = None) -> RunResult:
+    """Emit the stored run ``prior`` to ``consumers`` as a new run (started now), case by case; every
+    result counts as reused in ``reuse`` (the run's note says how many, as for the per-case cache)."""
+    from ..__about__ import __version__
+    from ..engine.consumers import emit
+
+    stored = store.load_run(prior)
+    run = RunResult(agentevals_version=__version__, started_at=utc_now())
+    run.notes.extend(n for n in stored.notes if "reused from the run store" not in n and REPLAY_NOTE not in n)
+    run.input_errors = stored.input_errors
+    run._planned = len(stored.cases)  # exact: progress shows a full bar
+    emit(consumers, "run_started", run)
+    for index, case in enumerate(stored.cases):
+        emit(consumers, "case_finished", index, case)
+    run.cases = stored.cases
+    if reuse is not None:
+        reuse.reused += sum(len(case.metrics) for case in stored.cases)
+    run.repetitions = stored.repetitions
+    run.notes.append(f"{files} {REPLAY_NOTE} (run {prior}, same bytes and settings; --no-cache reads them again)")
+    run.finished_at = utc_now()
+    emit(consumers, "run_finished", run)
+    return run
