@@ -441,8 +441,17 @@ def test_cli_result_cache_under_executor_ray(local_ray, tmp_path):
     assert second.exit_code == 0, second.output
     assert ran(calls) == 6
     again, before = without_timings(json.loads(second.stdout)), without_timings(json.loads(first.stdout))
-    assert again.pop("notes") == ["12 results reused from the run store, not run again (--no-cache runs everything)"]
+    reused = "12 results reused from the run store, not run again (--no-cache runs everything)"
+    notes = again.pop("notes")  # the same bytes and settings: the whole input is served from the store
+    assert reused in notes and any(n.startswith("1 file(s) served from the cache (run ") for n in notes), notes
     assert before.pop("notes") == [] and again == before
+    with open(traces, "a") as fh:  # other bytes, the same traces: read on Ray, every result from the per-case cache
+        fh.write("\n")
+    third = CliRunner().invoke(cli, args)
+    assert third.exit_code == 0, third.output
+    assert ran(calls) == 6
+    changed = without_timings(json.loads(third.stdout))
+    assert changed.pop("notes") == [reused] and changed == before
     rerun = CliRunner().invoke(cli, [*args, "--no-cache"])
     assert rerun.exit_code == 0 and ran(calls) == 12
 

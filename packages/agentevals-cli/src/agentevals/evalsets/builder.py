@@ -49,9 +49,9 @@ from .loader import case_keys, content_text, parse_eval_set
 if TYPE_CHECKING:
     from ..store import RunStore
 
-__all__ = ["SELECTIONS", "BuildSummary", "SetDiff", "add_from_run", "build_from_run", "diff_sets",
-           "eval_case_from", "label_entries", "merge_sets", "put_case", "read_set", "sample_cases", "select_cases",
-           "set_id_for", "set_labels", "validate_set", "write_set"]
+__all__ = ["SELECTIONS", "BuildSummary", "SetDiff", "add_from_run", "base_id", "build_from_run", "diff_sets",
+           "eval_case_from", "label_entries", "merge_sets", "put_case", "read_set", "run_timestamp", "sample_cases",
+           "select_cases", "set_id_for", "set_labels", "validate_set", "write_set"]
 
 SELECTIONS = ("failed", "passed", "all")
 """``--cases`` words; anything else is a case id as ``agentevals run`` prints it."""
@@ -167,7 +167,7 @@ def _tool_response(stored: dict[str, Any]) -> dict[str, Any]:
     return {"name": stored.get("name") or "", "response": value}
 
 
-def _timestamp(moment: Optional[str]) -> float:
+def run_timestamp(moment: Optional[str]) -> float:
     """An ISO 8601 time (the run's start) as ADK's ``creation_timestamp`` (seconds); 0.0 when unknown."""
     if not moment:
         return 0.0
@@ -210,7 +210,9 @@ def eval_case_from(case: CaseResult, index: int, *, run_id: str, eval_id: str,
     return {"eval_id": eval_id, "conversation": turns, "creation_timestamp": created, "metadata": metadata}
 
 
-def _base_id(case: CaseResult) -> str:
+def base_id(case: CaseResult) -> str:
+    """The eval id a stored case gets by default: its eval id, else ``case_`` and its case id, in ADK's id
+    characters (``[A-Za-z0-9_]``)."""
     if case.eval_id:
         base = _ID_CHARS.sub("_", case.eval_id)
     else:
@@ -251,7 +253,7 @@ def _cases_to_adk(chosen: Sequence[Stored], *, run_id: str, created: float, uris
         if not case._transcript:
             summary.no_turns.append(case.case_id)
             continue
-        eval_id = _unique(_base_id(case), taken)
+        eval_id = _unique(base_id(case), taken)
         out.append(eval_case_from(case, idx, run_id=run_id, eval_id=eval_id, created=created, source_uris=uris))
         summary.written.append(eval_id)
     return out
@@ -269,7 +271,7 @@ def build_from_run(store: RunStore, ref: str, *, which: Sequence[str] = ("all",)
     if not chosen:
         raise ConfigError(f"run {run_id}: no {'/'.join(which)} case to write ({len(cases)} cases in the run)")
     picked, summary.strata = sample_cases(chosen, sample, stratify_by=stratify_by, seed=seed)
-    created = _timestamp(record.started_at)
+    created = run_timestamp(record.started_at)
     eval_cases = _cases_to_adk(picked, run_id=run_id, created=created, uris=uris, taken=set(), summary=summary)
     if not eval_cases:
         raise ConfigError(f"run {run_id}: the chosen cases have no stored turns (recorded by an agentevals "
@@ -301,7 +303,7 @@ def add_from_run(data: dict[str, Any], store: RunStore, ref: str,
     fresh = [(i, c) for i, c in chosen if (run_id, c.case_id) not in present]
     summary = BuildSummary(run_id=run_id, selected=len(chosen))
     taken = {str(raw.get("eval_id")) for raw in raw_cases if isinstance(raw, dict)}
-    raw_cases += _cases_to_adk(fresh, run_id=run_id, created=_timestamp(record.started_at), uris=uris, taken=taken,
+    raw_cases += _cases_to_adk(fresh, run_id=run_id, created=run_timestamp(record.started_at), uris=uris, taken=taken,
                                summary=summary)
     return {**data, "eval_cases": raw_cases}, summary, already
 

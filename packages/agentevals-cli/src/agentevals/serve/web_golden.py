@@ -103,9 +103,9 @@ def add_golden_pages(app: FastAPI, ctx: Any, page: Page) -> None:
         return response
 
     async def case_again(request: Request, run: str, index: str, state: dict[str, Any]) -> HTMLResponse:
-        from .web_runs import _case
+        from .web_runs import case_values
 
-        values = await asyncio.to_thread(lambda: case_forms(ctx, request, ctx.runs, _case(ctx.runs, run, index),
+        values = await asyncio.to_thread(lambda: case_forms(ctx, request, ctx.runs, case_values(ctx.runs, run, index),
                                                             state=state))
         return page("run_case.html", request, 400, **values)
 
@@ -192,10 +192,10 @@ def _sync_labels(directory: Path, run_id: str, case_id: str, labels: Sequence[An
 # Add to eval set ---------------------------------------------------------------------------------------------
 def _add_to_set(ctx: Any, store: RunStore, target: Target, form: dict[str, str]) -> dict[str, str]:
     from ..evalsets.builder import (
-        _timestamp,
         eval_case_from,
         put_case,
         read_set,
+        run_timestamp,
         set_id_for,
         write_set,
     )
@@ -214,7 +214,7 @@ def _add_to_set(ctx: Any, store: RunStore, target: Target, form: dict[str, str])
              for i in range(min(len(case._transcript), _MAX_TURNS))]
     record = store.get_run(target.run_id)
     new = eval_case_from(case, target.index, run_id=target.run_id, eval_id=eval_id,
-                         created=_timestamp(record.started_at), source_uris=[s.uri for s in store.sources(target.run_id)])
+                         created=run_timestamp(record.started_at), source_uris=[s.uri for s in store.sources(target.run_id)])
     for turn, (response, calls) in zip(new["conversation"], edits, strict=False):  # turns beyond _MAX_TURNS: as recorded
         if response.strip():
             turn["final_response"] = {"parts": [{"text": response.replace("\r\n", "\n")}], "role": "model"}
@@ -329,7 +329,7 @@ def _reload(ctx: Any) -> str:
 # The forms' values -------------------------------------------------------------------------------------------
 def case_forms(ctx: Any, request: Request, store: RunStore, values: dict[str, Any], *,
                state: Optional[dict[str, Any]] = None) -> dict[str, Any]:
-    """``values`` of a case page (``web_runs._case``) with ``golden``: what the forms show."""
+    """``values`` of a case page (``web_runs.case_values``) with ``golden``: what the forms show."""
     target = Target(values["run_id"], values["index"], values["case"],
                     f"/runs/{quote(values['run_id'], safe='')}/cases/{values['index']}")
     return {**values, "golden": _forms(ctx, request, target, state)}
@@ -350,7 +350,7 @@ def session_forms(ctx: Any, request: Request, record: Any, state: Optional[dict[
 
 
 def _forms(ctx: Any, request: Request, target: Target, state: Optional[dict[str, Any]]) -> dict[str, Any]:
-    from ..evalsets.builder import _base_id
+    from ..evalsets.builder import base_id
     from ..results.labels import human_text, label_disagrees
 
     state = state or {}
@@ -374,7 +374,7 @@ def _forms(ctx: Any, request: Request, target: Target, state: Optional[dict[str,
         "metrics": list(dict.fromkeys(m.name for m in case.metrics)),
         "sets_dir": directory is not None,
         "sets": set_files(directory) if directory is not None and directory.is_dir() else [],
-        "eval_id": form.get("eval_id", _base_id(case)),
+        "eval_id": form.get("eval_id", base_id(case)),
         "turns": turns,
         "form": form,
         "labeler": form.get("labeler", unquote(request.cookies.get(_LABELER_COOKIE, ""))[:200]),

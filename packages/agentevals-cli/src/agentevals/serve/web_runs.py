@@ -35,7 +35,7 @@ from .web_review import queue_nav
 if TYPE_CHECKING:
     from ..store import RunRecord, RunStore
 
-__all__ = ["add_run_pages", "load_case", "trajectory_rows"]
+__all__ = ["add_run_pages", "case_values", "load_case", "trajectory_rows"]
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ def add_run_pages(app: FastAPI, ctx: Any, page: Page) -> None:
 
         return await render(request, "Case", lambda store: ("run_case.html",
                                                             case_forms(ctx, request, store,
-                                                                       _case(store, run, index, queue))),
+                                                                       case_values(store, run, index, queue))),
                             missing_status=404)
 
 
@@ -177,7 +177,9 @@ def load_case(store: RunStore, ref: str, index: str) -> tuple[str, int, CaseResu
     return run_id, position, case
 
 
-def _case(store: RunStore, ref: str, index: str, queue: str = "") -> dict[str, Any]:
+def case_values(store: RunStore, ref: str, index: str, queue: str = "") -> dict[str, Any]:
+    """What ``run_case.html`` shows of a stored case (besides the golden forms), ``queue``: the review queue
+    it was opened from."""
     from ..report._format import fmt_perf
 
     run_id, position, case = load_case(store, ref, index)
