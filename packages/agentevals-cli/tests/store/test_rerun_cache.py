@@ -84,3 +84,19 @@ def test_a_changed_config_eval_set_or_no_cache_reads_again(tmp_path, store_url):
     es.write_text(json.dumps(json.loads(es.read_text()), indent=3))
     _, said = agentevals(store_url, *args, report=tmp_path / "5.json")
     assert SERVED not in said
+
+
+def test_an_eval_set_named_by_the_config_is_in_the_key(tmp_path, store_url):
+    """The eval set named by the config's ``eval_set:`` (no ``-e``) decides the results as ``-e`` does: a change of
+    its bytes reads again."""
+    args = project(tmp_path)
+    args = args[:args.index("-e")] + args[args.index("-e") + 2:]
+    config = tmp_path / "eval_config.yaml"
+    config.write_text(f"eval_set: {tmp_path / 'eval_set.json'}\n" + CONFIG.format(threshold=0.5))
+    agentevals(store_url, *args, report=tmp_path / "1.json")
+    _, said = agentevals(store_url, *args, report=tmp_path / "2.json")
+    assert f"2 {SERVED}" in said
+    es = tmp_path / "eval_set.json"
+    es.write_text(json.dumps(json.loads(es.read_text()), indent=3))
+    _, said = agentevals(store_url, *args, report=tmp_path / "3.json")
+    assert SERVED not in said

@@ -184,10 +184,12 @@ def run_command(
     options.write_back = write_back = write_back or options.write_back  # the flag, or write_back: in the config
     request = RunRequest(
         inputs=expand_globs(trace_files), evaluators=evaluators, options=options, eval_set=eval_set_obj, write_back=write_back,
-        eval_set_path=eval_set, config_path=config_path, trace_format=trace_format or options.trace_format,
+        # -e, or the config's eval_set: (its file decides the results: the store's digest, the whole-input key)
+        eval_set_path=eval_set or (eval_set_obj.source or None if eval_set_obj is not None else None),
+        config_path=config_path, trace_format=trace_format or options.trace_format,
         outputs=outputs or ((options.output,) if options.output else ()),
         output_file=output_file, min_pass_rates=min_pass_rates, baseline=baseline, resume=resume,
-        gate_on=gate_on.lower(), fail_on=fail_on.lower(), alpha=alpha,
+        gate_on=gate_on, fail_on=fail_on, alpha=alpha,
         rerun_failed=rerun_failed, cache=not no_cache and dump_inputs is None, store=None if no_store else store, no_store=no_store,
         color=color, quiet=quiet or quiet_enabled(), verbose=verbosity(), emit_otel=emit_otel,
         stdout_to_stderr=executor != "local", since=since, unscored=unscored,
