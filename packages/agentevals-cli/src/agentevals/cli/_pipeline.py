@@ -152,7 +152,8 @@ def execute(req: RunRequest) -> int:
             # The reports this run writes would change a folder digest on every run: left out of the key.
             reuse = StoreReuse(store, cache=req.cache, resume_from=resume_from, rerun_failed_from=rerun_from,
                                ignore=[o.path for o in outputs if o.path is not None])
-        key, prior = _whole_input(req, store, reuse, sourced, resume_from or rerun_from)
+        meta = _meta(req) if store is not None else {}
+        key, prior = _whole_input(req, meta, store, reuse, sourced, resume_from or rerun_from)
         finisher = _Finisher(gates=gates, baseline=baseline, strict=req.options.strict, reuse=reuse, alpha=req.alpha)
         consumers: list[RunConsumer] = [finisher]
         write_back = _write_back(req, consumers)  # before the store: its summary is stored with the run
@@ -160,7 +161,6 @@ def execute(req: RunRequest) -> int:
         if store is not None and run_id is not None:
             from ..store import StoreConsumer
 
-            meta = _meta(req)
             if key is not None:
                 meta["options"]["input_key"] = key  # the next run of the same bytes and settings finds it
             recorder = StoreConsumer(store, run_id, meta=meta, reuse=reuse, resume=resume_from is not None,
@@ -252,7 +252,7 @@ _SOURCE_FAILED = 2
 """Exit code when a backend source could not be read (the other inputs' results are in every report)."""
 
 
-def _whole_input(req: RunRequest, store: Any, reuse: Any, sourced: Any,
+def _whole_input(req: RunRequest, meta: dict[str, Any], store: Any, reuse: Any, sourced: Any,
                  again_from: Optional[str]) -> tuple[Optional[str], Optional[str]]:
     """(this run's whole-input key, a completed run with the same key to replay), either None.
 
@@ -263,12 +263,8 @@ def _whole_input(req: RunRequest, store: Any, reuse: Any, sourced: Any,
         return None, None
     from ..store._replay import find_replay, input_key
 
-    options = _meta(req)["options"]
-    for name in ("outputs", "min_pass_rates", "baseline", "gate_on", "fail_on", "alpha"):  # settled after the run
-        options.pop(name, None)
-    key = input_key(req.inputs, req.evaluators, options=options, config_path=req.config_path,
-                    eval_set_path=req.eval_set_path, trace_format=req.trace_format,
-                    ignore=reuse.ignored)
+    key = input_key(req.inputs, req.evaluators, identity=reuse.identity, options=_run_options(req, settled=False),
+                    digests=[meta["config_digest"], meta["eval_set_digest"]], trace_format=req.trace_format)
     if key is None:
         return None, None
     try:
@@ -376,15 +372,23 @@ def _partial(finisher: _Finisher, signum: int, options: RunOptions) -> RunResult
     return run
 
 
-def _meta(req: RunRequest) -> dict[str, Any]:
-    from ..store._recording import run_meta
-
+def _run_options(req: RunRequest, *, settled: bool) -> dict[str, Any]:
+    """The run's options as the store records them; ``settled``: with the settings applied after the run (its
+    reports, gates and baseline), which the whole-input key leaves out."""
     options = asdict(replace(req.options, read_context=None))
     del options["read_context"]  # the windows read are stored apart (run_sources)
     del options["credentials"]  # secrets: the references (credential_refs) are what is recorded
     options.update(since=req.since)
-    options.update(inputs=req.inputs[:1000], evaluators=[e.evaluator.config.name for e in req.evaluators],
-                   outputs=list(req.outputs), min_pass_rates=list(req.min_pass_rates), baseline=req.baseline,
-                   **({"gate_on": req.gate_on} if req.gate_on != "point" else {}),
-                   **({"fail_on": req.fail_on, "alpha": req.alpha} if req.fail_on != "any" else {}))
-    return run_meta(options=options, config_path=req.config_path, eval_set_path=req.eval_set_path)
+    options.update(inputs=req.inputs[:1000], evaluators=[e.evaluator.config.name for e in req.evaluators])
+    if settled:
+        options.update(outputs=list(req.outputs), min_pass_rates=list(req.min_pass_rates), baseline=req.baseline,
+                       **({"gate_on": req.gate_on} if req.gate_on != "point" else {}),
+                       **({"fail_on": req.fail_on, "alpha": req.alpha} if req.fail_on != "any" else {}))
+    return options
+
+
+def _meta(req: RunRequest) -> dict[str, Any]:
+    from ..store._recording import run_meta
+
+    return run_meta(options=_run_options(req, settled=True), config_path=req.config_path,
+                    eval_set_path=req.eval_set_path)

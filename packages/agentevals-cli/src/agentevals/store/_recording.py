@@ -100,8 +100,9 @@ class StoreReuse:
         """Files left out of the folder digests: this run's reports and the store's own files."""
         return list(self._ignore)
 
-    def key(self, case: Case, evaluator: BaseEvaluator) -> Optional[str]:
-        """The pair's work key, or None when its evaluator is not cacheable."""
+    def identity(self, evaluator: BaseEvaluator) -> Optional[str]:
+        """The evaluator's identity (``store.keys.evaluator_identity``: its config, code and versions), computed
+        once per run; None when it is not cacheable (the reason logged once)."""
         if id(evaluator) not in self._identities:
             try:
                 self._identities[id(evaluator)] = evaluator_identity(evaluator, ignore=self._ignore)
@@ -110,7 +111,11 @@ class StoreReuse:
                 name = evaluator.config.name
                 self.refused[name] = str(refusal)
                 log.info("result cache: evaluator '%s' runs every time, not cached: %s", name, refusal)
-        identity = self._identities[id(evaluator)]
+        return self._identities[id(evaluator)]
+
+    def key(self, case: Case, evaluator: BaseEvaluator) -> Optional[str]:
+        """The pair's work key, or None when its evaluator is not cacheable."""
+        identity = self.identity(evaluator)
         if identity is None:
             return None
         # Kept on the case itself: cases come and go while the run streams, and an id() could be reused.

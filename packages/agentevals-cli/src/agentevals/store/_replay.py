@@ -1,12 +1,12 @@
 """Whole-input reruns from the run store: when every input file's bytes and everything that decides the
 results are the same as a completed run's, that run's cases are emitted again without reading a trace.
 
-    key = input_key(paths, evaluators, options=..., config_path=..., eval_set_path=..., trace_format=...)
+    key = input_key(paths, evaluators, identity=reuse.identity, options=..., digests=..., trace_format=...)
     prior = find_replay(store, key)   # a completed run recorded with that key, every result a score
     if prior is not None:
         run = await replay(store, prior, consumers, files=len(paths))
 
-The key (recorded in the run's options as ``input_key``) covers: each file's bytes (blake2b, in chunks),
+The key (recorded in the run's options as ``input_key``) covers: each file's bytes (sha256, in chunks),
 the config and eval set files' bytes, the run options, the trace format, each evaluator's identity
 (``store.keys.evaluator_identity``: its config, code and versions) and agentevals' version. Any change is a
 miss, and the run reads its inputs as before (the per-case result cache still applies).
@@ -14,17 +14,14 @@ miss, and the run reads its inputs as before (the per-case result cache still ap
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-import orjson
-
 from ..results import RunResult, Status, utc_now
-from .keys import NotCacheable, evaluator_identity
+from .keys import file_digest, value_digest
 
 if TYPE_CHECKING:
     from ..engine.consumers import RunConsumer
@@ -42,19 +39,12 @@ _SCORES = (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
 REPLAY_NOTE = "file(s) served from the cache"
 
 
-def _bytes_digest(path: Path) -> str:
-    h = hashlib.blake2b(digest_size=32)
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def input_key(paths: Sequence[str], evaluators: Sequence[Any], *, options: dict[str, Any],
-              config_path: Optional[str], eval_set_path: Optional[str], trace_format: Optional[str],
-              ignore: Collection[Path] = ()) -> Optional[str]:
+def input_key(paths: Sequence[str], evaluators: Sequence[Any], *, identity: Callable[[Any], Optional[str]],
+              options: dict[str, Any], digests: Sequence[Optional[str]], trace_format: Optional[str]) -> Optional[str]:
     """The whole-input key of a run, or None when it cannot have one (an input that is not a regular file,
-    an evaluator that is not reproducible or not cacheable, a file that cannot be read)."""
+    an evaluator that is not reproducible or not cacheable, a file that cannot be read). ``identity`` gives an
+    evaluator's identity or None (``StoreReuse.identity``, computed once for this key and the run's per-case
+    keys); ``digests``: those of the config and eval set files (``run_meta`` computed them)."""
     from ..__about__ import __version__
 
     try:
@@ -64,22 +54,22 @@ def input_key(paths: Sequence[str], evaluators: Sequence[Any], *, options: dict[
         identities = []
         for loaded in evaluators:
             ev = getattr(loaded, "evaluator", loaded)
-            if not getattr(ev, "reproducible", False):
+            found = identity(ev) if getattr(ev, "reproducible", False) else None
+            if found is None:
                 return None
-            identities.append(evaluator_identity(ev, ignore=ignore))
-        extra = [Path(p) for p in (config_path, eval_set_path) if p]
+            identities.append(found)
         value = {
-            "files": [(os.path.abspath(f), _bytes_digest(f)) for f in files],
-            "config": [_bytes_digest(p) if p.is_file() else None for p in extra],
+            "files": [(os.path.abspath(f), file_digest(f)) for f in files],
+            "config": list(digests),
             "evaluators": identities,
             "options": options,
             "trace_format": trace_format,
             "agentevals": __version__,
         }
-    except (NotCacheable, OSError) as exc:
+    except OSError as exc:
         log.debug("whole-input cache: no key (%s)", exc)
         return None
-    return hashlib.blake2b(orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str), digest_size=32).hexdigest()
+    return value_digest(value)
 
 
 def find_replay(store: RunStore, key: str) -> Optional[str]:

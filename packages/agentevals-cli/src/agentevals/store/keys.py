@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ..evaluators.base import BaseEvaluator
 
 __all__ = ["MAX_TREE_BYTES", "MAX_TREE_FILES", "NotCacheable", "case_digest", "code_root", "evaluator_identity",
-           "file_digest", "tree_digest", "work_key"]
+           "file_digest", "tree_digest", "value_digest", "work_key"]
 
 MAX_TREE_FILES = 2000
 """A code folder with more files than this is not hashed: its evaluator is not cached (and the run says so)."""
@@ -55,14 +55,15 @@ SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages"
 dependencies (covered by the lockfile or requirements beside them, and the runtime's version) and caches."""
 
 
-def _digest(value: Any) -> str:
+def value_digest(value: Any) -> str:
+    """sha256 of ``value`` as sorted-key JSON (anything orjson cannot encode as its ``str``)."""
     return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)).hexdigest()
 
 
 def case_digest(case: Case) -> str:
     """Digest of everything an evaluator can read about one case."""
     expected = case.eval_case.conversation if case.eval_case else None
-    return _digest({
+    return value_digest({
         "case": case.case_id,
         "traces": [t.trace_id for t in case.traces],
         "turns": [inv.model_dump(mode="json") for inv in case.invocations],
@@ -88,7 +89,7 @@ def file_digest(path: Path) -> str:
     try:
         return tree_digest(path)
     except NotCacheable:
-        return _digest(sorted(str(p.relative_to(path)) for p in _walk(path, frozenset())))
+        return value_digest(sorted(str(p.relative_to(path)) for p in _walk(path, frozenset())))
 
 
 def _walk(root: Path, ignore: frozenset[Path]) -> Iterator[Path]:
@@ -150,7 +151,7 @@ def _python_distributions() -> str:
     from importlib.metadata import distributions
 
     found = sorted({(d.metadata["Name"] or "", d.version or "") for d in distributions()})
-    return _digest(found)
+    return value_digest(found)
 
 
 @lru_cache(maxsize=64)
@@ -207,7 +208,7 @@ def evaluator_identity(ev: BaseEvaluator, *, ignore: Collection[Path] = ()) -> s
         code.append(tree_digest(code_root(program), ignore=ignore))  # not its path: a moved checkout still hits
         runtimes[program.suffix.lower()] = _runtime_identity(program.suffix.lower())
     options = ev.options
-    return _digest({
+    return value_digest({
         "type": ev.name,
         "class": f"{type(ev).__module__}.{type(ev).__qualname__}",
         "config": config,
