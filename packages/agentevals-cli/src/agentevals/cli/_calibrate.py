@@ -33,6 +33,7 @@ from ..results.calibration import (
 
 if TYPE_CHECKING:
     from ..config import LoadedEvaluator
+    from ..store import RunStore
 
 __all__ = ["CalibrateRequest", "calibrate", "parse_probes"]
 
@@ -112,15 +113,9 @@ def _labels_from_file(path: Path, evaluator: str) -> _Labels:
     return _Labels(by_case, paraphrases, str(path))
 
 
-def _labels_from_store(location: Optional[str], run: str, evaluator: str) -> _Labels:
-    from ._store import open_store
-
-    db = open_store(location)
-    try:
-        run_id = db.resolve(run)
-        records = db.labels(run_id)
-    finally:
-        db.close()
+def _labels_from_store(db: RunStore, run: str, evaluator: str) -> _Labels:
+    run_id = db.resolve(run)
+    records = db.labels(run_id)
     by_case: dict[str, list[tuple[Optional[str], Optional[float]]]] = {}
     for record in records:
         label = record.label
@@ -200,7 +195,7 @@ def calibrate(request: CalibrateRequest) -> tuple[dict[str, Any], int]:
     """Run, compare, probe, record: the ``-o json`` document and the exit code (1: no case compared, κ below
     ``min_kappa``, κ undefined with a ``min_kappa``, or a probe beyond its tolerance)."""
     from ..api import prepare_run
-    from ..engine.run import run_evaluation, run_sync
+    from ._store import open_store
 
     evaluators, options, eval_set = prepare_run(config=request.config_path, eval_set=request.eval_set)
     chosen = _select(evaluators, request.evaluator, request.config_path)
@@ -208,14 +203,31 @@ def calibrate(request: CalibrateRequest) -> tuple[dict[str, Any], int]:
     if request.probes and chosen.evaluator.name not in PROBED_TYPES:
         raise ConfigError(f"--probes: evaluator '{name}' is of type {chosen.evaluator.name}; the probes change the "
                           f"prompts of {' and '.join(PROBED_TYPES)} judges only")
+    if request.labels is None and request.run is None:
+        raise ConfigError("calibrate needs human labels: --labels FILE or --run RUN")
+    # Opened before the judge is asked anything: a store that cannot be opened costs no judge call.
+    db = open_store(request.store) if request.run is not None or not request.no_store else None
+    try:
+        return _calibrate(request, db, chosen, options, eval_set, name)
+    finally:
+        if db is not None:
+            db.close()
+
+
+def _calibrate(request: CalibrateRequest, db: Optional[RunStore], chosen: Any, options: Any, eval_set: Any,
+               name: str) -> tuple[dict[str, Any], int]:
+    from ..engine.run import run_evaluation, run_sync
+
     if request.labels is not None:
         labels = _labels_from_file(request.labels, name)
-    elif request.run is not None:
-        labels = _labels_from_store(request.store, request.run, name)
     else:
-        raise ConfigError("calibrate needs human labels: --labels FILE or --run RUN")
+        assert db is not None and request.run is not None
+        labels = _labels_from_store(db, request.run, name)
     if not labels.by_case:
         raise ConfigError(f"{labels.source}: no label (verdict or score) of evaluator '{name}' or of whole cases")
+    if "paraphrase" in request.probes and not labels.paraphrases:
+        raise ConfigError(f"--probes paraphrase: {labels.source} has no 'paraphrase' column with text "
+                          "(the restated answer of a case)")
     trace_format = request.trace_format or options.trace_format
 
     def once(probe: Optional[JudgeProbe] = None) -> RunResult:
@@ -230,8 +242,10 @@ def calibrate(request: CalibrateRequest) -> tuple[dict[str, Any], int]:
     calls = [_calls(r, name) for r in runs]
     if not any(c in calls[0] for c in human):
         seen = ", ".join(list(calls[0])[:3]) or "none"
+        unread = f"; not read: {first.input_errors[0].error}" if first.input_errors else ""
         raise ConfigError(f"{labels.source}: no labelled case is a case of these traces (labels name cases as "
-                          f"'agentevals run' prints them; these traces' cases: {seen}{', …' if len(calls[0]) > 3 else ''})")
+                          f"'agentevals run' prints them; these traces' cases: {seen}{', …' if len(calls[0]) > 3 else ''})"
+                          f"{unread}")
     document: dict[str, Any] = {
         "schema_version": CALIBRATION_SCHEMA_VERSION,
         "evaluator": name,
@@ -244,9 +258,6 @@ def calibrate(request: CalibrateRequest) -> tuple[dict[str, Any], int]:
     usage = {"calibration": _usage(runs, name)}
     probes = []
     for kind in request.probes:
-        if kind == "paraphrase" and not labels.paraphrases:
-            raise ConfigError(f"--probes paraphrase: {labels.source} has no 'paraphrase' column with text "
-                              "(the restated answer of a case)")
         probed = once(JudgeProbe(kind, dict(labels.paraphrases) if kind == "paraphrase" else {}))
         base = calls[0]
         if kind == "paraphrase":
@@ -265,7 +276,8 @@ def calibrate(request: CalibrateRequest) -> tuple[dict[str, Any], int]:
         code = 0 if passed else 1
     if any(p["fails"] for p in probes) or document["n"] == 0:
         code = 1
-    document["run_id"] = None if request.no_store else _record(request, first, human, calls[0], document, code)
+    document["run_id"] = None if request.no_store or db is None else _record(db, request, first, human, calls[0],
+                                                                             document, code)
     document["exit_code"] = code
     return document, code
 
@@ -278,15 +290,14 @@ def _total(parts: Any) -> dict[str, Any]:
     return total
 
 
-def _record(request: CalibrateRequest, first: RunResult, human: dict[str, Call], calls: dict[str, Call],
-            document: dict[str, Any], code: int) -> str:
+def _record(db: RunStore, request: CalibrateRequest, first: RunResult, human: dict[str, Call],
+            calls: dict[str, Call], document: dict[str, Any], code: int) -> str:
     """Store the evaluator's run with an agreement row per labelled case and a ``calibration`` case whose one row
     carries κ: ``runs trend calibration.kappa:NAME`` is κ over time, ``calibration.agreement:NAME`` the
     agreement rate."""
     from ..results import utc_now
     from ..store import new_run_id
     from ..store._recording import run_meta
-    from ._store import open_store
 
     name = document["evaluator"]
     cases = []
@@ -315,12 +326,8 @@ def _record(request: CalibrateRequest, first: RunResult, human: dict[str, Call],
                                            "repeat": request.repeat, "probes": list(request.probes),
                                            "min_kappa": request.min_kappa}},
                     config_path=request.config_path, eval_set_path=request.eval_set)
-    db = open_store(request.store)
-    try:
-        db.begin_run(run_id, started_at=first.started_at or utc_now(), **meta)
-        for index, case in enumerate(cases):
-            db.record_case(run_id, index, case, {})
-        db.finish_run(stored, status="completed", exit_code=code, totals=stored.totals())
-    finally:
-        db.close()
+    db.begin_run(run_id, started_at=first.started_at or utc_now(), **meta)
+    for index, case in enumerate(cases):
+        db.record_case(run_id, index, case, {})
+    db.finish_run(stored, status="completed", exit_code=code, totals=stored.totals())
     return run_id

@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 import click
 
+from ._choices import RegistryChoice
 from ._store import STORE_HELP
 
 __all__ = ["calibrate_command", "format_calibration", "render_calibration"]
@@ -29,7 +30,9 @@ __all__ = ["calibrate_command", "format_calibration", "render_calibration"]
 @click.option("--probes", metavar="LIST", help="Bias probes, comma-separated: position, verbosity, label-order, "
               "paraphrase (docs/trust.md).")
 @click.option("--min-kappa", type=click.FloatRange(-1.0, 1.0), metavar="K", help="Exit 1 when κ is below K.")
-@click.option("-f", "--format", "trace_format", help="Trace format (default: detected).")
+@click.option("-f", "--format", "trace_format",
+              type=RegistryChoice("agentevals.traces.formats:TRACE_FORMATS", case_sensitive=False),
+              help="Trace format (default: detected).")
 @click.option("-o", "--output", "output", type=click.Choice(["table", "json", "html"]),
               help="What stdout shows: table (default), json, or html (one self-contained page).")
 @click.option("--output-file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
@@ -61,8 +64,11 @@ def calibrate_command(trace_files: tuple[str, ...], config_path: str, eval_set: 
     sys.stdout.flush()
     if output_file is not None:
         fmt = output or _FILE_FORMATS.get(output_file.suffix.lower(), "table")
+        from ..core._atomic import replaced
+
         try:
-            output_file.write_text(render_calibration(document, fmt) + "\n", encoding="utf-8")
+            with replaced(output_file) as fh:
+                fh.write(render_calibration(document, fmt) + "\n")
         except OSError as exc:
             raise ConfigError(f"--output-file {output_file}: cannot write it: {exc.strerror or exc}") from None
     sys.exit(code)
