@@ -64,3 +64,18 @@ def test_probe_prompt_leaves_a_prompt_without_the_answer_or_sections_alone() -> 
     assert probe_prompt(JudgeProbe("verbosity"), "Rate it.", answer="absent", case_id="c") == "Rate it."
     assert probe_prompt(JudgeProbe("position"), "[[ ## only ## ]]\nx", answer="x", case_id="c") == "[[ ## only ## ]]\nx"
     assert probe_prompt(None, "anything", answer="any", case_id="c") == "anything"
+
+
+def test_verbosity_pads_the_answer_section_not_a_rubric_item_that_quotes_the_answer(av: Any, chat_server: Any) -> None:
+    chat_server.chat = lambda body: {"checks": [{"id": "names", "satisfied": True, "reasoning": "ok"}]}
+    answer = "helm list"
+    entry = {"type": "rubric", "name": "criteria", "model": "judge", "base_url": chat_server.base_url,
+             "api_key_env": "TEST_JUDGE_KEY", "rubrics": [{"id": "names", "outcome": f"Mentions {answer}"}]}
+    av.run(entry, av.case(answer))
+    av.run(entry, av.case(answer, options=RunOptions(judge_probe=JudgeProbe("verbosity"))))
+    plain, padded = (r.json["messages"][-1]["content"] for r in chat_server.requests_to("POST", "/chat/completions"))
+    at = plain.index("[[ ## answer ## ]]")
+    assert plain.rindex(f"Mentions {answer}") > at  # the rubric items follow the answer's section
+    assert padded[:at] == plain[:at]  # everything before the answer's section as it was
+    assert padded[at:] == plain[at:].replace(answer, answer + PADDING, 1)
+    assert f"Mentions {answer}" in padded and f"Mentions {answer}{PADDING}" not in padded

@@ -16,6 +16,7 @@ from ..llm import LLMSettings
 from ._base import AgentVConfig, parse_json_from_text
 
 __all__ = [
+    "ANSWER_SECTION",
     "FREEFORM_SCHEMA",
     "JudgeConfig",
     "JudgeParseError",
@@ -43,6 +44,8 @@ FREEFORM_SCHEMA = "\n".join([
 """System prompt of a freeform judge: the reply's shape."""
 
 _VARIABLE = re.compile(r"\{\{\s*([a-zA-Z0-9_]+)\s*\}\}")
+ANSWER_SECTION = "[[ ## answer ## ]]"
+"""The heading of the answer's section in the judges' prompts (``llm_judge``'s template, ``rubric``)."""
 _SECTION = re.compile(r"^\[\[ ## [^\n]*? ## \]\]$", re.MULTILINE)
 
 PADDING = ("\n\nAdditional context: this response was prepared with care and reviewed for clarity. Helm is a "
@@ -123,14 +126,15 @@ async def ask_judge(settings: LLMSettings, system: str, user: str, parse: Callab
 def probe_prompt(probe: JudgeProbe | None, prompt: str, *, answer: str, case_id: str) -> str:
     """``prompt`` as the bias probe asks (``agentevals calibrate --probes``; unchanged without one).
 
-    ``verbosity`` and ``paraphrase`` change the last occurrence of ``answer`` in the prompt (a template that
-    does not show the answer is left as it is); ``position`` reverses the ``[[ ## name ## ]]`` sections after
-    the preamble; ``label-order`` is the rubric grader's (``rubric.grade_rubrics`` reverses its items).
+    ``verbosity`` and ``paraphrase`` change ``answer`` where the ``[[ ## answer ## ]]`` section shows it
+    (without that section: its last occurrence; a template that does not show the answer is left as it is);
+    ``position`` reverses the ``[[ ## name ## ]]`` sections after the preamble; ``label-order`` is the rubric grader's (``rubric.grade_rubrics`` reverses its items).
     """
     if probe is None:
         return prompt
     if probe.kind in ("verbosity", "paraphrase") and answer:
-        at = prompt.rfind(answer)
+        marker = prompt.rfind(ANSWER_SECTION)  # the answer's own section: a rubric item may quote the answer
+        at = prompt.find(answer, marker) if marker >= 0 else prompt.rfind(answer)
         if at < 0:
             return prompt
         if probe.kind == "verbosity":

@@ -12,7 +12,7 @@ from ...results import MetricResult, Verdict
 from ...results.scoring import running_sum
 from ..base import EvalContext
 from ._base import AgentVEvaluator, Outcome
-from ._judge import JudgeConfig, JudgeParseError, ask_judge, judge_settings, probe_prompt
+from ._judge import ANSWER_SECTION, JudgeConfig, JudgeParseError, ask_judge, judge_settings, probe_prompt
 from ._view import CaseView
 
 __all__ = ["RubricEvaluator", "RubricItem", "grade_rubrics"]
@@ -103,7 +103,7 @@ def _context(view: CaseView, criteria: str) -> list[str]:
     parts = ["[[ ## question ## ]]", view.question, "", "[[ ## criteria ## ]]", criteria, ""]
     if view.reference_answer.strip():
         parts += ["[[ ## reference_answer ## ]]", view.reference_answer, ""]
-    return [*parts, "[[ ## answer ## ]]", view.answer, ""]
+    return [*parts, ANSWER_SECTION, view.answer, ""]
 
 
 def _weight_label(item: RubricItem) -> str:
