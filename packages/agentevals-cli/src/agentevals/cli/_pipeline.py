@@ -11,8 +11,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Optional
 
 import click
@@ -21,7 +20,7 @@ from ..engine.consumers import RunConsumer, emit
 from ..engine.options import RunOptions
 from ..errors import ConfigError
 from ..report import ReportContext
-from ..results import CaseResult, RunResult
+from ..results import RunResult
 from ..results.cases import CaseList
 from ..results.compare import Comparison, compare_runs, load_baseline
 from ..results.gates import GateOutcome, Gates, check_gates, parse_min_pass_rates
@@ -77,8 +76,8 @@ class RunRequest:
 
 @dataclass
 class _Finisher(RunConsumer):
-    """First consumer: keeps the run and its cases (for a partial report) and, when the run ends,
-    adds the reuse note and settles the baseline comparison and the gates."""
+    """First consumer: keeps the run (its cases grow as they finish: a partial report reads them) and, when
+    the run ends, adds the reuse note and settles the baseline comparison and the gates."""
 
     gates: Gates
     baseline: Optional[tuple[RunResult, str]] = None
@@ -86,22 +85,14 @@ class _Finisher(RunConsumer):
     reuse: Any = None
     alpha: float = 0.05
     run: Optional[RunResult] = None
-    cases: Sequence[CaseResult] = field(default_factory=CaseList)
     outcome: Optional[GateOutcome] = None
     finished: bool = False
 
     def run_started(self, run: RunResult) -> None:
         self.run = run
 
-    def case_finished(self, index: int, case: CaseResult) -> None:
-        if isinstance(self.cases, CaseList):
-            self.cases.append(case)
-
     def run_finished(self, run: RunResult) -> None:
         self.run, self.finished = run, True
-        if isinstance(self.cases, CaseList):  # the run holds them all now: one copy is enough
-            self.cases.close()
-        self.cases = run.cases
         if self.reuse is not None and self.reuse.reused:
             n = self.reuse.reused
             run.notes.append(f"{n} result{'s' if n != 1 else ''} reused from the run store, not run again "
@@ -363,7 +354,8 @@ def _partial(finisher: _Finisher, signum: int, options: RunOptions) -> RunResult
     from ..results.repetitions import summarize_repetitions
 
     run = finisher.run or RunResult()
-    run.cases = finisher.cases.settled() if isinstance(finisher.cases, CaseList) else finisher.cases
+    if isinstance(run.cases, CaseList):  # the engine's, as far as it went
+        run.cases = run.cases.settled()
     planned = "" if run.planned is None else f" of {'~' * run.planned_estimated}{run.planned}"
     run.aborted = (f"interrupted by {signal.Signals(signum).name} after {len(run.cases)}{planned} cases; "
                    "the report holds the cases that finished")

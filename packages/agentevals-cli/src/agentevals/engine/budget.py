@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..results import CaseResult
     from .grouping import Case
 
-__all__ = ["DAY", "HOUR", "BudgetAdmission", "JudgeLedger", "LedgerBook", "has_budget", "usage_details", "usage_note"]
+__all__ = ["DAY", "HOUR", "BudgetAdmission", "JudgeLedger", "LedgerBook", "UsageTally", "has_budget", "usage_details", "usage_note"]
 
 HOUR = 3600.0
 DAY = 24 * HOUR
@@ -204,19 +204,33 @@ def usage_details(meter: UsageMeter, prices: Prices) -> Optional[dict[str, Any]]
 
 def usage_note(cases: Iterable[CaseResult]) -> Optional[str]:
     """The run's note on judge usage per evaluator (row name), e.g. ``judge usage: quality 12 calls, 14,210 in /
-    1,180 out tokens, $0.0029``; None when no evaluation called a judge."""
-    totals: dict[str, JudgeUsage] = {}
-    unpriced: dict[str, set[str]] = {}
+    1,180 out tokens, $0.0029``; None when no evaluation called a judge (``UsageTally`` as cases come)."""
+    tally = UsageTally()
     for case in cases:
+        tally.add(case)
+    return tally.note()
+
+
+class UsageTally:
+    """Judge usage per evaluator (row name), summed one case at a time; ``note()`` is ``usage_note``'s text."""
+
+    def __init__(self) -> None:
+        self._totals: dict[str, JudgeUsage] = {}
+        self._unpriced: dict[str, set[str]] = {}
+
+    def add(self, case: CaseResult) -> None:
         for metric in case.metrics:
             usage = metric.details.get("judge_usage") if metric.details else None
             if usage:
-                totals.setdefault(metric.name, JudgeUsage()).add(usage)
-                unpriced.setdefault(metric.name, set()).update(usage.get("unpriced") or ())
-    if not totals:
-        return None
-    parts = [f"{name} {u.calls} call{'s' if u.calls != 1 else ''}, {u.input_tokens:,} in / {u.output_tokens:,} out "
-             f"tokens, ${u.cost_usd:.4f}"
-             + (f" (no price for {', '.join(sorted(unpriced[name]))}: add it to judge_prices)" if unpriced[name] else "")
-             for name, u in totals.items()]
-    return "judge usage: " + "; ".join(parts)
+                self._totals.setdefault(metric.name, JudgeUsage()).add(usage)
+                self._unpriced.setdefault(metric.name, set()).update(usage.get("unpriced") or ())
+
+    def note(self) -> Optional[str]:
+        if not self._totals:
+            return None
+        parts = [f"{name} {u.calls} call{'s' if u.calls != 1 else ''}, {u.input_tokens:,} in / {u.output_tokens:,} "
+                 f"out tokens, ${u.cost_usd:.4f}"
+                 + (f" (no price for {', '.join(sorted(self._unpriced[name]))}: add it to judge_prices)"
+                    if self._unpriced[name] else "")
+                 for name, u in self._totals.items()]
+        return "judge usage: " + "; ".join(parts)

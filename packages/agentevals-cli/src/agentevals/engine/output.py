@@ -16,11 +16,42 @@ import heapq
 from collections.abc import Sequence
 from typing import Optional
 
-from ..results import CaseResult, MetricResult, Status
+from ..results import SKIP_KINDS, CaseResult, MetricResult, Status, case_key
 from ..results.cases import CaseList
+from ..results.repetitions import RepetitionTally
+from .budget import UsageTally
 from .consumers import RunConsumer, emit
 
-__all__ = ["Output"]
+__all__ = ["Output", "RunFacts"]
+
+_EVALUATED = frozenset((Status.PASSED, Status.FAILED, Status.INFORMATIONAL))
+
+
+class RunFacts:
+    """What the run's notes and repetition summaries need, kept as cases are emitted: the end of a run reads
+    no case again (a big run's cases lie on disk, see ``CaseList``)."""
+
+    def __init__(self) -> None:
+        self.matched = False
+        """Some case was paired with an eval case."""
+        self.missing_eval_case = False
+        """Some metric was not evaluated for want of an eval case."""
+        self.evaluated = False
+        """Some metric PASSED, FAILED or is INFORMATIONAL."""
+        self.only_skipped = True
+        """Every case was sampled or filtered out by every evaluator (so far)."""
+        self.usage = UsageTally()
+        self.repetitions = RepetitionTally()
+
+    def add(self, index: int, case: CaseResult) -> None:
+        self.matched = self.matched or case.eval_id is not None
+        for r in case.metrics:
+            self.evaluated = self.evaluated or r.status in _EVALUATED
+            self.missing_eval_case = self.missing_eval_case or (r.status == Status.NOT_EVALUATED
+                                                                and "eval case" in (r.reason or ""))
+        self.only_skipped = self.only_skipped and case_key(case) in SKIP_KINDS
+        self.usage.add(case)
+        self.repetitions.add(index, case)
 
 
 class Output:
@@ -32,6 +63,8 @@ class Output:
         self.stop_on_error = stop_on_error
         self.emitted = CaseList()
         """Every emitted case, in order (past a threshold on disk: see ``CaseList``)."""
+        self.facts = RunFacts()
+        """Figures of the emitted cases, kept as they go."""
         self.stopped_by: Optional[tuple[CaseResult, MetricResult]] = None
         """The case (and its failed metric) that stopped the run under ``fail_on_evaluation_error``."""
         self._open: list[int] = []  # heap: sequence numbers that are, or may still become, cases
@@ -62,6 +95,7 @@ class Output:
                 return
             heapq.heappop(self._open)
             self.emitted.append(result)
+            self.facts.add(len(self.emitted) - 1, result)
             emit(self.consumers, "case_finished", len(self.emitted) - 1, result)
             if self.stop_on_error and result.evaluation_status == "evaluation_failed":
                 self.stopped_by = (result, next(m for m in result.metrics if m.status == Status.ERROR))

@@ -28,11 +28,10 @@ from ..config import LoadedEvaluator
 from ..core.secrets import resolve_credential_refs
 from ..evalsets import EvalSet, load_eval_set
 from ..evaluators.base import BaseEvaluator
-from ..results import SKIP_KINDS, InputError, RunResult, Status, case_key, utc_now
+from ..results import InputError, RunResult, utc_now
 from ..trace_sources import TraceInput, TraceSource, is_conversion_error
 from ..traces.model import ConvertedTrace, Trace
 from .admission import admissions_for
-from .budget import usage_note
 from .consumers import ResultReuse, RunConsumer, emit
 from .executors import pool_for
 from .grouping import Grouper, LoneCase
@@ -89,8 +88,9 @@ async def run_evaluation(
     checks = admissions_for(evs, options)
     if checks != options.admissions:
         options = replace(options, admissions=checks)
-    emit(consumers, "run_started", run)
     output = Output(consumers, stop_on_error=options.fail_on_evaluation_error)
+    run.cases = output.emitted  # grows as cases finish: an interrupted run's report reads it (one copy of each case)
+    emit(consumers, "run_started", run)
     pool = pool_for(options.executor)(evs, options, output, eval_set)
     pool.reuse = reuse
     grouper = Grouper(options.group_by)
@@ -139,21 +139,17 @@ async def run_evaluation(
     run.input_errors = sorted(run.input_errors, key=is_conversion_error)
     if not seen_traces and not run.input_errors:
         run.notes.append("no traces were given")
-    if eval_set is None and any(r.status == Status.NOT_EVALUATED and "eval case" in (r.reason or "")
-                                for c in run.cases for r in c.metrics):
+    facts = output.facts
+    if eval_set is None and facts.missing_eval_case:
         run.notes.append("no eval set given (-e/--eval-set): metrics that compare against golden cases were not evaluated")
-    elif eval_set is not None and run.cases and all(c.eval_id is None for c in run.cases):
+    elif eval_set is not None and run.cases and not facts.matched:
         run.notes.append(f"no trace matched any eval case in {eval_set.source or eval_set.eval_set_id}")
-    if run.cases and not any(r.status in (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
-                             for c in run.cases for r in c.metrics):
-        skipped = all(case_key(c) in SKIP_KINDS for c in run.cases)
+    if run.cases and not facts.evaluated:
         run.notes.append("nothing was evaluated: every session was sampled or filtered out (sample, filter)"
-                         if skipped else "nothing was evaluated: every result is NOT_EVALUATED or ERROR")
-    if (judged := usage_note(run.cases)) is not None:
+                         if facts.only_skipped else "nothing was evaluated: every result is NOT_EVALUATED or ERROR")
+    if (judged := facts.usage.note()) is not None:
         run.notes.append(judged)
-    from ..results.repetitions import summarize_repetitions
-
-    run.repetitions = summarize_repetitions(run.cases, k_values=options.pass_at_k, repeat_key=options.repeat_key)
+    run.repetitions = facts.repetitions.finish(run.cases, k_values=options.pass_at_k)
     run.finished_at = utc_now()
     emit(consumers, "run_finished", run)
     return run

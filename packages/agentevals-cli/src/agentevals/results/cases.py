@@ -24,6 +24,7 @@ from ..core.spill import Spilled, SpillFile, spill_threshold
 
 if TYPE_CHECKING:
     from . import CaseResult
+    from .intervals import ScoreClusters
 
 __all__ = ["CaseList"]
 
@@ -39,13 +40,17 @@ class CaseList(Sequence["CaseResult"]):
         self._spill: Optional[SpillFile] = None
         self._case_counts: dict[str, int] = {}
         self._metric_counts: dict[str, dict[str, int]] = {}
+        self.score_clusters: ScoreClusters = {}
+        """Scores summed per metric and cluster as cases are appended (``results.intervals.run_intervals``)."""
         for case in cases:
             self.append(case)
 
     def append(self, case: CaseResult) -> None:
         from . import tally_statuses
+        from .intervals import add_score_clusters
 
         tally_statuses((case,), self._case_counts, self._metric_counts)
+        add_score_clusters(self.score_clusters, len(self), case)
         if len(self._memory) < self.threshold:
             self._memory.append(case)
             return

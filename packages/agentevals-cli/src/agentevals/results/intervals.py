@@ -25,10 +25,10 @@ import random
 from operator import itemgetter
 from typing import Any, Optional
 
-from . import SKIP_KINDS, RunResult, Status, row_key
+from . import SKIP_KINDS, CaseResult, RunResult, Status, row_key
 from .stats import BOOTSTRAP_RESAMPLES, Z95, quantile, wilson_interval
 
-__all__ = ["BOOTSTRAP_MAX_CLUSTERS", "LEVEL", "clustered_normal_interval", "format_interval", "format_mean_interval",
+__all__ = ["BOOTSTRAP_MAX_CLUSTERS", "LEVEL", "ScoreClusters", "add_score_clusters", "clustered_normal_interval", "format_interval", "format_mean_interval",
            "format_rate_interval", "format_totals_rate", "rate_interval", "run_intervals", "totals_interval"]
 
 LEVEL = 0.95
@@ -78,6 +78,22 @@ def clustered_normal_interval(sums: list[float], counts: list[int]) -> tuple[flo
     return max(min(means), ratio - Z95 * se), min(max(means), ratio + Z95 * se)
 
 
+ScoreClusters = dict[str, dict[str, list[float]]]
+"""Metric name → cluster → [sum of scores, number of scores] (see ``add_score_clusters``)."""
+
+
+def add_score_clusters(scores: ScoreClusters, index: int, case: CaseResult) -> None:
+    """Add case number ``index``'s scores to ``scores``, summed per cluster: the eval case when the run has
+    repetitions (``repeat_group``), else the case itself. Rows skipped or INFORMATIONAL carry no score here."""
+    cluster = f"group:{case.repeat_group}" if case.repeat_group is not None else f"case:{index}"
+    for m in case.metrics:
+        if m.score is None or row_key(m) in SKIP_KINDS or m.status == Status.INFORMATIONAL:
+            continue
+        per = scores.setdefault(m.name, {}).setdefault(cluster, [0.0, 0])
+        per[0] += float(m.score)
+        per[1] += 1
+
+
 def run_intervals(run: RunResult, *, strict: bool = False, seed: int = 0) -> dict[str, Any]:
     """The run's pass rate and each metric's pass rate and mean score, each with its 95% interval.
 
@@ -88,16 +104,11 @@ def run_intervals(run: RunResult, *, strict: bool = False, seed: int = 0) -> dic
     totals = run.totals(strict=strict)
     cases = totals["cases"]
     evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
-    # Scores per metric, summed per cluster: the eval case when the run has repetitions, else the case itself.
-    scores: dict[str, dict[str, list[float]]] = {}
-    for index, case in enumerate(run.cases):
-        cluster = f"group:{case.repeat_group}" if case.repeat_group is not None else f"case:{index}"
-        for m in case.metrics:
-            if m.score is None or row_key(m) in SKIP_KINDS or m.status == Status.INFORMATIONAL:
-                continue
-            per = scores.setdefault(m.name, {}).setdefault(cluster, [0.0, 0])
-            per[0] += float(m.score)
-            per[1] += 1
+    scores = getattr(run.cases, "score_clusters", None)  # a CaseList keeps them as cases are appended
+    if scores is None:
+        scores = {}
+        for index, case in enumerate(run.cases):
+            add_score_clusters(scores, index, case)
     metrics: dict[str, Any] = {}
     for offset, (name, entry) in enumerate(totals["metrics"].items()):
         clusters = [(s, int(c)) for s, c in scores.get(name, {}).values()]

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from . import SKIP_KINDS, CaseResult, MetricResult, Status, case_key
 
-__all__ = ["pass_at_k", "pass_hat_k", "repetition_passed", "summarize_repetitions"]
+__all__ = ["RepetitionTally", "pass_at_k", "pass_hat_k", "repetition_passed", "summarize_repetitions"]
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -63,36 +63,56 @@ def summarize_repetitions(
     """One summary per group of cases sharing ``CaseResult.repeat_group``, in first-seen order; sets each
     case's ``repeat_index`` (its position in its group, None when alone or without ``repeat_group``).
 
-    One pass over ``cases`` keeping running figures per group, never the cases: a ``CaseList`` that
-    spilled to disk is read once, and a case whose ``repeat_index`` changes is written back to it."""
-    groups: dict[str, _Group] = {}
-    loose: list[int] = []  # cases that are no repetition but carry a repeat_index
+    One pass over ``cases`` (``RepetitionTally``: the engine feeds it as cases are emitted instead)."""
+    tally = RepetitionTally()
     for i, case in enumerate(cases):
+        tally.add(i, case)
+    return tally.finish(cases, k_values=k_values)
+
+
+class RepetitionTally:
+    """``summarize_repetitions`` one case at a time: running figures per group, never the cases, so a
+    ``CaseList`` spilled to disk is not read again at the end (only a case whose ``repeat_index`` changes
+    is, and written back).
+
+        tally = RepetitionTally()
+        for i, case in enumerate(cases):
+            tally.add(i, case)
+        run.repetitions = tally.finish(cases, k_values=(1, 5))
+    """
+
+    def __init__(self) -> None:
+        self._groups: dict[str, _Group] = {}
+        self._loose: list[int] = []  # cases that are no repetition but carry a repeat_index
+
+    def add(self, i: int, case: CaseResult) -> None:
+        """Case number ``i`` of the run (its position in ``cases``)."""
         if case_key(case) in SKIP_KINDS:  # sampled or filtered out by every evaluator: not a repetition that ran
-            continue
+            return
         if case.repeat_group is None:  # not a repetition (none asked for, no trace says so)
             if case.repeat_index is not None:
-                loose.append(i)
-            continue
-        group = groups.get(case.repeat_group)
+                self._loose.append(i)
+            return
+        group = self._groups.get(case.repeat_group)
         if group is None:
-            group = groups[case.repeat_group] = _Group(case.eval_id)
+            group = self._groups[case.repeat_group] = _Group(case.eval_id)
         group.add(i, case)
-    replace = getattr(cases, "replace", None)  # a CaseList: spilled cases are copies, written back
-    for i in loose:
-        case = cases[i]
-        case.repeat_index = None
-        if replace is not None:
-            replace(i, case)
-    for group in groups.values():
-        for position, (i, index) in enumerate(group.indexes):
-            wanted = position if len(group.indexes) > 1 else None
-            if index != wanted:
-                case = cases[i]
-                case.repeat_index = wanted
-                if replace is not None:
-                    replace(i, case)
-    return [group.summary(key, k_values) for key, group in groups.items()]
+
+    def finish(self, cases: Sequence[CaseResult], *, k_values: Sequence[int] = ()) -> list[dict[str, Any]]:
+        """Set each case's ``repeat_index`` in ``cases`` (the sequence that was fed) and return the summaries."""
+        replace = getattr(cases, "replace", None)  # a CaseList: spilled cases are copies, written back
+        changes: list[tuple[int, Optional[int]]] = [(i, None) for i in self._loose]
+        for group in self._groups.values():
+            for position, (i, index) in enumerate(group.indexes):
+                wanted = position if len(group.indexes) > 1 else None
+                if index != wanted:
+                    changes.append((i, wanted))
+        for i, wanted in changes:
+            case = cases[i]
+            case.repeat_index = wanted
+            if replace is not None:
+                replace(i, case)
+        return [group.summary(key, k_values) for key, group in self._groups.items()]
 
 
 class _Group:
