@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 from ._position import ReadPosition
 
-__all__ = ["MIN_BYTES", "Fallback", "parallel_items", "trace_slices"]
+__all__ = ["MIN_BYTES", "Fallback", "iter_slices", "parallel_items", "trace_slices"]
 
 MIN_BYTES = 32 * 2**20
 """Files smaller than this are read serially (starting worker processes costs more than it saves)."""
@@ -40,13 +40,20 @@ class Fallback(Exception):
 
 def trace_slices(path: Path) -> list[tuple[int, int]]:
     """(start, end) byte offsets of every element of the top-level ``data`` array; ``Fallback`` when the
-    layout is not the plain one. Reads the file in chunks (no mapping: its pages would count as memory)."""
-    starts: list[int] = []
+    layout is not the plain one (``iter_slices``, whole)."""
+    return list(iter_slices(path))
+
+
+def iter_slices(path: Path) -> Iterator[tuple[int, int]]:
+    """``trace_slices`` as the file is scanned, so that workers parse the first traces while the rest of
+    the file is scanned. Reads the file in chunks (no mapping: its pages would count as memory).
+    ``Fallback`` may come after some slices: the caller then reads the file serially."""
     with path.open("rb") as f:
         chunk = f.read(_CHUNK)
         head = _HEAD.match(chunk, 0, 4096)
         if head is None:
             raise Fallback
+        previous: Optional[int] = None  # the last start found: its end is the next start
         base = 0  # file offset of chunk[0]
         pos = head.end()
         while True:
@@ -54,7 +61,12 @@ def trace_slices(path: Path) -> list[tuple[int, int]]:
                 window = max(0, key - _WINDOW)
                 match = _START.search(chunk[window:key + len(b'"spans"')])
                 if match is not None:
-                    starts.append(base + window + match.start())
+                    start = base + window + match.start()
+                    if previous is None and start != head.end():
+                        raise Fallback
+                    if previous is not None:
+                        yield previous, start
+                    previous = start
                 pos = key + len(b'"spans"')
             more = f.read(_CHUNK)
             if not more:
@@ -64,9 +76,9 @@ def trace_slices(path: Path) -> list[tuple[int, int]]:
             chunk, pos = chunk[keep:] + more, 0
         tail = chunk[-4096:]
         end = _array_end(tail) + base + len(chunk) - len(tail)
-    if not starts or starts[0] != head.end():
+    if previous is None:
         raise Fallback
-    return list(zip(starts, [*starts[1:], end], strict=True))
+    yield previous, end
 
 
 def _array_end(tail: bytes) -> int:
@@ -104,21 +116,33 @@ def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, w
     """
     from ...errors import InputFileError
 
-    slices = trace_slices(path)
-    tasks = [(str(path), source, index, slices[index:index + _BATCH], convert)
-             for index in range(0, len(slices), _BATCH)]
-    procs = [subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              bufsize=0)
-             for _ in range(max(1, min(workers, len(tasks))))]
-    sent = 0
+    size = max(1, path.stat().st_size)
+    tasks = _tasks(iter_slices(path), (str(path), source, convert))
+    pending: list[int] = []  # the end offset of each task sent and not yet received, in order
+    procs: list[subprocess.Popen] = []
     try:
-        for index in range(len(tasks)):
-            while sent < len(tasks) and sent < index + 2 * len(procs):  # keep every worker busy
-                _send(procs[sent % len(procs)], tasks[sent])
+        for task in tasks:  # the first task: Fallback before any worker starts when the layout is not plain
+            procs = [subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      bufsize=0)
+                     for _ in range(max(1, workers))]
+            _send(procs[0], task)
+            pending.append(task[3][-1][1])
+            break
+        sent = len(pending)
+        received = 0
+        while pending:
+            for task in tasks:  # keep every worker busy: two tasks each in flight
+                _send(procs[sent % len(procs)], task)
+                pending.append(task[3][-1][1])
                 sent += 1
-            kind, payload = _receive(procs[index % len(procs)])
+                if len(pending) >= 2 * len(procs):
+                    break
+            kind, payload = _receive(procs[received % len(procs)])
+            received += 1
             if position is not None:
-                position.fraction = min(len(slices), (index + 1) * _BATCH) / len(slices)
+                position.fraction = pending.pop(0) / size
+            else:
+                pending.pop(0)
             if kind == "error":
                 yield from payload[1]
                 raise InputFileError(payload[0])
@@ -136,6 +160,20 @@ def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, w
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def _tasks(slices: Iterator[tuple[int, int]], head: tuple[str, str, Callable[[Any], list]]) -> Iterator[tuple]:
+    """Batches of ``_BATCH`` slices as tasks ``(path, source, index of the first trace, slices, convert)``."""
+    path, source, convert = head
+    batch: list[tuple[int, int]] = []
+    index = 0
+    for piece in slices:
+        batch.append(piece)
+        if len(batch) == _BATCH:
+            yield path, source, index, batch, convert
+            index, batch = index + len(batch), []
+    if batch:
+        yield path, source, index, batch, convert
 
 
 def _send(proc: subprocess.Popen, task: tuple) -> None:
