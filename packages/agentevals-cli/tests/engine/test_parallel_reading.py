@@ -51,3 +51,27 @@ def test_a_nested_object_that_looks_like_a_trace_falls_back_without_losing_or_re
     serial = list(iter_traces([path], keep_spans=False, workers=1))
     assert summary(list(iter_traces([path], keep_spans=False, workers=2))) == summary(serial)
     assert [t.trace_id for t in serial] == [f"{i + 1:032x}" for i in range(8)]
+
+
+@pytest.mark.parametrize("spill", ["0", "1000"])
+@pytest.mark.parametrize("sessions", ["own", "shared"])
+def test_a_run_over_packed_traces_matches_the_serial_run(tmp_path, monkeypatch, parallel, spill, sessions):
+    """Worker processes hand the engine packed traces; the grouper keeps them packed (spilled as their bytes
+    with AGENTEVALS_SPILL_TRACES=0) and unpacks them when their case is formed: the run is the serial run."""
+    import agentevals
+    from support.stored_runs import ES_HELM
+
+    session_of = (lambda i: f"conversation-{i % 3}") if sessions == "shared" else None
+    path = replicate(tmp_path / "t.json", 9, session_of=session_of, passes=lambda i: i % 2 == 0)
+    monkeypatch.setenv("AGENTEVALS_SPILL_TRACES", spill)
+
+    def run(concurrency: int) -> list:
+        result = agentevals.evaluate([str(path)], eval_set=ES_HELM, metrics=["tool_trajectory_avg_score"],
+                                     concurrency=concurrency)
+        return [(c.case_id, c.eval_id, [(m.name, m.status, m.score) for m in c.metrics]) for c in result.cases]
+
+    workers = run(2)
+    assert workers == run(1)
+    assert len(workers) == (3 if sessions == "shared" else 9)
+    if sessions == "own":  # a conversation of three turns matches no single-turn eval case
+        assert {status for _, _, rows in workers for _, status, _ in rows} == {"PASSED", "FAILED"}

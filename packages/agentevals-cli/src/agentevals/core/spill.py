@@ -55,10 +55,14 @@ class SpillFile:
         self._lock = threading.Lock()  # appends come from the event loop and from consumer threads
 
     def put(self, obj: Any) -> Spilled:
-        import pickle  # here, as tempfile: only a run that spills pays for them
-        import tempfile
+        import pickle  # here: only a run that spills pays for it
 
-        data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        return self.put_pickled(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def put_pickled(self, data: bytes) -> Spilled:
+        """Append an object already pickled (``get`` unpickles it)."""
+        import tempfile  # here: only a run that spills pays for it
+
         with self._lock:
             if self._fd is None:
                 handle = tempfile.TemporaryFile(prefix="agentevals-spill-")

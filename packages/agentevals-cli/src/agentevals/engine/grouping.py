@@ -19,6 +19,7 @@ from typing import Optional, Union
 from ..core.spill import Spilled, SpillFile, spill_threshold
 from ..evalsets import EvalCase
 from ..results import MetricResult
+from ..traces._collect import PackedTrace, unpacked
 from ..traces.model import ConvertedTrace
 
 __all__ = ["Case", "Grouper", "LoneCase", "Stored", "group_traces"]
@@ -83,7 +84,7 @@ class Grouper:
         self.count = 0
         """Cases formed so far."""
         self._seq = 0
-        self._sessions: dict[str, list[tuple[int, Union[ConvertedTrace, Spilled]]]] = {}
+        self._sessions: dict[str, list[tuple[int, Union[ConvertedTrace, PackedTrace, Spilled]]]] = {}
         self._waiting = 0
         self._threshold = spill_threshold("AGENTEVALS_SPILL_TRACES") if spill_after is None else spill_after
         self._spill: Optional[SpillFile] = None
@@ -91,17 +92,19 @@ class Grouper:
         self._shared = False
         """Some session id has two traces or more (``auto`` then groups conversations)."""
 
-    def add(self, trace: ConvertedTrace) -> tuple[int, list[tuple[int, Case]]]:
-        """The trace's sequence number and the cases it completes (itself, or none while it waits)."""
+    def add(self, trace: Union[ConvertedTrace, PackedTrace]) -> tuple[int, list[tuple[int, Case]]]:
+        """The trace's sequence number and the cases it completes (itself, or none while it waits).
+        A ``PackedTrace`` waits packed (a spilled one as its bytes) and is unpacked when its case is formed."""
         seq, self._seq = self._seq, self._seq + 1
         if self.group_by == "trace" or not trace.session_id:
             self.count += 1
-            return seq, [(seq, Case(case_id=trace.trace_id, traces=[trace]))]
+            return seq, [(seq, Case(case_id=trace.trace_id, traces=[unpacked(trace)]))]
         members = self._sessions.setdefault(trace.session_id, [])
         if self._waiting >= self._threshold:
             if self._spill is None:
                 self._spill = SpillFile()
-            members.append((seq, self._spill.put(trace)))
+            members.append((seq, self._spill.put_pickled(trace.blob) if isinstance(trace, PackedTrace)
+                            else self._spill.put(trace)))
         else:
             members.append((seq, trace))
         self._waiting += 1
@@ -140,12 +143,12 @@ class Grouper:
             spill.close()
 
     @staticmethod
-    def _load(spill: Optional[SpillFile], item: Union[ConvertedTrace, Spilled]) -> ConvertedTrace:
+    def _load(spill: Optional[SpillFile], item: Union[ConvertedTrace, PackedTrace, Spilled]) -> ConvertedTrace:
         if isinstance(item, Spilled):
             assert spill is not None
             trace: ConvertedTrace = spill.get(item)
             return trace
-        return item
+        return unpacked(item)
 
     def _conversations(self) -> bool:
         return self._shared if self.group_by == "auto" else self.group_by == "conversation"

@@ -28,6 +28,7 @@ from ..evalsets import EvalSet
 from ..evaluators.base import BaseEvaluator, EvalContext
 from ..results import CaseResult, InputError, MetricResult, Status
 from ..trace_sources import TraceInput
+from ..traces._collect import PackedTrace
 from ..traces.model import ConvertedTrace
 from .admission import first_skip, skip_kind, skipped_metric
 from .consumers import ResultReuse
@@ -124,11 +125,12 @@ class LocalPool:
         self._failure: Optional[BaseException] = None
 
     def read(self, inputs: list[TraceInput], trace_format: Optional[str], *,
-             keep_spans: bool) -> AsyncIterator[tuple[Union[ConvertedTrace, InputError], float]]:
+             keep_spans: bool) -> AsyncIterator[tuple[Union[ConvertedTrace, PackedTrace, InputError], float]]:
         """The run's converted traces (and input errors), in input order, read in this process; each with
-        the fraction of the input read so far (0 to 1)."""
+        the fraction of the input read so far (0 to 1). Reader processes hand ``PackedTrace`` items: the
+        grouper unpacks them when their case is formed."""
         return read_in_background(inputs, trace_format, keep_spans=keep_spans, workers=self.options.concurrency,
-                                  context=self.options.read_context)
+                                  context=self.options.read_context, packed=True)  # run_evaluation's grouper unpacks
 
     def submit(self, seq: int, case: Case, *, only_trace: bool = False) -> None:
         """Match a complete case to its eval case (``only_trace``: it is the run's only case, see

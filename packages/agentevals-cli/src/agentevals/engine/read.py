@@ -13,24 +13,27 @@ from typing import Optional, Union
 
 from ..results import InputError
 from ..trace_sources import ReadContext, TraceInput, resolve
+from ..traces._collect import PackedTrace
 from ..traces.model import ConvertedTrace
 
 __all__ = ["read_in_background"]
 
 
 async def read_in_background(inputs: list[TraceInput], trace_format: Optional[str], *, keep_spans: bool,
-                             workers: int, context: Optional[ReadContext] = None
-                             ) -> AsyncIterator[tuple[Union[ConvertedTrace, InputError], float]]:
+                             workers: int, context: Optional[ReadContext] = None, packed: bool = False
+                             ) -> AsyncIterator[tuple[Union[ConvertedTrace, PackedTrace, InputError], float]]:
     """``trace_sources.resolve`` in a background thread, so that evaluation runs while the input is read;
     each item comes with how far the reading had got when it was read (0 to 1, for the estimate of the
     run's size).
 
     Items come in batches through a bounded queue: the reader waits when the engine is behind. ``context``
     (``RunOptions.read_context``): how pull sources read; it gets the other arguments and, as the sources
-    read, their windows.
+    read, their windows. ``packed``: traces converted by reader processes come as ``PackedTrace`` (for the
+    engine's grouper, which unpacks them).
     """
-    if context is not None:
-        context.trace_format, context.keep_spans, context.workers = trace_format, keep_spans, workers
+    context = context or ReadContext()
+    context.trace_format, context.keep_spans, context.workers = trace_format, keep_spans, workers
+    context.packed = packed
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Union[list, BaseException, None]] = asyncio.Queue(maxsize=8)
     stop = threading.Event()

@@ -51,6 +51,9 @@ class ReadContext:
     """Keep each converted trace's raw spans (``ConvertedTrace.trace``); only some evaluators read them."""
     workers: int = 1
     """Processes a large file may be converted by (see ``traces.readers._parallel``)."""
+    packed: bool = False
+    """Traces converted by those processes come as ``traces._collect.PackedTrace`` (the engine's grouper
+    unpacks them when their case is formed); else as ``ConvertedTrace``."""
     log_events: LogEvents = field(default_factory=dict)
     """OTLP log records by (trace id, span id), filled by ``prepare`` before any trace is converted."""
     since: Optional[str] = None

@@ -20,7 +20,7 @@ from typing import ClassVar, Optional, Union
 
 from ..errors import InputFileError
 from ..results import InputError
-from ..traces._collect import convert_for_worker, convert_into
+from ..traces._collect import convert_for_worker, convert_into, pack_for_worker
 from ..traces.model import ConvertedTrace, Trace
 from ..traces.readers import ReadPosition, _parallel, _stream, is_logs_file, read_traces
 from .base import ReadContext, TraceSource
@@ -101,7 +101,8 @@ class FileSource(TraceSource):
         if (plan is not None and plan.format == "jaeger-json" and ctx.workers > 1 and not ctx.log_events
                 and Path(path).stat().st_size >= _parallel.MIN_BYTES):
             try:
-                for item in _parallel.parallel_items(Path(path), str(path), partial(convert_for_worker, ctx.keep_spans),
+                convert = partial(pack_for_worker if ctx.packed else convert_for_worker, ctx.keep_spans)
+                for item in _parallel.parallel_items(Path(path), str(path), convert,
                                                      workers=ctx.workers, position=position):
                     done += 1
                     yield item

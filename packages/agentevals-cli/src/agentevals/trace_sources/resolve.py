@@ -18,6 +18,7 @@ from typing import Optional, Union
 from ..core._registry import Registry
 from ..errors import AgentevalsError, ConfigError, InputFileError
 from ..results import InputError
+from ..traces._collect import PackedTrace
 from ..traces.model import ConvertedTrace, Trace
 from ..traces.readers import ReadPosition
 from .base import ReadContext, TraceInput, TraceSource
@@ -113,7 +114,7 @@ def resolve(inputs: Sequence[TraceInput], *, trace_format: Optional[str] = None,
             position = ReadPosition()
             try:
                 for converted in source.read(ctx, position):
-                    if ctx.skip_trace is not None and isinstance(converted, ConvertedTrace) \
+                    if ctx.skip_trace is not None and isinstance(converted, (ConvertedTrace, PackedTrace)) \
                             and ctx.skip_trace(converted.trace_id):
                         ctx.skipped += 1
                         continue

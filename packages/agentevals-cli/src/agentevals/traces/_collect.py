@@ -7,6 +7,8 @@ converters, not the engine and its models (a tenth of a second per process).
 from __future__ import annotations
 
 import logging
+import pickle
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Union
 
 from .convert import convert_trace
@@ -16,7 +18,7 @@ from .readers import LogEvents, attach_log_events
 if TYPE_CHECKING:
     from ..results import InputError
 
-__all__ = ["convert_for_worker", "convert_into", "one_line"]
+__all__ = ["PackedTrace", "convert_for_worker", "convert_into", "one_line", "pack_for_worker", "unpacked"]
 
 log = logging.getLogger("agentevals.engine")  # the engine's logger: reading is the engine's first step
 
@@ -71,6 +73,41 @@ def convert_for_worker(keep_spans: bool, trace: Trace) -> list[Union[ConvertedTr
     errors: list = []
     convert_into(trace, {}, keep_spans, out, errors)
     return out + errors
+
+
+@dataclass(frozen=True, slots=True)
+class PackedTrace:
+    """A converted trace as a reader process pickled it, with what grouping reads beside the pickle.
+
+    The engine's grouper holds these (smaller than the objects) and spills the bytes as they are; the
+    trace is unpickled once, when its case is formed (``unpacked``): no second pickling in the run's process.
+    """
+
+    trace_id: str
+    session_id: Optional[str]
+    start_ns: int
+    source: str
+    blob: bytes
+
+    @classmethod
+    def of(cls, trace: ConvertedTrace) -> PackedTrace:
+        return cls(trace.trace_id, trace.session_id, trace.start_ns, trace.source,
+                   pickle.dumps(trace, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def unpack(self) -> ConvertedTrace:
+        trace: ConvertedTrace = pickle.loads(self.blob)
+        return trace
+
+
+def unpacked(trace: Union[ConvertedTrace, PackedTrace]) -> ConvertedTrace:
+    """The trace itself, whichever form it came in."""
+    return trace.unpack() if isinstance(trace, PackedTrace) else trace
+
+
+def pack_for_worker(keep_spans: bool, trace: Trace) -> list[Union[PackedTrace, InputError]]:
+    """``convert_for_worker``, each converted trace packed (``ReadContext.packed``)."""
+    return [PackedTrace.of(item) if isinstance(item, ConvertedTrace) else item
+            for item in convert_for_worker(keep_spans, trace)]
 
 
 def one_line(exc: BaseException) -> str:
