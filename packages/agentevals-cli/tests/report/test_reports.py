@@ -9,9 +9,11 @@ import xml.etree.ElementTree as ET
 import junitparser
 from agentevals.cli import cli
 from agentevals.report import ReportContext, render
+from agentevals.report._context import intervals_of
 from agentevals.results import CaseResult, MetricResult, RunResult, Status, Verdict
 from agentevals.results.compare import compare_runs
 from agentevals.results.gates import Gates, check_gates, format_rate
+from agentevals.results.intervals import run_intervals
 from click.testing import CliRunner
 
 
@@ -94,3 +96,23 @@ def test_quiet_and_forced_colour(tmp_path):
     assert "\x1b[31m" in coloured.stdout
     plain = CliRunner().invoke(cli, [*args, "-o", "summary"])
     assert "\x1b[" not in plain.stdout
+
+
+def test_the_formats_written_from_one_context_share_one_computation_of_the_intervals():
+    run = RunResult(cases=[CaseResult(case_id=f"c{i}", trace_ids=[f"c{i}"], sources=["t.json"],
+                                      metrics=[MetricResult.scored("m", (i % 7) / 7, 0.5)])
+                           for i in range(30)])
+    context = ReportContext()
+    figures = intervals_of(run, context)
+    assert figures == run_intervals(run) and intervals_of(run, context) is figures  # computed once, then kept
+    # Every format reads the kept figures (a bootstrap per metric, not one per format): a bound moved in them
+    # shows in each.
+    figures["metrics"]["m"]["mean_score"]["upper"] = 0.987654
+    for fmt in ("table", "summary", "markdown", "html"):
+        assert "–0.988)" in render(run, fmt, context=context), fmt
+    assert json.loads(render(run, "json", context=context))["intervals"]["metrics"]["m"]["mean_score"]["upper"] == (
+        0.987654)
+    other = run_of(MetricResult.scored("m", 0.2, 0.5))  # the context reused for another run: its own figures
+    assert intervals_of(other, context) == run_intervals(other)
+    context.strict = True
+    assert intervals_of(other, context) == run_intervals(other, strict=True)

@@ -8,10 +8,10 @@ from typing import Any, Optional
 
 from ..results import RunResult, Status, case_status
 from ..results.gates import format_rate
-from ..results.intervals import format_interval, format_mean_interval, format_rate_interval, run_intervals
+from ..results.intervals import format_interval, format_mean_interval, format_rate_interval
 from ..results.labels import human_cell, human_text, label_disagrees
 from ..results.paired import format_p
-from ._context import ReportContext, failing_rows
+from ._context import ReportContext, failing_rows, intervals_of
 from ._format import fmt_calls, fmt_num, fmt_perf, fmt_provenance
 from .formats import ReportFormat
 from .summary import scored_phrase
@@ -93,7 +93,7 @@ def render_html(run: RunResult, *, color: bool = False, context: Optional[Report
     cases = totals["cases"]
     evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
     failed = (context.gates.exit_code if context and context.gates else run.exit_code(strict=strict)) != 0
-    figures = run_intervals(run, strict=strict)
+    figures = intervals_of(run, context)
     return env.get_template("report.html.j2").render(
         run=run, totals=totals, failed=failed, statuses=[s.value for s in Status],
         pass_rate=format_rate_interval(cases["PASSED"], evaluated),

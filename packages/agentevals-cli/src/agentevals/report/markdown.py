@@ -8,10 +8,10 @@ from typing import Optional
 from ..results import CaseResult, RunResult, Status
 from ..results.compare import Comparison
 from ..results.gates import format_rate
-from ..results.intervals import format_interval, format_mean_interval, format_rate_interval, run_intervals
+from ..results.intervals import format_interval, format_mean_interval, format_rate_interval
 from ..results.labels import disagreements, human_cell
 from ..results.paired import format_p
-from ._context import ReportContext, failing_rows
+from ._context import ReportContext, failing_rows, intervals_of
 from ._format import fmt_calls, fmt_num
 from .formats import ReportFormat
 from .summary import scored_phrase
@@ -63,7 +63,7 @@ def render_markdown(run: RunResult, *, color: bool = False, context: Optional[Re
     cases = totals["cases"]
     failed = (context.gates.exit_code if context and context.gates else run.exit_code(strict=strict)) != 0
     evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
-    figures = run_intervals(run, strict=strict)
+    figures = intervals_of(run, context)
     out = [f"## agentevals: {'❌ failed' if failed else '✅ passed'} — pass rate "
            f"{format_rate_interval(cases['PASSED'], evaluated)}", ""]
     if context and context.incomplete:
