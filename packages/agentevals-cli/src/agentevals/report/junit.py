@@ -109,7 +109,7 @@ def render_junit(run: RunResult, *, color: bool = False, context: Optional[Repor
                 ET.SubElement(testcase, "skipped", message=_message(m))
         ET.SubElement(suite, "system-out").text = _clean("\n".join(
             f"{case.case_id} {m.name} {m.status.value} score={fmt_num(m.score)}" + (f" human={cell}" if cell else "")
-            for (case, m), cell in zip(rows, cells)))
+            for (case, m), cell in zip(rows, cells, strict=True)))
         ET.SubElement(suite, "system-err").text = _clean(f"INCOMPLETE: {incomplete}" if incomplete else "")
     for key, total in totals.items():
         root.set(key, f"{total:.3f}" if key == "time" else str(total))
