@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..results import RunResult, Status, case_status
+from ..results import RunResult, Status, case_status, evaluated_cases
 from ..results.gates import format_rate
 from ..results.intervals import format_interval, format_mean_interval, format_rate_interval
 from ..results.labels import human_cell, human_text, label_disagrees
@@ -91,7 +91,7 @@ def render_html(run: RunResult, *, color: bool = False, context: Optional[Report
     strict = context.strict if context else False
     totals = run.totals(strict=strict)
     cases = totals["cases"]
-    evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
+    evaluated = evaluated_cases(cases, strict=strict)
     failed = (context.gates.exit_code if context and context.gates else run.exit_code(strict=strict)) != 0
     figures = intervals_of(run, context)
     return env.get_template("report.html.j2").render(

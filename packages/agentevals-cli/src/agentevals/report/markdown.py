@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..results import CaseResult, RunResult, Status
+from ..results import CaseResult, RunResult, Status, evaluated_cases
 from ..results.compare import Comparison
 from ..results.gates import format_rate
 from ..results.intervals import format_interval, format_mean_interval, format_rate_interval
@@ -62,7 +62,7 @@ def render_markdown(run: RunResult, *, color: bool = False, context: Optional[Re
     totals = run.totals(strict=strict)
     cases = totals["cases"]
     failed = (context.gates.exit_code if context and context.gates else run.exit_code(strict=strict)) != 0
-    evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
+    evaluated = evaluated_cases(cases, strict=strict)
     figures = intervals_of(run, context)
     out = [f"## agentevals: {'❌ failed' if failed else '✅ passed'} — pass rate "
            f"{format_rate_interval(cases['PASSED'], evaluated)}", ""]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..results import SKIP_KINDS, RunResult, Status
+from ..results import SKIP_KINDS, RunResult, Status, evaluated_cases
 from ..results.intervals import format_mean_interval, format_rate_interval
 from ._context import ReportContext, failing_rows, headline_lines, intervals_of
 from ._format import STATUS_COLORS, fmt_num, paint
@@ -41,7 +41,7 @@ def totals_line(run: RunResult, *, color: bool = False, context: Optional[Report
     cases = totals["cases"]
     line = _counted(cases, "case", cases["total"])
     line += " · " + _counted(totals["results"], "result", totals["results"]["total"])
-    evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
+    evaluated = evaluated_cases(cases, strict=strict)
     if evaluated:
         line += f" · pass rate {format_rate_interval(cases['PASSED'], evaluated)}"
     if run.input_errors:

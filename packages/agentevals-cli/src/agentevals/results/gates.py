@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..errors import ConfigError
-from . import RunResult
+from . import RunResult, evaluated_cases
 from .compare import Comparison
 from .intervals import format_interval, rate_interval
 
@@ -114,7 +114,7 @@ def check_gates(run: RunResult, gates: Gates, *, strict: bool = False) -> GateOu
     totals = run.totals(strict=strict)
     if gates.min_pass_rate is not None:
         cases = totals["cases"]
-        evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
+        evaluated = evaluated_cases(cases, strict=strict)
         _rate_gate(out, "pass rate", cases["PASSED"], evaluated, gates.min_pass_rate, "--min-pass-rate ",
                    gates.gate_on)
     for name, minimum in gates.metric_min_pass_rates.items():

@@ -25,7 +25,7 @@ import random
 from operator import itemgetter
 from typing import Any, Optional
 
-from . import SKIP_KINDS, RunResult, Status, row_key
+from . import SKIP_KINDS, RunResult, Status, evaluated_cases, row_key
 from .stats import BOOTSTRAP_RESAMPLES, Z95, quantile, wilson_interval
 
 __all__ = ["BOOTSTRAP_MAX_CLUSTERS", "LEVEL", "clustered_normal_interval", "format_interval", "format_mean_interval",
@@ -87,7 +87,7 @@ def run_intervals(run: RunResult, *, strict: bool = False, seed: int = 0) -> dic
     """
     totals = run.totals(strict=strict)
     cases = totals["cases"]
-    evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
+    evaluated = evaluated_cases(cases, strict=strict)
     # Scores per metric, summed per cluster: the eval case when the run has repetitions, else the case itself.
     scores: dict[str, dict[str, list[float]]] = {}
     for index, case in enumerate(run.cases):
@@ -153,11 +153,11 @@ def totals_interval(totals: Optional[dict[str, Any]]) -> Optional[dict[str, Any]
     if not totals or totals.get("pass_rate") is None:
         return None
     cases = totals.get("cases") or {}
-    evaluated = sum(cases.get(s, 0) for s in ("PASSED", "FAILED", "ERROR"))
+    evaluated = evaluated_cases(cases, strict=False)
     if not evaluated:
         return None
     if abs(cases.get("PASSED", 0) / evaluated - totals["pass_rate"]) > 1e-9:  # a --strict run counted NOT_EVALUATED
-        evaluated += cases.get("NOT_EVALUATED", 0)
+        evaluated = evaluated_cases(cases, strict=True)
     return rate_interval(cases.get("PASSED", 0), evaluated)
 
 
