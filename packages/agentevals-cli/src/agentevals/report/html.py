@@ -101,7 +101,7 @@ def render_html(run: RunResult, *, color: bool = False, context: Optional[Report
         metric_intervals={name: (format_interval(f["pass_rate"]), format_mean_interval(f["mean_score"]))
                           for name, f in figures["metrics"].items()},
         cases=_cases(run, context), failures=len(failing_rows(run)), histograms=_histograms(run),
-        repetitions=[r for r in run.repetitions if r.get("n", 0) > 1], fmt=fmt_num, rate=format_rate, rate_ci=format_rate_interval,
+        repetitions=[r for r in run.repetitions if r.get("n", 0) > 1], fmt=fmt_num, rate_ci=format_rate_interval,
         comparison=context.comparison if context else None, fmt_p=format_p, gates=context.gates if context else None,
         incomplete=context.incomplete if context else None, sessions=scored_phrase(cases),
         sources=context.sources if context else None,
