@@ -76,6 +76,32 @@ def test_baseline_comparison_is_shown_first():
     assert json.loads(render(after, "json", context=context))["baseline"]["regressions"][0]["delta"] == -0.8
 
 
+def test_a_paired_row_reads_the_same_in_describe_markdown_and_html():
+    """6 of 20 cases pass → fail: McNemar p = 2/64, mean score change −0.3 with its bootstrap interval."""
+    before = RunResult(cases=[CaseResult(case_id=f"c{i}", trace_ids=[f"c{i}"], sources=["t.json"],
+                                         metrics=[MetricResult.scored("m", 1.0, 0.5)]) for i in range(20)])
+    after = RunResult(cases=[CaseResult(case_id=f"c{i}", trace_ids=[f"c{i}"], sources=["t.json"],
+                                        metrics=[MetricResult.scored("m", 1.0 if i >= 6 else 0.0, 0.5)])
+                             for i in range(20)])
+    comparison = compare_runs(before, after)
+    row = next(p for p in comparison.paired if p.metric == "m")
+    low, high = row.delta_interval
+    assert low <= -0.3 <= high and row.interval_text == f"{low:+.3f}…{high:+.3f}"
+    assert (row.p_text, row.counts_text, row.delta_text) == ("0.031", "20/20 → 14/20", f"-0.300 ({row.interval_text})")
+    assert row.describe() == (f"m: regression (p=0.031; 6 pass→fail, 0 fail→pass; 20/20 → 14/20 passed; "
+                              f"score -0.300, 95% CI {row.interval_text})")
+    context = ReportContext(comparison=comparison)
+    assert f"| m | 🔻 regression | 0.031 | 20/20 → 14/20 | 6 | 0 | -0.300 ({row.interval_text}) |" in render(
+        after, "markdown", context=context)
+    assert (f"<td>m</td><td>regression</td><td>0.031</td><td>20/20 → 14/20</td><td>6</td><td>0</td>"
+            f"<td>-0.300 ({row.interval_text})</td>") in render(after, "html", context=context)
+    scores_only = RunResult(cases=[CaseResult(case_id="c0", trace_ids=["c0"], sources=["t.json"], metrics=[
+        MetricResult(name="tokens", status=Status.INFORMATIONAL, score=0.5)])])
+    tokens = next(p for p in compare_runs(scores_only, scores_only).paired if p.metric == "tokens")
+    assert (tokens.p_text, tokens.counts_text, tokens.delta_text) == ("-", "-", "+0.000 (+0.000…+0.000)")
+    assert tokens.describe() == "tokens: within noise (score +0.000, 95% CI +0.000…+0.000)"
+
+
 def test_markdown_cells_escape_pipes():
     text = render(run_of(MetricResult(name="a|b", status=Status.FAILED, score=0.0, threshold=1, reason="x | y")),
                   "markdown")

@@ -10,7 +10,6 @@ from ..results import RunResult, Status, case_status, evaluated_cases
 from ..results.gates import format_rate
 from ..results.intervals import format_interval, format_mean_interval, format_rate_interval
 from ..results.labels import human_cell, human_text, label_disagrees
-from ..results.paired import format_p
 from ._context import ReportContext, failing_rows, intervals_of
 from ._format import fmt_calls, fmt_num, fmt_perf, fmt_provenance
 from .formats import ReportFormat
@@ -102,7 +101,7 @@ def render_html(run: RunResult, *, color: bool = False, context: Optional[Report
                           for name, f in figures["metrics"].items()},
         cases=_cases(run, context), failures=len(failing_rows(run)), histograms=_histograms(run),
         repetitions=[r for r in run.repetitions if r.get("n", 0) > 1], fmt=fmt_num, rate_ci=format_rate_interval,
-        comparison=context.comparison if context else None, fmt_p=format_p, gates=context.gates if context else None,
+        comparison=context.comparison if context else None, gates=context.gates if context else None,
         incomplete=context.incomplete if context else None, sessions=scored_phrase(cases),
         sources=context.sources if context else None,
     )

@@ -10,7 +10,6 @@ from ..results.compare import Comparison
 from ..results.gates import format_rate
 from ..results.intervals import format_interval, format_mean_interval, format_rate_interval
 from ..results.labels import disagreements, human_cell
-from ..results.paired import format_p
 from ._context import ReportContext, failing_rows, intervals_of
 from ._format import fmt_calls, fmt_num
 from .formats import ReportFormat
@@ -41,14 +40,8 @@ def _paired_table(comp: Comparison) -> list[str]:
     out = [f"| metric | change (α {comp.alpha:g}) | p | passed before → now | pass→fail | fail→pass | "
            "score Δ (95% CI) |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for p in comp.paired:
-        delta = "-"
-        if p.mean_delta is not None:
-            ci = p.delta_interval
-            delta = f"{p.mean_delta:+.3f}" + (f" ({ci[0]:+.3f}…{ci[1]:+.3f})" if ci else "")
-        counts = f"{p.passed_before}/{p.pairs} → {p.passed_after}/{p.pairs}" if p.pairs else "-"
-        out.append(f"| {_cell(p.metric)} | {icons.get(p.verdict, p.verdict)} | "
-                   f"{format_p(p.p_value) if p.p_value is not None else '-'} | {counts} | {p.pass_to_fail} | "
-                   f"{p.fail_to_pass} | {delta} |")
+        out.append(f"| {_cell(p.metric)} | {icons.get(p.verdict, p.verdict)} | {p.p_text} | {p.counts_text} | "
+                   f"{p.pass_to_fail} | {p.fail_to_pass} | {p.delta_text} |")
     flaky = (comp.stability.get("current") or {})
     if flaky:
         out += ["", f"Repeated eval cases now: {len(flaky['stable_pass'])} stable pass, {len(flaky['flaky'])} flaky"
