@@ -49,6 +49,18 @@ def test_junit_holds_control_characters_and_markup_safely():
     assert first.result[0].message == "score 0.1 < threshold 0.5: bell \ufffd and <b>tags</b> & \ufffd[31mansi"
 
 
+def test_a_trajectory_mismatch_reads_the_same_in_the_table_and_junit():
+    mismatch = {"invocation": 0, "expected": [{"name": "helm_list_releases", "args": {"all": True}}], "actual": []}
+    row = MetricResult(name="traj", status=Status.FAILED, score=0.0, threshold=0.5,
+                       details={"mismatches": [mismatch], "match_type": "in_order"})
+    lines = ["trajectory mismatch (turn 1, in_order):", '  expected: helm_list_releases({"all": true})',
+             "  actual:   (no tool calls)"]
+    assert "\n".join(f"      {line}" for line in lines) in render(run_of(row), "table")
+    suites = junitparser.JUnitXml.fromstring(render(run_of(row), "junit"))
+    failure = next(iter(next(iter(suites)))).result[0]
+    assert failure.text.splitlines()[2:] == ["score 0, threshold 0.5", *lines]
+
+
 def test_incomplete_run_is_marked_in_every_format():
     run = run_of(MetricResult.scored("m", 1.0, 0.5))
     context = ReportContext(incomplete="interrupted by SIGTERM after 1 of 9 cases")

@@ -19,7 +19,7 @@ from xml.etree import ElementTree as ET
 from ..results import CaseResult, MetricResult, RunResult, Status
 from ..results.labels import human_cell, human_text, label_disagrees
 from ._context import ReportContext
-from ._format import fmt_calls, fmt_num
+from ._format import fmt_num, mismatch_lines
 from .formats import ReportFormat
 
 __all__ = ["JunitReport", "render_junit"]
@@ -44,10 +44,7 @@ def _details(case: CaseResult, m: MetricResult) -> str:
     for text in (m.error, m.reason):
         if text:
             lines.append(text)
-    for mismatch in m.details.get("mismatches", ()):
-        lines.append(f"trajectory mismatch (turn {mismatch['invocation'] + 1}, {m.details.get('match_type', 'exact')}):")
-        lines.append(f"  expected: {fmt_calls(mismatch['expected'])}")
-        lines.append(f"  actual:   {fmt_calls(mismatch['actual'])}")
+    lines.extend(mismatch_lines(m))
     lines.extend(f"miss: {miss}" for miss in m.misses[:10])
     lines.extend(f"human: {human_text(x)}" + (" (≠ evaluator)" if label_disagrees(x, case) else "")
                  for x in case.labels if x.metric in (None, m.name))
