@@ -524,6 +524,8 @@ _INTERMEDIATE_KEYS = {"tool_uses", "tool_responses", "intermediate_responses"}
 _CALL_KEYS = {"id", "args", "name", "partial_args", "will_continue"}
 _RESPONSE_KEYS = {"will_continue", "scheduling", "parts", "id", "name", "response"}
 _CONTENT_KEYS = {"parts", "role"}
+
+
 def _unknown(obj: dict[str, Any], allowed: set[str]) -> list[str]:
     return [k for k in obj if snake_case(str(k)) not in allowed]
 

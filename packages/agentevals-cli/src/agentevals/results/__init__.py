@@ -127,7 +127,7 @@ class HumanLabel(BaseModel):
     """A person's judgement of a stored case, or of one metric of it (``agentevals labels``), shown beside the
     machine verdicts."""
 
-    model_config = ConfigDict(defer_build=True, **ATTRIBUTE_DOCS)  # built on first use (runs show, labels)
+    model_config = ConfigDict(**ATTRIBUTE_DOCS)
 
     metric: Optional[str] = None
     """The metric labelled; None: the whole case."""
