@@ -180,3 +180,10 @@ def test_only_case_does_not_take_one_of_several_traces():
     case, why = match_case(es, [turn("get me the releases")], only_trace=False)
     assert case is None
     assert why.startswith("no eval case matches (first user message: 'get me the releases'; 1 cases in ")
+
+
+@pytest.mark.parametrize("metadata", ["note", ["a"], None])
+def test_a_case_metadata_that_is_not_a_mapping_has_no_provenance_and_no_labels(metadata):
+    (case,) = parse_eval_set({"eval_set_id": "s", "eval_cases": [
+        {"eval_id": "c", "conversation": [], "metadata": metadata}]}).eval_cases
+    assert (case.provenance, case.human_labels()) == (None, ([], []))

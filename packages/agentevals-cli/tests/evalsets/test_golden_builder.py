@@ -42,3 +42,15 @@ def test_set_labels_reaches_every_case_made_from_the_labelled_case_and_can_clear
     assert set_labels(data, "r2", "a", labels) == []  # another run's case of the same id
     assert set_labels(data, "r1", "a", []) == ["x"] and "labels" not in data["eval_cases"][0]["metadata"]
     assert validate_set(data, "g.json")[0] == []
+
+
+@pytest.mark.parametrize("metadata", ["note", ["a", "list"]])
+def test_a_set_case_whose_metadata_is_not_a_mapping_is_scanned_past_not_crashed_on(metadata):
+    hand_written = {"eval_id": "hand", "conversation": [], "metadata": metadata}
+    data = {"eval_set_id": "g", "eval_cases": [hand_written, eval_case_from(stored("a"), 0, run_id="r1", eval_id="x")]}
+    labels = [HumanLabel(verdict="fail", created_at="2026-11-27T06:00:00Z")]
+    assert set_labels(data, "r1", "a", labels) == ["x"]
+    assert hand_written == {"eval_id": "hand", "conversation": [], "metadata": metadata}  # left as it was
+    assert put_case(data, eval_case_from(stored("a"), 0, run_id="r1", eval_id="x2")) == "x"
+    assert put_case(data, eval_case_from(stored("b"), 1, run_id="r1", eval_id="y")) is None
+    assert [c["eval_id"] for c in data["eval_cases"]] == ["hand", "x2", "y"]

@@ -9,9 +9,11 @@ import xml.etree.ElementTree as ET
 import junitparser
 from agentevals.cli import cli
 from agentevals.report import ReportContext, render
+from agentevals.report._context import intervals_of
 from agentevals.results import CaseResult, MetricResult, RunResult, Status, Verdict
 from agentevals.results.compare import compare_runs
 from agentevals.results.gates import Gates, check_gates, format_rate
+from agentevals.results.intervals import run_intervals
 from click.testing import CliRunner
 
 
@@ -47,6 +49,18 @@ def test_junit_holds_control_characters_and_markup_safely():
     assert first.result[0].message == "score 0.1 < threshold 0.5: bell \ufffd and <b>tags</b> & \ufffd[31mansi"
 
 
+def test_a_trajectory_mismatch_reads_the_same_in_the_table_and_junit():
+    mismatch = {"invocation": 0, "expected": [{"name": "helm_list_releases", "args": {"all": True}}], "actual": []}
+    row = MetricResult(name="traj", status=Status.FAILED, score=0.0, threshold=0.5,
+                       details={"mismatches": [mismatch], "match_type": "in_order"})
+    lines = ["trajectory mismatch (turn 1, in_order):", '  expected: helm_list_releases({"all": true})',
+             "  actual:   (no tool calls)"]
+    assert "\n".join(f"      {line}" for line in lines) in render(run_of(row), "table")
+    suites = junitparser.JUnitXml.fromstring(render(run_of(row), "junit"))
+    failure = next(iter(next(iter(suites)))).result[0]
+    assert failure.text.splitlines()[2:] == ["score 0, threshold 0.5", *lines]
+
+
 def test_incomplete_run_is_marked_in_every_format():
     run = run_of(MetricResult.scored("m", 1.0, 0.5))
     context = ReportContext(incomplete="interrupted by SIGTERM after 1 of 9 cases")
@@ -74,6 +88,32 @@ def test_baseline_comparison_is_shown_first():
     assert json.loads(render(after, "json", context=context))["baseline"]["regressions"][0]["delta"] == -0.8
 
 
+def test_a_paired_row_reads_the_same_in_describe_markdown_and_html():
+    """6 of 20 cases pass → fail: McNemar p = 2/64, mean score change −0.3 with its bootstrap interval."""
+    before = RunResult(cases=[CaseResult(case_id=f"c{i}", trace_ids=[f"c{i}"], sources=["t.json"],
+                                         metrics=[MetricResult.scored("m", 1.0, 0.5)]) for i in range(20)])
+    after = RunResult(cases=[CaseResult(case_id=f"c{i}", trace_ids=[f"c{i}"], sources=["t.json"],
+                                        metrics=[MetricResult.scored("m", 1.0 if i >= 6 else 0.0, 0.5)])
+                             for i in range(20)])
+    comparison = compare_runs(before, after)
+    row = next(p for p in comparison.paired if p.metric == "m")
+    low, high = row.delta_interval
+    assert low <= -0.3 <= high and row.interval_text == f"{low:+.3f}…{high:+.3f}"
+    assert (row.p_text, row.counts_text, row.delta_text) == ("0.031", "20/20 → 14/20", f"-0.300 ({row.interval_text})")
+    assert row.describe() == (f"m: regression (p=0.031; 6 pass→fail, 0 fail→pass; 20/20 → 14/20 passed; "
+                              f"score -0.300, 95% CI {row.interval_text})")
+    context = ReportContext(comparison=comparison)
+    assert f"| m | 🔻 regression | 0.031 | 20/20 → 14/20 | 6 | 0 | -0.300 ({row.interval_text}) |" in render(
+        after, "markdown", context=context)
+    assert (f"<td>m</td><td>regression</td><td>0.031</td><td>20/20 → 14/20</td><td>6</td><td>0</td>"
+            f"<td>-0.300 ({row.interval_text})</td>") in render(after, "html", context=context)
+    scores_only = RunResult(cases=[CaseResult(case_id="c0", trace_ids=["c0"], sources=["t.json"], metrics=[
+        MetricResult(name="tokens", status=Status.INFORMATIONAL, score=0.5)])])
+    tokens = next(p for p in compare_runs(scores_only, scores_only).paired if p.metric == "tokens")
+    assert (tokens.p_text, tokens.counts_text, tokens.delta_text) == ("-", "-", "+0.000 (+0.000…+0.000)")
+    assert tokens.describe() == "tokens: within noise (score +0.000, 95% CI +0.000…+0.000)"
+
+
 def test_markdown_cells_escape_pipes():
     text = render(run_of(MetricResult(name="a|b", status=Status.FAILED, score=0.0, threshold=1, reason="x | y")),
                   "markdown")
@@ -94,3 +134,23 @@ def test_quiet_and_forced_colour(tmp_path):
     assert "\x1b[31m" in coloured.stdout
     plain = CliRunner().invoke(cli, [*args, "-o", "summary"])
     assert "\x1b[" not in plain.stdout
+
+
+def test_the_formats_written_from_one_context_share_one_computation_of_the_intervals():
+    run = RunResult(cases=[CaseResult(case_id=f"c{i}", trace_ids=[f"c{i}"], sources=["t.json"],
+                                      metrics=[MetricResult.scored("m", (i % 7) / 7, 0.5)])
+                           for i in range(30)])
+    context = ReportContext()
+    figures = intervals_of(run, context)
+    assert figures == run_intervals(run) and intervals_of(run, context) is figures  # computed once, then kept
+    # Every format reads the kept figures (a bootstrap per metric, not one per format): a bound moved in them
+    # shows in each.
+    figures["metrics"]["m"]["mean_score"]["upper"] = 0.987654
+    for fmt in ("table", "summary", "markdown", "html"):
+        assert "–0.988)" in render(run, fmt, context=context), fmt
+    assert json.loads(render(run, "json", context=context))["intervals"]["metrics"]["m"]["mean_score"]["upper"] == (
+        0.987654)
+    other = run_of(MetricResult.scored("m", 0.2, 0.5))  # the context reused for another run: its own figures
+    assert intervals_of(other, context) == run_intervals(other)
+    context.strict = True
+    assert intervals_of(other, context) == run_intervals(other, strict=True)

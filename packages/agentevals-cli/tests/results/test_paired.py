@@ -31,6 +31,16 @@ def test_agent_reruns_pair_by_eval_case_when_no_case_id_is_shared() -> None:
     assert improved.verdict == "improvement" and improved.p_value == row.p_value
 
 
+def test_a_repeated_case_id_pairs_by_occurrence() -> None:
+    """``c`` three times in each run: the first with the first, the second with the second (which failed)."""
+    before = RunResult(cases=[_case("c", True), _case("c", True), _case("c", True)])
+    after = RunResult(cases=[_case("c", True), _case("c", False), _case("c", True)])
+    row = next(p for p in paired_changes(before, after) if p.metric == "m")
+    assert (row.pairs, row.pass_to_fail, row.fail_to_pass, row.passed_after) == (3, 1, 0, 2)
+    shorter = next(p for p in paired_changes(before, RunResult(cases=after.cases[:2])) if p.metric == "m")
+    assert (shorter.pairs, shorter.pass_to_fail) == (2, 1)  # the third ``c`` has no partner
+
+
 def test_alpha_decides_between_regression_and_noise() -> None:
     """6 pass→fail, 0 fail→pass: p = 2/64 ≈ 0.031: a regression at 0.05, noise at 0.01."""
     before = RunResult(cases=[_case(f"c{i}", True) for i in range(20)])

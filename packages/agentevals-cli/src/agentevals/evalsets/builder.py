@@ -296,8 +296,8 @@ def add_from_run(data: dict[str, Any], store: RunStore, ref: str,
     raw_cases = list(data.get("eval_cases") or [])
     present: dict[tuple[Any, Any], str] = {}
     for raw in raw_cases:
-        prov = ((raw.get("metadata") or {}).get("provenance") or {}) if isinstance(raw, dict) else {}
-        if isinstance(prov, dict) and prov.get("run_id"):
+        prov = _provenance(raw)
+        if prov.get("run_id"):
             present[(prov.get("run_id"), prov.get("case_id"))] = str(raw.get("eval_id"))
     already = [present[(run_id, c.case_id)] for _, c in chosen if (run_id, c.case_id) in present]
     fresh = [(i, c) for i, c in chosen if (run_id, c.case_id) not in present]
@@ -317,7 +317,13 @@ def label_entries(labels: Sequence[HumanLabel]) -> list[dict[str, Any]]:
 
 
 def _provenance(raw: Any) -> dict[str, Any]:
-    prov = ((raw.get("metadata") or {}).get("provenance") or {}) if isinstance(raw, dict) else {}
+    """A raw set case's ``metadata.provenance``, ``{}`` when absent or not a mapping at any level (a set file may
+    hold ``"metadata": "a note"``: every case of the file is scanned, so that must not crash)::
+
+        _provenance({"metadata": {"provenance": {"run_id": "r1"}}}) == {"run_id": "r1"}
+    """
+    meta = raw.get("metadata") if isinstance(raw, dict) else None
+    prov = meta.get("provenance") if isinstance(meta, dict) else None
     return prov if isinstance(prov, dict) else {}
 
 
@@ -518,6 +524,8 @@ _INTERMEDIATE_KEYS = {"tool_uses", "tool_responses", "intermediate_responses"}
 _CALL_KEYS = {"id", "args", "name", "partial_args", "will_continue"}
 _RESPONSE_KEYS = {"will_continue", "scheduling", "parts", "id", "name", "response"}
 _CONTENT_KEYS = {"parts", "role"}
+
+
 def _unknown(obj: dict[str, Any], allowed: set[str]) -> list[str]:
     return [k for k in obj if snake_case(str(k)) not in allowed]
 

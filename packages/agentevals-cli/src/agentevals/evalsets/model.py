@@ -28,6 +28,12 @@ class EvalCase:
     raw: dict[str, Any] = field(default_factory=dict)
     """The case as read, for evaluators that need ADK's own shapes."""
 
+    def _meta(self) -> dict[str, Any]:
+        # ``metadata`` holds the case's unknown keys, ADK's own ``metadata`` among them; a file may make that a
+        # string or a list, which carries no provenance or labels
+        held = self.metadata.get("metadata")
+        return held if isinstance(held, dict) else {}
+
     @property
     def provenance(self) -> Optional[dict[str, Any]]:
         """Where the case came from, when a builder said so (``metadata.provenance``, written by
@@ -36,8 +42,7 @@ class EvalCase:
         Example:
             ``EvalCase("a", [], metadata={"metadata": {"provenance": {"run_id": "r1"}}}).provenance == {"run_id": "r1"}``
         """
-        held = self.metadata.get("metadata")  # ``metadata`` holds the case's unknown keys, ADK's own among them
-        found = held.get("provenance") if isinstance(held, dict) else None
+        found = self._meta().get("provenance")
         return found if isinstance(found, dict) and found else None
 
     def human_labels(self) -> tuple[list[HumanLabel], list[str]]:
@@ -47,8 +52,7 @@ class EvalCase:
 
             labels, warnings = eval_case.human_labels()
         """
-        entries = (self.metadata.get("metadata") or {}).get("labels") if isinstance(
-            self.metadata.get("metadata"), dict) else None
+        entries = self._meta().get("labels")
         labels, warnings = [], []
         for i, entry in enumerate(entries if isinstance(entries, list) else []):
             try:

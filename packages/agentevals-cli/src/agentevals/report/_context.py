@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..results import CaseResult, MetricResult, RunResult, Status
+from ..results.intervals import run_intervals
 
 if TYPE_CHECKING:
     from ..results.compare import Comparison
     from ..results.gates import GateOutcome
     from ..results.labels import Disagreement
 
-__all__ = ["ReportContext", "failing_rows", "headline_lines"]
+__all__ = ["ReportContext", "failing_rows", "headline_lines", "intervals_of"]
 
 
 @dataclass
@@ -33,6 +34,23 @@ class ReportContext:
     sources: Optional[list[dict[str, Any]]] = None
     """What a stored run read (``runs show``): each pull source with its window and trace count, then each file
     with its case count (``uri``, ``kind``: pull or file); None outside ``runs show``."""
+    _intervals: Optional[tuple[RunResult, bool, dict[str, Any]]] = field(default=None, init=False, repr=False,
+                                                                          compare=False)
+    """``run_intervals`` of the run reported, its strictness and the figures: kept by ``intervals_of``."""
+
+
+def intervals_of(run: RunResult, context: Optional[ReportContext]) -> dict[str, Any]:
+    """``run_intervals(run, strict=context.strict)``, computed on first use and kept on ``context``: every format
+    written from one context (``-o json -o html …``) shares one 2000-resample bootstrap per metric::
+
+        figures = intervals_of(run, context)  # the same dict for the next format of this run
+    """
+    if context is None:
+        return run_intervals(run)
+    held = context._intervals
+    if held is None or held[0] is not run or held[1] != context.strict:  # a context reused for another run
+        held = context._intervals = (run, context.strict, run_intervals(run, strict=context.strict))
+    return held[2]
 
 
 def failing_rows(run: RunResult) -> list[tuple[CaseResult, MetricResult]]:

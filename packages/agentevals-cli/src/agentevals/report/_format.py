@@ -8,7 +8,8 @@ import click
 
 from ..results import MetricResult, Status
 
-__all__ = ["STATUS_COLORS", "fmt_calls", "fmt_num", "fmt_perf", "fmt_provenance", "paint", "reason_lines"]
+__all__ = ["STATUS_COLORS", "fmt_calls", "fmt_num", "fmt_perf", "fmt_provenance", "mismatch_lines", "paint",
+           "reason_lines"]
 
 STATUS_COLORS = {
     Status.PASSED: "green",
@@ -91,6 +92,21 @@ def fmt_provenance(provenance: Optional[dict[str, Any]]) -> str:
     return " · ".join(parts) or fmt_num(provenance, width=200)
 
 
+def mismatch_lines(m: MetricResult) -> list[str]:
+    """A trajectory result's mismatched turns, three lines each (the table, the web UI and JUnit print them):
+
+        mismatch_lines(row)  # ['trajectory mismatch (turn 1, exact):', '  expected: f({"a": 1})', '  actual:   f({})']
+
+    Empty for a result without ``details["mismatches"]``.
+    """
+    lines = []
+    for mismatch in m.details.get("mismatches", ()):
+        lines.append(f"trajectory mismatch (turn {mismatch['invocation'] + 1}, {m.details.get('match_type', 'exact')}):")
+        lines.append(f"  expected: {fmt_calls(mismatch['expected'])}")
+        lines.append(f"  actual:   {fmt_calls(mismatch['actual'])}")
+    return lines
+
+
 def reason_lines(m: MetricResult) -> list[str]:
     """Why a result is not PASSED, as the table report prints it under its row (the web UI shows the same lines).
 
@@ -105,10 +121,7 @@ def reason_lines(m: MetricResult) -> list[str]:
         lines.append(f"error: {m.error}")
     if m.reason and m.status != Status.PASSED:
         lines.append(f"reason: {m.reason}")
-    for mismatch in m.details.get("mismatches", ()):
-        lines.append(f"trajectory mismatch (turn {mismatch['invocation'] + 1}, {m.details.get('match_type', 'exact')}):")
-        lines.append(f"  expected: {fmt_calls(mismatch['expected'])}")
-        lines.append(f"  actual:   {fmt_calls(mismatch['actual'])}")
+    lines.extend(mismatch_lines(m))
     lines.extend(f"miss: {miss}" for miss in m.misses[:5])
     if not lines and m.status == Status.FAILED and m.score is not None and m.threshold is not None:
         lines.append(f"reason: score {fmt_num(m.score)} is below the threshold {fmt_num(m.threshold)}")

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..results import RunResult, Status, case_status
+from ..results import RunResult, Status, case_status, evaluated_cases
 from ..results.gates import format_rate
-from ..results.intervals import format_interval, format_mean_interval, format_rate_interval, run_intervals
+from ..results.intervals import format_interval, format_mean_interval, format_rate_interval
 from ..results.labels import human_cell, human_text, label_disagrees
-from ..results.paired import format_p
-from ._context import ReportContext, failing_rows
+from ._context import ReportContext, failing_rows, intervals_of
 from ._format import fmt_calls, fmt_num, fmt_perf, fmt_provenance
 from .formats import ReportFormat
 from .summary import scored_phrase
@@ -91,9 +90,9 @@ def render_html(run: RunResult, *, color: bool = False, context: Optional[Report
     strict = context.strict if context else False
     totals = run.totals(strict=strict)
     cases = totals["cases"]
-    evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
+    evaluated = evaluated_cases(cases, strict=strict)
     failed = (context.gates.exit_code if context and context.gates else run.exit_code(strict=strict)) != 0
-    figures = run_intervals(run, strict=strict)
+    figures = intervals_of(run, context)
     return env.get_template("report.html.j2").render(
         run=run, totals=totals, failed=failed, statuses=[s.value for s in Status],
         pass_rate=format_rate_interval(cases["PASSED"], evaluated),
@@ -101,8 +100,8 @@ def render_html(run: RunResult, *, color: bool = False, context: Optional[Report
         metric_intervals={name: (format_interval(f["pass_rate"]), format_mean_interval(f["mean_score"]))
                           for name, f in figures["metrics"].items()},
         cases=_cases(run, context), failures=len(failing_rows(run)), histograms=_histograms(run),
-        repetitions=[r for r in run.repetitions if r.get("n", 0) > 1], fmt=fmt_num, rate=format_rate, rate_ci=format_rate_interval,
-        comparison=context.comparison if context else None, fmt_p=format_p, gates=context.gates if context else None,
+        repetitions=[r for r in run.repetitions if r.get("n", 0) > 1], fmt=fmt_num, rate_ci=format_rate_interval,
+        comparison=context.comparison if context else None, gates=context.gates if context else None,
         incomplete=context.incomplete if context else None, sessions=scored_phrase(cases),
         sources=context.sources if context else None,
     )

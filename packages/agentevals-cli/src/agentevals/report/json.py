@@ -12,8 +12,7 @@ from importlib import resources
 from typing import Any, Optional
 
 from ..results import RunResult
-from ..results.intervals import run_intervals
-from ._context import ReportContext
+from ._context import ReportContext, intervals_of
 from .formats import ReportFormat
 from .legacy import LegacyDocument, legacy_keys, legacy_trace
 
@@ -85,7 +84,7 @@ def run_extras(run: RunResult, context: Optional[ReportContext] = None) -> dict[
     and when asked for, ``baseline`` (regressions, fixes, deltas), ``gates``, ``disagreements`` (human labels
     against the evaluators, for a labelled stored run) and ``sources`` (what a stored run read)."""
     strict = context.strict if context else False
-    extras: dict[str, Any] = {"totals": run.totals(strict=strict), "intervals": run_intervals(run, strict=strict),
+    extras: dict[str, Any] = {"totals": run.totals(strict=strict), "intervals": intervals_of(run, context),
                               "complete": not (context and context.incomplete)}
     if context and context.incomplete:
         extras["incomplete"] = context.incomplete

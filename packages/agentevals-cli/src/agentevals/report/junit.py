@@ -19,7 +19,7 @@ from xml.etree import ElementTree as ET
 from ..results import CaseResult, MetricResult, RunResult, Status
 from ..results.labels import human_cell, human_text, label_disagrees
 from ._context import ReportContext
-from ._format import fmt_calls, fmt_num
+from ._format import fmt_num, mismatch_lines
 from .formats import ReportFormat
 
 __all__ = ["JunitReport", "render_junit"]
@@ -44,10 +44,7 @@ def _details(case: CaseResult, m: MetricResult) -> str:
     for text in (m.error, m.reason):
         if text:
             lines.append(text)
-    for mismatch in m.details.get("mismatches", ()):
-        lines.append(f"trajectory mismatch (turn {mismatch['invocation'] + 1}, {m.details.get('match_type', 'exact')}):")
-        lines.append(f"  expected: {fmt_calls(mismatch['expected'])}")
-        lines.append(f"  actual:   {fmt_calls(mismatch['actual'])}")
+    lines.extend(mismatch_lines(m))
     lines.extend(f"miss: {miss}" for miss in m.misses[:10])
     lines.extend(f"human: {human_text(x)}" + (" (≠ evaluator)" if label_disagrees(x, case) else "")
                  for x in case.labels if x.metric in (None, m.name))
@@ -88,11 +85,14 @@ def render_junit(run: RunResult, *, color: bool = False, context: Optional[Repor
                            ("incomplete", incomplete)):
             if value:
                 ET.SubElement(props, "property", name=key, value=_clean(value))
+        cells: list[str] = []  # each row's HUMAN cell, once: system-out below shows it again
         for case, m in rows:
+            cell_of_row = human_cell(m, case)
+            cells.append(cell_of_row)
             label = case.case_id + (f" [{case.eval_id}]" if case.eval_id else "")
             testcase = ET.SubElement(suite, "testcase", name=_clean(label), classname=_clean(f"agentevals.{name}"),
                                      time=f"{(m.duration_ms or 0.0) / 1000:.3f}")
-            human = [(key, cell) for key, cell in (("human", human_cell(m, case)),
+            human = [(key, cell) for key, cell in (("human", cell_of_row),
                                                    ("human_case", human_cell(None, case))) if cell]
             if human:  # the person's verdict beside the machine's, ≠ where they disagree (as `runs show`)
                 props_of_case = ET.SubElement(testcase, "properties")
@@ -105,8 +105,8 @@ def render_junit(run: RunResult, *, color: bool = False, context: Optional[Repor
             elif m.status == Status.NOT_EVALUATED:
                 ET.SubElement(testcase, "skipped", message=_message(m))
         ET.SubElement(suite, "system-out").text = _clean("\n".join(
-            f"{case.case_id} {m.name} {m.status.value} score={fmt_num(m.score)}"
-            + (f" human={human_cell(m, case)}" if human_cell(m, case) else "") for case, m in rows))
+            f"{case.case_id} {m.name} {m.status.value} score={fmt_num(m.score)}" + (f" human={cell}" if cell else "")
+            for (case, m), cell in zip(rows, cells, strict=True)))
         ET.SubElement(suite, "system-err").text = _clean(f"INCOMPLETE: {incomplete}" if incomplete else "")
     for key, total in totals.items():
         root.set(key, f"{total:.3f}" if key == "time" else str(total))

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..results import CaseResult, RunResult, Status
+from ..results import CaseResult, RunResult, Status, evaluated_cases
 from ..results.compare import Comparison
 from ..results.gates import format_rate
-from ..results.intervals import format_interval, format_mean_interval, format_rate_interval, run_intervals
+from ..results.intervals import format_interval, format_mean_interval, format_rate_interval
 from ..results.labels import disagreements, human_cell
-from ..results.paired import format_p
-from ._context import ReportContext, failing_rows
+from ._context import ReportContext, failing_rows, intervals_of
 from ._format import fmt_calls, fmt_num
 from .formats import ReportFormat
 from .summary import scored_phrase
@@ -41,14 +40,8 @@ def _paired_table(comp: Comparison) -> list[str]:
     out = [f"| metric | change (α {comp.alpha:g}) | p | passed before → now | pass→fail | fail→pass | "
            "score Δ (95% CI) |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for p in comp.paired:
-        delta = "-"
-        if p.mean_delta is not None:
-            ci = p.delta_interval
-            delta = f"{p.mean_delta:+.3f}" + (f" ({ci[0]:+.3f}…{ci[1]:+.3f})" if ci else "")
-        counts = f"{p.passed_before}/{p.pairs} → {p.passed_after}/{p.pairs}" if p.pairs else "-"
-        out.append(f"| {_cell(p.metric)} | {icons.get(p.verdict, p.verdict)} | "
-                   f"{format_p(p.p_value) if p.p_value is not None else '-'} | {counts} | {p.pass_to_fail} | "
-                   f"{p.fail_to_pass} | {delta} |")
+        out.append(f"| {_cell(p.metric)} | {icons.get(p.verdict, p.verdict)} | {p.p_text} | {p.counts_text} | "
+                   f"{p.pass_to_fail} | {p.fail_to_pass} | {p.delta_text} |")
     flaky = (comp.stability.get("current") or {})
     if flaky:
         out += ["", f"Repeated eval cases now: {len(flaky['stable_pass'])} stable pass, {len(flaky['flaky'])} flaky"
@@ -62,8 +55,8 @@ def render_markdown(run: RunResult, *, color: bool = False, context: Optional[Re
     totals = run.totals(strict=strict)
     cases = totals["cases"]
     failed = (context.gates.exit_code if context and context.gates else run.exit_code(strict=strict)) != 0
-    evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
-    figures = run_intervals(run, strict=strict)
+    evaluated = evaluated_cases(cases, strict=strict)
+    figures = intervals_of(run, context)
     out = [f"## agentevals: {'❌ failed' if failed else '✅ passed'} — pass rate "
            f"{format_rate_interval(cases['PASSED'], evaluated)}", ""]
     if context and context.incomplete:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..results import SKIP_KINDS, RunResult, Status
-from ..results.intervals import format_mean_interval, format_rate_interval, run_intervals
-from ._context import ReportContext, failing_rows, headline_lines
+from ..results import SKIP_KINDS, RunResult, Status, evaluated_cases
+from ..results.intervals import format_mean_interval, format_rate_interval
+from ._context import ReportContext, failing_rows, headline_lines, intervals_of
 from ._format import STATUS_COLORS, fmt_num, paint
 from .formats import ReportFormat
 
@@ -41,7 +41,7 @@ def totals_line(run: RunResult, *, color: bool = False, context: Optional[Report
     cases = totals["cases"]
     line = _counted(cases, "case", cases["total"])
     line += " · " + _counted(totals["results"], "result", totals["results"]["total"])
-    evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
+    evaluated = evaluated_cases(cases, strict=strict)
     if evaluated:
         line += f" · pass rate {format_rate_interval(cases['PASSED'], evaluated)}"
     if run.input_errors:
@@ -52,11 +52,11 @@ def totals_line(run: RunResult, *, color: bool = False, context: Optional[Report
     return paint(line, "red" if failed else "green", color, bold=True)
 
 
-def metric_interval_lines(run: RunResult, *, strict: bool = False) -> list[str]:
+def metric_interval_lines(run: RunResult, context: Optional[ReportContext] = None) -> list[str]:
     """``metric trajectory: pass rate 90.00% (45/50, 95% CI 78.64–95.66%) · mean score 0.900 (95% CI …)``, one
     line per metric (``results.intervals``: Wilson for rates, a case-clustered bootstrap for mean scores)."""
     out = []
-    for name, f in run_intervals(run, strict=strict)["metrics"].items():
+    for name, f in intervals_of(run, context)["metrics"].items():
         rate = f["pass_rate"]
         if not rate["evaluated"]:
             continue
@@ -115,7 +115,7 @@ def render_summary(run: RunResult, *, color: bool = False, context: Optional[Rep
     if context and context.quiet:
         out.extend(failures_block(run, color=color))
     elif len(run.cases) > 1:
-        out.extend(metric_interval_lines(run, strict=context.strict if context else False))
+        out.extend(metric_interval_lines(run, context))
     out.extend(gate_lines(context))
     out.append(totals_line(run, color=color, context=context))
     return "\n".join(out) + "\n"

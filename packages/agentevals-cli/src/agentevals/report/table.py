@@ -116,7 +116,7 @@ def render_table(run: RunResult, *, color: bool = False, context: Optional[Repor
     if run.aborted:
         out.append(paint(f"aborted: {run.aborted}", "red", color))
     if not quiet and len(run.cases) > 1:
-        out.extend(metric_interval_lines(run, strict=context.strict if context else False))
+        out.extend(metric_interval_lines(run, context))
     failures = failures_block(run, color=color)
     if failures and (quiet or len(run.cases) > 1):
         out.extend(failures)

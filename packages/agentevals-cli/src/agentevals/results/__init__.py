@@ -20,7 +20,8 @@ from pydantic.json_schema import SkipJsonSchema
 from ..core._docs import ATTRIBUTE_DOCS
 
 __all__ = ["SKIP_KINDS", "CaseResult", "HumanLabel", "InputError", "MetricResult", "RunResult", "SpanRef", "Status", "Verdict",
-           "case_key", "case_status", "row_key", "tally_statuses", "tally_totals", "utc_now", "verdict_for"]
+           "case_key", "case_status", "evaluated_cases", "row_key", "tally_statuses", "tally_totals", "utc_now",
+           "verdict_for"]
 
 RESULT_SCHEMA_VERSION = "1"
 """Version of the ``-o json`` document shape (see ``agentevals/report/schema``)."""
@@ -126,7 +127,7 @@ class HumanLabel(BaseModel):
     """A person's judgement of a stored case, or of one metric of it (``agentevals labels``), shown beside the
     machine verdicts."""
 
-    model_config = ConfigDict(defer_build=True, **ATTRIBUTE_DOCS)  # built on first use (runs show, labels)
+    model_config = ConfigDict(**ATTRIBUTE_DOCS)
 
     metric: Optional[str] = None
     """The metric labelled; None: the whole case."""
@@ -355,9 +356,18 @@ def tally_totals(case_counts: Mapping[str, int], metric_counts: Mapping[str, Map
         skipped = sum(per.get(k, 0) for k in SKIP_KINDS)
         if skipped:
             metrics[name]["skipped"] = skipped
-    evaluated = sum(cases[s.value] for s in Status if _counts_in_rate(s, strict))
+    evaluated = evaluated_cases(cases, strict=strict)
     return {"cases": cases, "results": {"total": sum(results.values()), **results},
             "pass_rate": cases["PASSED"] / evaluated if evaluated else None, "metrics": metrics}
+
+
+def evaluated_cases(cases: Mapping[str, int], *, strict: bool) -> int:
+    """How many cases a pass rate is over, from counts by status (``totals()["cases"]``, a stored run's too: a
+    missing status counts 0): PASSED, FAILED and ERROR, and NOT_EVALUATED with ``strict``::
+
+        evaluated_cases({"PASSED": 3, "FAILED": 1, "NOT_EVALUATED": 2}, strict=True) == 6
+    """
+    return sum(cases.get(s.value, 0) for s in Status if _counts_in_rate(s, strict))
 
 
 def _counts_in_rate(status: Status, strict: bool) -> bool:

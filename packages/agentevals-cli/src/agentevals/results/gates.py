@@ -32,16 +32,11 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..errors import ConfigError
-from . import RunResult
+from . import RunResult, evaluated_cases
 from .compare import Comparison
 from .intervals import format_interval, rate_interval
 
-__all__ = ["FAIL_ON", "GATE_ON", "GateOutcome", "Gates", "check_gates", "format_rate", "parse_min_pass_rates"]
-
-GATE_ON = ("point", "lower-bound")
-"""What ``--min-pass-rate`` compares: the pass rate itself, or the Wilson 95% lower bound of it."""
-FAIL_ON = ("any", "regression")
-"""What fails a ``--baseline`` run: any regressed row, or only a significant regression."""
+__all__ = ["GateOutcome", "Gates", "check_gates", "format_rate", "parse_min_pass_rates"]
 
 
 @dataclass
@@ -52,9 +47,10 @@ class Gates:
     metric_min_pass_rates: dict[str, float] = field(default_factory=dict)
     comparison: Optional[Comparison] = None
     gate_on: str = "point"
-    """``point`` or ``lower-bound`` (``GATE_ON``)."""
+    """What ``--min-pass-rate`` compares: ``point`` (the pass rate itself) or ``lower-bound`` (its Wilson 95%
+    lower bound)."""
     fail_on: str = "any"
-    """``any`` or ``regression`` (``FAIL_ON``)."""
+    """What fails a ``--baseline`` run: ``any`` regressed row, or only a significant ``regression``."""
 
     @property
     def any(self) -> bool:
@@ -114,7 +110,7 @@ def check_gates(run: RunResult, gates: Gates, *, strict: bool = False) -> GateOu
     totals = run.totals(strict=strict)
     if gates.min_pass_rate is not None:
         cases = totals["cases"]
-        evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
+        evaluated = evaluated_cases(cases, strict=strict)
         _rate_gate(out, "pass rate", cases["PASSED"], evaluated, gates.min_pass_rate, "--min-pass-rate ",
                    gates.gate_on)
     for name, minimum in gates.metric_min_pass_rates.items():
@@ -152,14 +148,13 @@ def _rate_gate(out: GateOutcome, what: str, passed: int, evaluated: int, minimum
     interval = rate_interval(passed, evaluated)
     rate = interval["rate"]
     text = f"{what} {format_rate(rate, passed, evaluated)}"
-    ci = format_interval(interval)
     if gate_on == "lower-bound":
         lower = interval["lower"]
-        text = f"{what} {format_rate(rate, passed, evaluated)}, 95% lower bound {format_rate(lower)}"
         ok = lower is not None and lower >= minimum
-        verb = "meets" if ok else "is below"
-        (out.passed if ok else out.failures).append(f"{text} {verb} {flag}{format_rate(minimum)} (--gate-on lower-bound)")
-        return
-    ok = rate is not None and rate >= minimum
-    line = f"{text} {'meets' if ok else 'is below'} {flag}{format_rate(minimum)}" + (f" · {ci}" if ci else "")
+        line = (f"{text}, 95% lower bound {format_rate(lower)} {'meets' if ok else 'is below'} {flag}"
+                f"{format_rate(minimum)} (--gate-on lower-bound)")
+    else:
+        ok = rate is not None and rate >= minimum
+        ci = format_interval(interval)
+        line = f"{text} {'meets' if ok else 'is below'} {flag}{format_rate(minimum)}" + (f" · {ci}" if ci else "")
     (out.passed if ok else out.failures).append(line)

@@ -25,11 +25,11 @@ import random
 from operator import itemgetter
 from typing import Any, Optional
 
-from . import SKIP_KINDS, CaseResult, RunResult, Status, row_key
+from . import SKIP_KINDS, CaseResult, RunResult, Status, evaluated_cases, row_key
 from .stats import BOOTSTRAP_RESAMPLES, Z95, quantile, wilson_interval
 
-__all__ = ["BOOTSTRAP_MAX_CLUSTERS", "LEVEL", "ScoreClusters", "add_score_clusters", "clustered_normal_interval", "format_interval", "format_mean_interval",
-           "format_rate_interval", "format_totals_rate", "rate_interval", "run_intervals", "totals_interval"]
+__all__ = ["BOOTSTRAP_MAX_CLUSTERS", "LEVEL", "ScoreClusters", "add_score_clusters", "clustered_normal_interval",
+           "format_interval", "format_mean_interval", "format_rate_interval", "format_totals_rate", "rate_interval", "run_intervals", "totals_interval"]
 
 LEVEL = 0.95
 """The level of every interval the reports print."""
@@ -103,7 +103,7 @@ def run_intervals(run: RunResult, *, strict: bool = False, seed: int = 0) -> dic
     """
     totals = run.totals(strict=strict)
     cases = totals["cases"]
-    evaluated = cases["PASSED"] + cases["FAILED"] + cases["ERROR"] + (cases["NOT_EVALUATED"] if strict else 0)
+    evaluated = evaluated_cases(cases, strict=strict)
     scores = getattr(run.cases, "score_clusters", None)  # a CaseList keeps them as cases are appended
     if scores is None:
         scores = {}
@@ -164,11 +164,11 @@ def totals_interval(totals: Optional[dict[str, Any]]) -> Optional[dict[str, Any]
     if not totals or totals.get("pass_rate") is None:
         return None
     cases = totals.get("cases") or {}
-    evaluated = sum(cases.get(s, 0) for s in ("PASSED", "FAILED", "ERROR"))
+    evaluated = evaluated_cases(cases, strict=False)
     if not evaluated:
         return None
     if abs(cases.get("PASSED", 0) / evaluated - totals["pass_rate"]) > 1e-9:  # a --strict run counted NOT_EVALUATED
-        evaluated += cases.get("NOT_EVALUATED", 0)
+        evaluated = evaluated_cases(cases, strict=True)
     return rate_interval(cases.get("PASSED", 0), evaluated)
 
 

@@ -76,6 +76,8 @@ def human_cell(metric: Optional[MetricResult], case: CaseResult, *, most: int = 
     how many more), ``≠`` before one that disagrees with the evaluator (empty when none).
 
     Example: ``≠ fail (ana), 0.7, +2 more``."""
+    if not case.labels:  # most cases: no copy of the case for nothing
+        return ""
     cells = []
     name = metric.name if metric is not None else None
     against = _only(case, metric) if metric is not None else case

@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -72,15 +73,37 @@ class PairedMetric:
                 "score_pairs": self.score_pairs, "mean_delta": self.mean_delta,
                 "delta_interval": list(self.delta_interval) if self.delta_interval else None}
 
+    @property
+    def p_text(self) -> str:
+        """McNemar's p as reports print it (``format_p``): ``0.031``, ``1.8e-12``; ``-`` with no pass/fail pair."""
+        return format_p(self.p_value) if self.p_value is not None else "-"
+
+    @property
+    def counts_text(self) -> str:
+        """Passed before → now over the pairs: ``45/50 → 5/50``; ``-`` with no pass/fail pair."""
+        return f"{self.passed_before}/{self.pairs} → {self.passed_after}/{self.pairs}" if self.pairs else "-"
+
+    @property
+    def interval_text(self) -> str:
+        """The 95% interval of the mean score change: ``-0.412…-0.198``; empty without one."""
+        return f"{self.delta_interval[0]:+.3f}…{self.delta_interval[1]:+.3f}" if self.delta_interval else ""
+
+    @property
+    def delta_text(self) -> str:
+        """The mean score change with its interval, as the report tables print it: ``-0.305 (-0.412…-0.198)``,
+        ``+0.010``; ``-`` when no pair has a score in both runs."""
+        if self.mean_delta is None:
+            return "-"
+        return f"{self.mean_delta:+.3f}" + (f" ({self.interval_text})" if self.interval_text else "")
+
     def describe(self) -> str:
-        """``tool_trajectory_avg_score: regression (p=1.8e-12; 40 pass→fail, 0 fail→pass; 45/50 → 5/50)``."""
+        """``tool_trajectory_avg_score: regression (p=1.8e-12; 40 pass→fail, 0 fail→pass; 45/50 → 5/50 passed)``."""
         parts = []
-        if self.p_value is not None:
-            parts += [f"p={format_p(self.p_value)}", f"{self.pass_to_fail} pass→fail, {self.fail_to_pass} fail→pass",
-                      f"{self.passed_before}/{self.pairs} → {self.passed_after}/{self.pairs} passed"]
+        if self.p_value is not None:  # then pairs > 0: the counts are never ``-``
+            parts += [f"p={self.p_text}", f"{self.pass_to_fail} pass→fail, {self.fail_to_pass} fail→pass",
+                      f"{self.counts_text} passed"]
         if self.mean_delta is not None:
-            ci = (f", 95% CI {self.delta_interval[0]:+.3f}…{self.delta_interval[1]:+.3f}"
-                  if self.delta_interval else "")
+            ci = f", 95% CI {self.interval_text}" if self.interval_text else ""
             parts.append(f"score {self.mean_delta:+.3f}{ci}")
         return f"{self.metric}: {self.verdict} ({'; '.join(parts)})"
 
@@ -95,14 +118,14 @@ def _passes(status: Status) -> Optional[bool]:
 
 
 def _keyed(run: RunResult, by_eval: bool) -> dict[tuple[str, int], CaseResult]:
-    """Cases by (case id or eval id, occurrence), skipping cases that were not evaluated at all."""
+    """Every case of ``run`` by (case id, or eval id when ``by_eval``; its occurrence among the cases before it
+    with that id): ``("t1", 0)``, ``("t1", 1)`` for a case id that repeats."""
     out: dict[tuple[str, int], CaseResult] = {}
+    seen: Counter[str] = Counter()
     for case in run.cases:
         ident = (case.eval_id or case.case_id) if by_eval else case.case_id
-        n = 0
-        while (ident, n) in out:
-            n += 1
-        out[(ident, n)] = case
+        out[(ident, seen[ident])] = case
+        seen[ident] += 1
     return out
 
 

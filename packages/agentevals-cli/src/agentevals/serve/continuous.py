@@ -26,7 +26,7 @@ from typing import Any, Literal, Optional
 from ..engine.admission import SKIP_KINDS, skip_kind
 from ..engine.consumers import RunConsumer
 from ..evaluators.usage import JudgeUsage
-from ..results import CaseResult, Status
+from ..results import CaseResult, Status, stats
 
 __all__ = ["AlertEvent", "ContinuousState", "JudgeUsage", "LiveCounters", "Outcomes", "SourceStatus",
            "StateRecorder", "Window", "bucket_series", "wilson_interval"]
@@ -35,14 +35,12 @@ SourceState = Literal["starting", "ok", "backing_off", "down"]
 
 
 def wilson_interval(passed: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a pass rate (95% by default); ``(0, 1)`` with no observations."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = passed / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    """Wilson score interval of a pass rate (95% by default); ``(0, 1)`` with no observations (the live view
+    draws a band for an empty bucket). ``results.stats.wilson_interval`` computes it::
+
+        wilson_interval(0, 0) == (0.0, 1.0)
+    """
+    return stats.wilson_interval(passed, n, z) or (0.0, 1.0)
 
 
 def bucket_series(tallies: list[list[int]], start: float, bucket: float) -> list[dict[str, Any]]:

@@ -175,13 +175,15 @@ class RunStore:
     def copy_cases(self, source: str, run_id: str) -> int:
         """Copy every stored case of run ``source`` (its metric rows, work keys and trace ids, not its labels)
         into run ``run_id``, at the same indexes: a rerun served whole from the cache (``store._replay``).
-        The rows were redacted when first written. Returns how many cases were copied."""
+        The rows were redacted when first written. Returns how many cases were copied.
+
+        ``run_id`` is a run ``begin_run`` has just added (a replay is never a resumed run), so it holds no rows
+        to clear: its rows' foreign keys need the run first, and deleting a run deletes them."""
         with self._writing():
             for table, columns in (("cases", "idx, case_id, status, case_json"),
                                    ("metric_results", "idx, pos, case_id, evaluator, metric, status, score, "
                                                       "work_key, metric_json"),
                                    ("case_traces", "idx, trace_id")):
-                self.db.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
                 self.db.execute(f"INSERT INTO {table} (run_id, {columns}) SELECT ?, {columns} FROM {table} "
                                 "WHERE run_id = ?", (run_id, source))
             return int(self.db.execute("SELECT COUNT(*) FROM cases WHERE run_id = ?", (run_id,))[0][0])
