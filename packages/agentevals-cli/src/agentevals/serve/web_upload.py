@@ -75,9 +75,12 @@ def add_upload_pages(app: FastAPI, ctx: Any, page: Any) -> None:
         up = Uploads(ctx.max_upload)
         try:
             kwargs = await _options(up, ctx, trace_files or [], eval_set_file, config_file, metrics, threshold)
-            run_id, run = await _evaluate(up, ctx.runs, kwargs)
         except UploadError as exc:
             up.__exit__(None, None, None)
+            return form(request, exc.status, error=upload_names(str(exc)), chosen=chosen)
+        try:  # from here the evaluation owns the uploads: it removes them when it ends, also past the deadline
+            run_id, run = await _evaluate(up, ctx.runs, kwargs)
+        except UploadError as exc:
             return form(request, exc.status, error=upload_names(str(exc)), chosen=chosen)
         if run_id is not None:
             root = str(request.scope.get("root_path", "")).rstrip("/")
@@ -118,7 +121,11 @@ async def _options(up: Uploads, ctx: Any, trace_files: list[UploadFile], eval_se
 async def _evaluate(up: Uploads, store: Optional[RunStore], kwargs: dict[str, Any]) -> tuple[Optional[str], RunResult]:
     """Run the evaluation on a worker thread, recorded in ``store`` when there is one: (run id or None, run).
     The uploads are removed when the evaluation ends, also when it outlives the page's deadline."""
-    recorder = _Recorder(store, kwargs) if store is not None else None
+    try:
+        recorder = _Recorder(store, kwargs) if store is not None else None
+    except BaseException:
+        up.__exit__(None, None, None)
+        raise
 
     async def work() -> RunResult:
         try:
@@ -132,6 +139,7 @@ async def _evaluate(up: Uploads, store: Optional[RunStore], kwargs: dict[str, An
     try:
         run = await asyncio.wait_for(asyncio.shield(task), UPLOAD_DEADLINE)
     except asyncio.TimeoutError:
+        task.add_done_callback(_log_late_failure)  # nobody awaits it now: say how it ended, in one line
         later = (f"it goes on and is recorded as run {recorder.run_id} (see Runs)" if recorder
                  else "it goes on, but without a run store its results will not be shown")
         raise UploadError(504, f"the evaluation did not finish within {UPLOAD_DEADLINE:g}s: {later}") from None
@@ -147,6 +155,16 @@ async def _evaluate(up: Uploads, store: Optional[RunStore], kwargs: dict[str, An
     if recorder is not None and recorder.failure:
         raise UploadError(503, f"the run store could not record the run: {recorder.failure}")
     return (recorder.run_id if recorder else None), run
+
+
+def _log_late_failure(task: asyncio.Task[Any]) -> None:
+    """Log, in one line, an evaluation that failed after its page's deadline (retrieving the exception, so
+    asyncio does not report "Task exception was never retrieved" with a traceback)."""
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None:
+        log.warning("web UI upload past its deadline failed: %s: %s", type(exc).__name__, one_line(exc))
 
 
 class _Recorder(RunConsumer):
