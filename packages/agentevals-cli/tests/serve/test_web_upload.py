@@ -288,3 +288,15 @@ def test_a_multi_file_upload_past_the_page_deadline_still_evaluates_every_file(t
             assert runs.load_run(run_id).input_errors == []
     finally:
         runs.close()
+
+
+def test_without_a_run_store_an_input_error_on_the_page_names_the_file_not_the_server_path(serve):
+    """A good and a broken trace file, no run store: the page shows the good file's cases and the broken one's
+    error by its uploaded name; the server's temporary upload folder is never shown."""
+    server = serve("--no-store")
+    answer = upload(server, [("trace_files", ("helm.json", HELM.read_bytes())),
+                             ("trace_files", ("broken.json", b"{nope"))])
+    assert answer.status_code == 200, answer.text[:500]
+    results = html.unescape(answer.text.split("<h2>Results</h2>")[1])
+    assert "input error: broken.json:1:2: invalid JSON" in results and "helm.json" in results
+    assert "agentevals-upload-" not in answer.text

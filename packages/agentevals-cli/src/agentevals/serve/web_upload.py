@@ -61,7 +61,8 @@ def add_upload_pages(app: FastAPI, ctx: Any, page: Any) -> None:
         return page("upload.html", request, status, error=error, metrics=operations.list_metrics(),
                     chosen_metrics=chosen.get("metrics") or [], threshold=chosen.get("threshold") or "",
                     max_mb=f"{ctx.max_upload / 2**20:g}", allow_code=ctx.allow_code, flag=FLAG,
-                    stored=ctx.runs is not None, run=run, rows=_rows(run) if run else [])
+                    stored=ctx.runs is not None, run=run, rows=_rows(run) if run else [],
+                    input_errors=[upload_names(e.error) for e in run.input_errors] if run else [])
 
     @app.get("/upload", include_in_schema=False)
     async def upload_form(request: Request) -> HTMLResponse:
@@ -216,5 +217,6 @@ def _rows(run: RunResult) -> list[dict[str, Any]]:
     from ..report._format import reason_lines
 
     return [{"case": case, "status": case_status(case).value, "sources": upload_names(case.sources),
-             "why": [(m.name, "\n".join(reason_lines(m))) for m in case.metrics if reason_lines(m)]}
+             "why": [(name, "\n".join(lines)) for name, lines in ((m.name, reason_lines(m)) for m in case.metrics)
+                     if lines]}
             for case in run.cases]
