@@ -194,3 +194,31 @@ def test_queue_spec_round_trips_and_refuses_what_is_not_one():
     spec = QueueSpec(seed=42, sample=7, unlabelled=False)
     assert str(spec) == "42-7-a" and QueueSpec.parse(str(spec)) == spec
     assert QueueSpec.parse("1-99999-u") is None and QueueSpec.parse("") is None and QueueSpec.parse("1-2-x") is None
+
+
+def test_labelling_a_case_opened_from_the_queue_keeps_the_queue(serve, tmp_path):
+    """The label form of a case page opened with ``?queue=`` carries the queue; after saving, the 303 returns to
+    the case with ``queue=`` and the page still shows its prev/next bar. A bad form (score out of range) shows
+    the page again with the bar too; a forged ``queue`` value is dropped."""
+    store, run_id = _sample_run(tmp_path)  # a run of its own: the label below stays out of the other tests
+    (tmp_path / "sets").mkdir()
+    server = serve("--store", store, "--eval-sets", str(tmp_path / "sets"))
+    good = index_of(store, run_id, GOOD)
+    browser = requests.Session()
+    page = browser.get(f"{root(server)}/runs/{run_id}/cases/{good}", params={"queue": "0-20-a"}, timeout=30)
+    assert page.status_code == 200 and "queue-nav" in page.text
+    assert page.text.count('<input type="hidden" name="queue" value="0-20-a">') == 2  # label and eval-set forms
+    token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text).group(1)
+    action = f"{root(server)}/runs/{run_id}/cases/{good}/label"
+    saved = browser.post(action, data={"csrf_token": token, "verdict": "pass", "labeler": "ana", "queue": "0-20-a"},
+                         allow_redirects=False, timeout=30)
+    assert saved.status_code == 303, saved.text[:500]
+    assert saved.headers["location"] == f"/runs/{run_id}/cases/{good}?labelled=1&queue=0-20-a#label"
+    landed = browser.get(f"{root(server)}{saved.headers['location']}", timeout=30)
+    nav = re.search(r'<nav class="queue-nav".*?</nav>', landed.text, re.S)
+    assert nav and "review queue: 2 of 3" in nav.group(0) and "Label saved." in landed.text
+    again = browser.post(action, data={"csrf_token": token, "score": "7", "queue": "0-20-a"}, timeout=30)
+    assert again.status_code == 400 and "queue-nav" in again.text
+    forged = browser.post(action, data={"csrf_token": token, "verdict": "fail", "queue": "x?y#z"},
+                          allow_redirects=False, timeout=30)
+    assert forged.status_code == 303 and "queue" not in forged.headers["location"]

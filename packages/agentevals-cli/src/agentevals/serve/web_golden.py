@@ -34,6 +34,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ..errors import ConfigError, StoreError, first_line
+from .web_review import QueueSpec
 
 if TYPE_CHECKING:
     from ..results import CaseResult
@@ -94,6 +95,9 @@ def add_golden_pages(app: FastAPI, ctx: Any, page: Page) -> None:
             log.warning("web UI: %s not saved: %s: %s", what, type(exc).__name__, cause)
             return page("message.html", request, 503, title="Not saved",
                         message=f"Nothing was saved: {type(exc).__name__}: {cause}")
+        spec = QueueSpec.parse(form.get("queue", ""))
+        if spec is not None:  # the case was opened from the review queue: its page keeps the prev/next bar
+            done = {**done, "queue": str(spec)}
         root = str(request.scope.get("root_path", "")).rstrip("/")
         response = RedirectResponse(f"{root}{target.back}?{urlencode(done)}#{what}", status_code=303)
         labeler = form.get("labeler", "").strip()
@@ -105,8 +109,10 @@ def add_golden_pages(app: FastAPI, ctx: Any, page: Page) -> None:
     async def case_again(request: Request, run: str, index: str, state: dict[str, Any]) -> HTMLResponse:
         from .web_runs import case_values
 
-        values = await asyncio.to_thread(lambda: case_forms(ctx, request, ctx.runs, case_values(ctx.runs, run, index),
-                                                            state=state))
+        spec = QueueSpec.parse(state["form"].get("queue", ""))
+        queue = str(spec) if spec is not None else ""
+        values = await asyncio.to_thread(
+            lambda: case_forms(ctx, request, ctx.runs, case_values(ctx.runs, run, index, queue), state=state))
         return page("run_case.html", request, 400, **values)
 
     async def session_again(request: Request, session_id: str, state: dict[str, Any]) -> HTMLResponse:
@@ -332,7 +338,10 @@ def case_forms(ctx: Any, request: Request, store: RunStore, values: dict[str, An
     """``values`` of a case page (``web_runs.case_values``) with ``golden``: what the forms show."""
     target = Target(values["run_id"], values["index"], values["case"],
                     f"/runs/{quote(values['run_id'], safe='')}/cases/{values['index']}")
-    return {**values, "golden": _forms(ctx, request, target, state)}
+    golden = _forms(ctx, request, target, state)
+    if values.get("queue_nav"):  # opened from the review queue: the forms carry it back (a hidden field)
+        golden["queue"] = values["queue_nav"]["queue"]
+    return {**values, "golden": golden}
 
 
 def session_forms(ctx: Any, request: Request, record: Any, state: Optional[dict[str, Any]] = None) -> dict[str, Any]:
