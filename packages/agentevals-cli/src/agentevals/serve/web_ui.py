@@ -35,6 +35,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from ..__about__ import __version__
 from ..core.redact import redact
+from ..errors import first_line
 from ..protocol import InvocationData
 from ..report._format import reason_lines
 from ..results._transcript import transcript
@@ -104,9 +105,8 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
         if record is None:
             return page("sessions.html", request, 404, sessions=[], q=session_id, status="", result="", refresh=0,
                         counters=ctx.assembler.stats(), otlp=ctx.otlp)
-        values = await asyncio.to_thread(session_values, ctx, record)
-        golden = await asyncio.to_thread(session_forms, ctx, request, record)
-        return page("session.html", request, **values, golden=golden)
+        values = await asyncio.to_thread(session_values, ctx, record, request)
+        return page("session.html", request, **values)
 
     @app.get("/compare", include_in_schema=False)
     async def compare(request: Request, a: str = "", b: str = "") -> HTMLResponse:
@@ -134,15 +134,17 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
     add_golden_pages(app, ctx, page)
 
 
-def session_values(ctx: Any, record: Any) -> dict[str, Any]:
-    """What ``session.html`` shows of ``record`` (a ``SessionRecord``) besides the golden forms: its conversation
-    and trajectory, figures, and the link to its case in the live run (reads the run store: call it on a worker
-    thread)."""
+def session_values(ctx: Any, record: Any, request: Request, state: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """What ``session.html`` shows of ``record`` (a ``SessionRecord``): its conversation and trajectory, figures,
+    the link to its case in the live run and the golden forms (``state``: a refused form's; reads the run store,
+    once: call it on a worker thread)."""
     turns = transcript([InvocationData.model_validate(i) for i in record.invocations], _expected(record, ctx.settings))
     figures = _record_figures(record)
+    index, problem = _live_index(ctx, record.session_id)
     return {"record": record, "result": record.result, "turns": turns, "trajectory": trajectory_rows(turns),
             "refresh": 0, "figures": figures.cells(), "figures_turns": figures.turns,
-            "live_case": _live_case(ctx, record.session_id)}
+            "live_case": None if index is None else f"/runs/{ctx.live_run}/cases/{index}",
+            "golden": session_forms(ctx, request, record, state, index=index, problem=problem)}
 
 
 # same-origin, not no-referrer: under no-referrer a browser posts the UI's own forms with ``Origin: null``,
@@ -183,13 +185,13 @@ def _why(record: Any) -> list[str]:
             for name, lines in rows if lines]
 
 
-def _live_case(ctx: Any, session_id: str) -> Optional[str]:
-    """The path of the session's case in this server's live run (``/runs/{run}/cases/{i}``), or None."""
+def _live_index(ctx: Any, session_id: str) -> tuple[Optional[int], str]:
+    """Where the session's case is in this server's live run: ``(index or None, "")``, or ``(None, why)`` when
+    the run store cannot be read (locked, gone: the session page still renders, saying so)."""
     if ctx.runs is None or not ctx.live_run:
-        return None
+        return None, ""
     try:
-        index = ctx.runs.case_index(ctx.live_run, session_id)
-    except Exception as exc:  # the run store is locked or gone: the session page still renders, without the link
-        log.warning("web UI: run store: %s: %s", type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
-        return None
-    return None if index is None else f"/runs/{ctx.live_run}/cases/{index}"
+        return ctx.runs.case_index(ctx.live_run, session_id), ""
+    except Exception as exc:
+        log.warning("web UI: run store: %s: %s", type(exc).__name__, first_line(exc))
+        return None, f"The run store could not be read: {type(exc).__name__}: {first_line(exc)}"
