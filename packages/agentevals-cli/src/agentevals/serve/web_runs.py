@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 
-from ..errors import StoreError
+from ..errors import StoreError, first_line
 from ..report._format import fmt_num
 from ..results import CaseResult, MetricResult, Status, case_status
 from ..results.intervals import format_rate_interval, format_totals_rate
@@ -35,7 +35,7 @@ from .web_review import queue_nav
 if TYPE_CHECKING:
     from ..store import RunRecord, RunStore
 
-__all__ = ["add_run_pages", "case_values", "load_case", "trajectory_rows"]
+__all__ = ["add_run_pages", "case_values", "load_case", "store_page", "trajectory_rows"]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,31 @@ _GROWING = ("running", "live")
 """Run statuses whose pages refresh themselves: cases are still being added."""
 
 Page = Callable[..., HTMLResponse]
+_NO_STORE = "No run store: this server records no runs (serve --no-store), so there are none to show."
+
+
+async def store_page(ctx: Any, page: Page, request: Request, title: str,
+                     build: Callable[[RunStore], tuple[str, dict[str, Any]]], *, missing_status: int = 200,
+                     no_store: Optional[str] = None) -> HTMLResponse:
+    """A page read from ``ctx.runs``: ``build(store)`` → (template, values), run on a worker thread (reading a large
+    run must not stall the OTLP receivers on the event loop; the store's connection is shared under a lock). No
+    store: ``no_store`` (or the /runs wording) with ``missing_status``; an unknown run (StoreError): 404; the
+    database itself (locked, gone): 503 with one line, never a traceback::
+
+        return await store_page(ctx, page, request, "Runs", lambda store: ("runs.html", {...}))
+    """
+    store: Optional[RunStore] = ctx.runs
+    if store is None:
+        return page("message.html", request, missing_status, title=title, message=no_store or _NO_STORE)
+    try:
+        template, values = await asyncio.to_thread(build, store)
+    except StoreError as exc:  # an unknown or ambiguous run id
+        return page("message.html", request, 404, title=title, message=str(exc))
+    except Exception as exc:  # the database itself (locked, gone): one line, never a traceback
+        log.warning("web UI: run store %s: %s: %s", store.location, type(exc).__name__, first_line(exc))
+        return page("message.html", request, 503, title=title,
+                    message=f"The run store could not be read: {type(exc).__name__}: {first_line(exc)}")
+    return page(template, request, **values)
 
 
 def add_run_pages(app: FastAPI, ctx: Any, page: Page) -> None:
@@ -58,22 +83,8 @@ def add_run_pages(app: FastAPI, ctx: Any, page: Page) -> None:
 
     async def render(request: Request, title: str, build: Callable[[RunStore], tuple[str, dict[str, Any]]],
                      *, missing_status: int = 200) -> HTMLResponse:
-        """``build(store)`` → (template, values), run on a worker thread: reading a large run must not
-        stall the OTLP receivers on the event loop (the store's connection is shared under a lock)."""
-        store: Optional[RunStore] = ctx.runs
-        if store is None:
-            return page("message.html", request, missing_status, title=title,
-                        message="No run store: this server records no runs (serve --no-store), so there are none to show.")
-        try:
-            template, values = await asyncio.to_thread(build, store)
-        except StoreError as exc:  # an unknown or ambiguous run id
-            return page("message.html", request, 404, title=title, message=str(exc))
-        except Exception as exc:  # the database itself (locked, gone): one line, never a traceback
-            cause = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            log.warning("web UI: run store %s: %s: %s", store.location, type(exc).__name__, cause)
-            return page("message.html", request, 503, title=title,
-                        message=f"The run store could not be read: {type(exc).__name__}: {cause}")
-        return page(template, request, **values)
+        """``store_page`` with this app's ``ctx`` and ``page``."""
+        return await store_page(ctx, page, request, title, build, missing_status=missing_status)
 
     @app.get("/runs", include_in_schema=False)
     async def runs(request: Request, q: str = "", status: str = "", result: str = "") -> HTMLResponse:
