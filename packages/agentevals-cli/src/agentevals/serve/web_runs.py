@@ -27,7 +27,7 @@ from ..errors import StoreError, first_line
 from ..report._format import fmt_num
 from ..results import CaseResult, MetricResult, Status, case_status
 from ..results.intervals import format_rate_interval, format_totals_rate
-from ._figures import case_figures
+from ._figures import Figures, case_figures
 from ._input import refuse_long_ref
 from .web_charts import run_charts, runs_charts
 from .web_review import queue_nav
@@ -165,8 +165,8 @@ def _run(store: RunStore, ref: str, q: str, status: str, metric: str) -> dict[st
     pairs = store.load_cases(run_id)
     run = store.load_run(run_id, cases=pairs)
     totals = run.totals()
-    rows = [_case_row(idx, case) for idx, case in pairs]
-    figures = [case_figures(case.performance_metrics, case.metrics) for _, case in pairs]
+    figures = [case_figures(case.performance_metrics, case.metrics) for _, case in pairs]  # once per case
+    rows = [_case_row(idx, case, fig) for (idx, case), fig in zip(pairs, figures, strict=True)]
     matching = [r for r in rows if _matches(r, q.strip().lower(), status, metric)]
     matching.sort(key=lambda r: r["status"] not in _FAILING)  # failures first, else run order (stable)
     return {"record": record, "run": run, "totals": totals, "rate": _rate(totals),
@@ -239,10 +239,10 @@ def _run_row(store: RunStore, record: RunRecord) -> dict[str, Any]:
             "failed": sum(cases.get(s, 0) for s in _FAILING), "pass_rate": rate, "exit_code": record.exit_code}
 
 
-def _case_row(index: int, case: CaseResult) -> dict[str, Any]:
+def _case_row(index: int, case: CaseResult, figures: Figures) -> dict[str, Any]:
+    """One line of a run's page; ``figures``: the case's ``case_figures`` (the page's charts use them too)."""
     return {"index": index, "case_id": case.case_id, "eval_id": case.eval_id, "status": case_status(case).value,
-            "score": case.score, "metrics": [_metric_cell(m) for m in case.metrics],
-            "figures": case_figures(case.performance_metrics, case.metrics).cells()}
+            "score": case.score, "metrics": [_metric_cell(m) for m in case.metrics], "figures": figures.cells()}
 
 
 def _metric_cell(m: MetricResult) -> dict[str, Any]:
