@@ -222,3 +222,42 @@ def test_labelling_a_case_opened_from_the_queue_keeps_the_queue(serve, tmp_path)
     forged = browser.post(action, data={"csrf_token": token, "verdict": "fail", "queue": "x?y#z"},
                           allow_redirects=False, timeout=30)
     assert forged.status_code == 303 and "queue" not in forged.headers["location"]
+
+
+def test_review_without_a_run_store_or_with_a_broken_one_says_so_in_one_line(tmp_path):
+    """``/review`` reads the run store as the ``/runs`` pages do (``web_runs.store_page``), in its own words when
+    there is none (200, as ``serve --no-store`` has nothing to review); an unknown run is a 404 and a store that
+    cannot be read a 503 with one line, never a traceback."""
+    import sqlite3
+
+    from agentevals.serve.http_api import ApiContext, api_app
+    from agentevals.serve.sessions import SessionAssembler
+    from agentevals.serve.store import MemorySessionStore
+
+    def app(runs: RunStore | None) -> object:
+        return api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(), runs=runs))
+
+    with serving(app(None)) as url:
+        page = requests.get(f"{url}/review", timeout=30)
+    assert page.status_code == 200 and "nothing to review" in page.text and "no runs to show" not in page.text
+    location = str(tmp_path / "runs.sqlite")
+    runs = RunStore.open(location)
+    try:
+        run_id = new_run_id()
+        runs.begin_run(run_id, command="agentevals run one", cwd=None, config_digest=None, eval_set_digest=None,
+                       versions={}, options={}, started_at="2026-01-01T00:00:00Z")
+        runs.record_case(run_id, 0, _case(0, Status.FAILED, 0.2), {})
+        with serving(app(runs)) as url:  # the queue of a readable store, for contrast
+            assert requests.get(f"{url}/review", params={"run": run_id}, timeout=30).status_code == 200
+        with serving(app(runs)) as url:
+            assert requests.get(f"{url}/review", params={"run": "no-such-run"}, timeout=30).status_code == 404
+            other = sqlite3.connect(location)  # someone else's hands on the database
+            other.execute("DROP TABLE metric_results")
+            other.commit()
+            other.close()
+            broken = requests.get(f"{url}/review", params={"run": run_id}, timeout=30)
+        assert broken.status_code == 503
+        assert "The run store could not be read: OperationalError: no such table: metric_results" in broken.text
+        assert "Traceback" not in broken.text
+    finally:
+        runs.close()
