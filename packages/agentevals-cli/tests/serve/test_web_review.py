@@ -230,9 +230,11 @@ def test_review_without_a_run_store_or_with_a_broken_one_says_so_in_one_line(tmp
     cannot be read a 503 with one line, never a traceback."""
     import sqlite3
 
+    # imported here, not at the top: this test stays apart from the module's shared helpers
     from agentevals.serve.http_api import ApiContext, api_app
     from agentevals.serve.sessions import SessionAssembler
     from agentevals.serve.store import MemorySessionStore
+    from support.asgi import serving
 
     def app(runs: RunStore | None) -> object:
         return api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(), runs=runs))

@@ -261,6 +261,13 @@ def test_a_multi_file_upload_past_the_page_deadline_still_evaluates_every_file(t
     """At the page's deadline the uploads stay until the evaluation ends (the evaluation removes them, not the
     504 answer): three trace files with a judge that takes 2 s per case, the deadline cut to 1 s; the recorded
     run holds the cases of all three files and no input error."""
+    # imported here, not at the top: this test stays apart from the module's shared helpers
+    from agentevals.serve.http_api import ApiContext, api_app
+    from agentevals.serve.sessions import SessionAssembler
+    from agentevals.serve.store import MemorySessionStore
+    from support.asgi import serving
+    from support.polling import wait_for
+
     monkeypatch.setattr(web_upload, "UPLOAD_DEADLINE", 1.0)
     slow = [sys.executable, "-c", "import time; time.sleep(2); print('{\"score\": 1}')"]
     config = {"evaluators": [{"name": "slow", "type": "code_judge", "command": slow}]}
@@ -277,10 +284,9 @@ def test_a_multi_file_upload_past_the_page_deadline_still_evaluates_every_file(t
                                   timeout=60)
             assert answer.status_code == 504
             run_id = re.search(r"recorded as run (\S+) ", error_line(answer)).group(1)
-            deadline, record = time.monotonic() + 120, None
-            while time.monotonic() < deadline and (record is None or record.status != "completed"):
-                time.sleep(0.2)
-                record = next((r for r in runs.list_runs(limit=5) if r.run_id == run_id), None)
+            record = wait_for(lambda: next((r for r in runs.list_runs(limit=5)
+                                            if r.run_id == run_id and r.status == "completed"), None),
+                              timeout=120, what=f"run {run_id} completed")
             assert record is not None and record.status == "completed"
             cases = [case for _, case in runs.load_cases(run_id)]
             assert {Path(s).name for case in cases for s in case.sources} == {"helm.json", "k8s.json", "helm_3.json"}
