@@ -28,8 +28,8 @@ from ..errors import AgentevalsError
 from ..results import CaseResult, RunResult, case_status
 from . import operations
 from ._input import one_line
-from ._trust import FLAG, code_in_config
-from .http_api import Uploads, upload_names
+from ._trust import FLAG
+from .http_api import Uploads, refuse_code, upload_names
 
 if TYPE_CHECKING:
     from ..store import RunStore, StoreConsumer
@@ -104,18 +104,13 @@ async def _options(up: Uploads, ctx: Any, trace_files: list[UploadFile], eval_se
         if not 0.0 <= value <= 1.0:
             raise UploadError(400, f"threshold: {one_line(threshold, 40)!r} is not a number between 0 and 1")
         kwargs["threshold"] = value
-    try:
-        kwargs["paths"] = [await up.save(f) for f in trace_files]
-        if eval_set_file is not None and eval_set_file.filename:
-            kwargs["eval_set"] = await up.save(eval_set_file)
-        if config_file is not None and config_file.filename:
-            kwargs["config"] = await up.save(config_file)
+    try:  # the API's uploads: the same files, limits and names
+        kwargs.update(await up.run_options(trace_files, eval_set_file, config_file, None))
     except HTTPException as exc:  # over the upload limit (413), naming the file
         raise UploadError(exc.status_code, str(exc.detail)) from None
-    if "config" in kwargs and not ctx.allow_code:  # the API's policy: a config from the network runs no code
-        refusal = code_in_config(kwargs["config"])
-        if refusal:
-            raise UploadError(403, refusal)
+    refusal = refuse_code(kwargs, allow_code=ctx.allow_code)  # the API's policy: a network config runs no code
+    if refusal:
+        raise UploadError(403, refusal)
     return kwargs
 
 
