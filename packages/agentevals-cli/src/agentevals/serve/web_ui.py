@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -41,8 +40,8 @@ from ..report._format import reason_lines
 from ..results._transcript import transcript
 from . import operations
 from ._csrf import CSRF_COOKIE
-from ._figures import Figures, case_figures
-from .web_charts import session_charts
+from ._figures import case_figures, record_figures
+from .web_charts import clock, session_charts
 from .web_golden import add_golden_pages, session_forms
 from .web_live import add_live_pages
 from .web_review import add_review_pages
@@ -61,7 +60,7 @@ _HERE = Path(__file__).parent / "ui"
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(_HERE), autoescape=True,
                              undefined=jinja2.ChainableUndefined)
-    env.filters["when"] = lambda ts: time.strftime("%H:%M:%S", time.localtime(ts)) if ts else ""
+    env.filters["when"] = clock
     # ISO 8601 UTC from the run store → "2026-01-02 03:04:05"
     env.filters["iso"] = lambda text: str(text)[:19].replace("T", " ") if text else ""
     env.filters["reasons"] = reason_lines  # why a row is not PASSED, the table report's lines
@@ -89,13 +88,19 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
 
     @app.get("/", include_in_schema=False)
     async def sessions(request: Request, q: str = "", status: str = "", result: str = "") -> HTMLResponse:
-        rows = [*({**r, "figures": case_figures(None).cells()} for r in ctx.assembler.open_sessions()[:100]),
-                *({**r.summary(), "figures": _record_figures(r).cells(), "why": _why(r)} for r in ctx.store.list(limit=500))]
         needle = q.strip().lower()
-        rows = [r for r in rows
-                if (not status or r["status"] == status)
-                and (not result or result in (r.get("metrics") or {}).values())
-                and (not needle or needle in r["session_id"].lower() or needle in str(r.get("eval_id") or "").lower())]
+
+        def shown(row: dict[str, Any]) -> bool:
+            return ((not status or row["status"] == status)
+                    and (not result or result in (row.get("metrics") or {}).values())
+                    and (not needle or needle in row["session_id"].lower()
+                         or needle in str(row.get("eval_id") or "").lower()))
+
+        # filtered first: only the rows shown are given their figures and reasons (up to 600 otherwise)
+        stored = [(r, summary) for r in ctx.store.list(limit=500) if shown(summary := r.summary())]
+        live = [r for r in ctx.assembler.open_sessions()[:100] if shown(r)]
+        rows = [*({**r, "figures": case_figures(None).cells()} for r in live),
+                *({**summary, "figures": record_figures(r).cells(), "why": _why(r)} for r, summary in stored)]
         return page("sessions.html", request, sessions=rows, q=q, status=status, result=result, refresh=5,
                     counters=ctx.assembler.stats(), otlp=ctx.otlp)
 
@@ -139,7 +144,7 @@ def session_values(ctx: Any, record: Any, request: Request, state: Optional[dict
     the link to its case in the live run and the golden forms (``state``: a refused form's; reads the run store,
     once: call it on a worker thread)."""
     turns = transcript([InvocationData.model_validate(i) for i in record.invocations], _expected(record, ctx.settings))
-    figures = _record_figures(record)
+    figures = record_figures(record)
     index, problem = _live_index(ctx, record.session_id)
     return {"record": record, "result": record.result, "turns": turns, "trajectory": trajectory_rows(turns),
             "refresh": 0, "figures": figures.cells(), "figures_turns": figures.turns,
@@ -169,12 +174,6 @@ def _expected(record: Any, settings: Any) -> Optional[list[Any]]:
         return None
     case = next((c for c in settings.eval_sets[record.eval_set_id].eval_cases if c.eval_id == result.eval_id), None)
     return case.conversation if case is not None else None
-
-
-def _record_figures(record: Any) -> Figures:
-    """A session's model, tokens, latency and cost (its evaluation's ``performance_metrics``)."""
-    result = record.result
-    return case_figures(result.performance_metrics if result else None, result.metrics if result else ())
 
 
 def _why(record: Any) -> list[str]:
