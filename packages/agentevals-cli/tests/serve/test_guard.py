@@ -459,3 +459,49 @@ def test_an_alias_bomb_config_is_walked_once(tmp_path):
     lines += [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 40)]
     (tmp_path / "c.yaml").write_text("\n".join(lines) + "\nevaluators: [{name: x, type: composite, evaluators: *a39}]\n")
     assert code_in_config(tmp_path / "c.yaml") is None
+
+
+
+def test_csrf_check_refuses_a_form_post_declared_over_its_limit_without_reading_it():
+    """``CsrfCheck`` answers 413 on a ``Content-Length`` over its limit before reading a byte; a valid form
+    under the limit, sent in many small chunks, still reaches the route byte for byte."""
+    import asyncio
+
+    from agentevals.serve._csrf import CSRF_COOKIE, CsrfCheck, CsrfTokens
+
+    tokens = CsrfTokens()
+    nonce, _ = tokens.nonce(None)
+    reached: list[bytes] = []
+
+    async def route(scope, receive, send) -> None:
+        message, body = {"more_body": True}, b""
+        while message.get("more_body"):
+            message = await receive()
+            body += message.get("body", b"")
+        reached.append(body)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    def post(pieces: list[bytes], declared: int) -> tuple[int, int]:
+        """(status, number of body reads) of one form post through a CsrfCheck with a 1000-byte limit."""
+        scope = {"type": "http", "method": "POST", "path": "/label", "query_string": b"",
+                 "headers": [(b"content-length", str(declared).encode()),
+                             (b"content-type", b"application/x-www-form-urlencoded"),
+                             (b"cookie", f"{CSRF_COOKIE}={nonce}".encode())]}
+        reads, sent = 0, []
+
+        async def receive():
+            nonlocal reads
+            reads += 1
+            return {"type": "http.request", "body": pieces.pop(0), "more_body": bool(pieces)}
+
+        async def send(message) -> None:
+            sent.append(message)
+
+        asyncio.run(CsrfCheck(route, tokens=tokens, limit=1000)(scope, receive, send))
+        return sent[0]["status"], reads
+
+    assert post([b"x" * 100], declared=5000) == (413, 0)
+    form = f"csrf_token={tokens.token(nonce)}&verdict=pass".encode()
+    status, reads = post([form[i:i + 2] for i in range(0, len(form), 2)], declared=len(form))
+    assert status == 200 and reads > 30 and reached == [form]

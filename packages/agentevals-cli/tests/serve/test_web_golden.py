@@ -386,3 +386,23 @@ def test_the_browser_loop(golden, tmp_path):
     assert case["eval_id"] == "paris_sunny" and case["metrics"][0]["status"] == "PASSED"
     assert [(lb["verdict"], lb["metric"], lb["labeler"], lb["note"]) for lb in case["labels"]] == [
         ("pass", METRIC, "ana", "right tool, right city")]
+
+
+@pytest.mark.parametrize("table", ["metric_results", "cases"])
+def test_a_broken_run_store_leaves_the_session_page_up_with_one_line(golden, table):
+    """The session page looks its case up in the run store once; when the store cannot be read (here a table
+    dropped by someone else's hands: ``cases`` breaks the lookup, ``metric_results`` loading the case) the page
+    still renders (200), saying so in one line instead of the forms, never a traceback."""
+    import sqlite3
+
+    tab = Tab(golden)
+    assert f'action="/sessions/{golden.session}/label"' in tab.open(f"/sessions/{golden.session}").text
+    other = sqlite3.connect(golden.store)
+    other.execute(f"DROP TABLE {table}")
+    other.commit()
+    other.close()
+    page = tab.open(f"/sessions/{golden.session}")
+    assert page.status_code == 200, page.text[:500]
+    why = re.search(r'<p class="muted why-no-forms">([^<]*)</p>', page.text)
+    assert why and why.group(1) == f"The run store could not be read: OperationalError: no such table: {table}"
+    assert "/label" not in page.text and "Traceback" not in page.text

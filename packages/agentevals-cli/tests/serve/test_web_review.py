@@ -194,3 +194,72 @@ def test_queue_spec_round_trips_and_refuses_what_is_not_one():
     spec = QueueSpec(seed=42, sample=7, unlabelled=False)
     assert str(spec) == "42-7-a" and QueueSpec.parse(str(spec)) == spec
     assert QueueSpec.parse("1-99999-u") is None and QueueSpec.parse("") is None and QueueSpec.parse("1-2-x") is None
+
+
+def test_labelling_a_case_opened_from_the_queue_keeps_the_queue(serve, tmp_path):
+    """The label form of a case page opened with ``?queue=`` carries the queue; after saving, the 303 returns to
+    the case with ``queue=`` and the page still shows its prev/next bar. A bad form (score out of range) shows
+    the page again with the bar too; a forged ``queue`` value is dropped."""
+    store, run_id = _sample_run(tmp_path)  # a run of its own: the label below stays out of the other tests
+    (tmp_path / "sets").mkdir()
+    server = serve("--store", store, "--eval-sets", str(tmp_path / "sets"))
+    good = index_of(store, run_id, GOOD)
+    browser = requests.Session()
+    page = browser.get(f"{root(server)}/runs/{run_id}/cases/{good}", params={"queue": "0-20-a"}, timeout=30)
+    assert page.status_code == 200 and "queue-nav" in page.text
+    assert page.text.count('<input type="hidden" name="queue" value="0-20-a">') == 2  # label and eval-set forms
+    token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text).group(1)
+    action = f"{root(server)}/runs/{run_id}/cases/{good}/label"
+    saved = browser.post(action, data={"csrf_token": token, "verdict": "pass", "labeler": "ana", "queue": "0-20-a"},
+                         allow_redirects=False, timeout=30)
+    assert saved.status_code == 303, saved.text[:500]
+    assert saved.headers["location"] == f"/runs/{run_id}/cases/{good}?labelled=1&queue=0-20-a#label"
+    landed = browser.get(f"{root(server)}{saved.headers['location']}", timeout=30)
+    nav = re.search(r'<nav class="queue-nav".*?</nav>', landed.text, re.S)
+    assert nav and "review queue: 2 of 3" in nav.group(0) and "Label saved." in landed.text
+    again = browser.post(action, data={"csrf_token": token, "score": "7", "queue": "0-20-a"}, timeout=30)
+    assert again.status_code == 400 and "queue-nav" in again.text
+    forged = browser.post(action, data={"csrf_token": token, "verdict": "fail", "queue": "x?y#z"},
+                          allow_redirects=False, timeout=30)
+    assert forged.status_code == 303 and "queue" not in forged.headers["location"]
+
+
+def test_review_without_a_run_store_or_with_a_broken_one_says_so_in_one_line(tmp_path):
+    """``/review`` reads the run store as the ``/runs`` pages do (``web_runs.store_page``), in its own words when
+    there is none (200, as ``serve --no-store`` has nothing to review); an unknown run is a 404 and a store that
+    cannot be read a 503 with one line, never a traceback."""
+    import sqlite3
+
+    # imported here, not at the top: this test stays apart from the module's shared helpers
+    from agentevals.serve.http_api import ApiContext, api_app
+    from agentevals.serve.sessions import SessionAssembler
+    from agentevals.serve.store import MemorySessionStore
+    from support.asgi import serving
+
+    def app(runs: RunStore | None) -> object:
+        return api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(), runs=runs))
+
+    with serving(app(None)) as url:
+        page = requests.get(f"{url}/review", timeout=30)
+    assert page.status_code == 200 and "nothing to review" in page.text and "no runs to show" not in page.text
+    location = str(tmp_path / "runs.sqlite")
+    runs = RunStore.open(location)
+    try:
+        run_id = new_run_id()
+        runs.begin_run(run_id, command="agentevals run one", cwd=None, config_digest=None, eval_set_digest=None,
+                       versions={}, options={}, started_at="2026-01-01T00:00:00Z")
+        runs.record_case(run_id, 0, _case(0, Status.FAILED, 0.2), {})
+        with serving(app(runs)) as url:  # the queue of a readable store, for contrast
+            assert requests.get(f"{url}/review", params={"run": run_id}, timeout=30).status_code == 200
+        with serving(app(runs)) as url:
+            assert requests.get(f"{url}/review", params={"run": "no-such-run"}, timeout=30).status_code == 404
+            other = sqlite3.connect(location)  # someone else's hands on the database
+            other.execute("DROP TABLE metric_results")
+            other.commit()
+            other.close()
+            broken = requests.get(f"{url}/review", params={"run": run_id}, timeout=30)
+        assert broken.status_code == 503
+        assert "The run store could not be read: OperationalError: no such table: metric_results" in broken.text
+        assert "Traceback" not in broken.text
+    finally:
+        runs.close()

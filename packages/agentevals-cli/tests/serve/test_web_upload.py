@@ -255,3 +255,54 @@ def test_an_evaluation_past_the_page_deadline_goes_on_and_is_recorded(tmp_path, 
             assert [(m.name, m.status.value) for m in case.metrics] == [("slow", "PASSED")]
     finally:
         runs.close()
+
+
+def test_a_multi_file_upload_past_the_page_deadline_still_evaluates_every_file(tmp_path, monkeypatch):
+    """At the page's deadline the uploads stay until the evaluation ends (the evaluation removes them, not the
+    504 answer): three trace files with a judge that takes 2 s per case, the deadline cut to 1 s; the recorded
+    run holds the cases of all three files and no input error."""
+    # imported here, not at the top: this test stays apart from the module's shared helpers
+    from agentevals.serve.http_api import ApiContext, api_app
+    from agentevals.serve.sessions import SessionAssembler
+    from agentevals.serve.store import MemorySessionStore
+    from support.asgi import serving
+    from support.polling import wait_for
+
+    monkeypatch.setattr(web_upload, "UPLOAD_DEADLINE", 1.0)
+    slow = [sys.executable, "-c", "import time; time.sleep(2); print('{\"score\": 1}')"]
+    config = {"evaluators": [{"name": "slow", "type": "code_judge", "command": slow}]}
+    runs = RunStore.open(str(tmp_path / "runs.sqlite"))
+    try:
+        app = api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(), runs=runs, allow_code=True))
+        with serving(app) as url:
+            browser = requests.Session()
+            token = re.search(r'name="csrf_token" value="([0-9a-f]+)"',
+                              browser.get(f"{url}/upload", timeout=30).text).group(1)
+            files = [("trace_files", (p.name, p.read_bytes())) for p in (HELM, K8S, HELM_3)]
+            files.append(("config_file", ("eval_config.yaml", yaml.safe_dump(config).encode())))
+            answer = browser.post(f"{url}/upload", data={"csrf_token": token}, files=files, allow_redirects=False,
+                                  timeout=60)
+            assert answer.status_code == 504
+            run_id = re.search(r"recorded as run (\S+) ", error_line(answer)).group(1)
+            record = wait_for(lambda: next((r for r in runs.list_runs(limit=5)
+                                            if r.run_id == run_id and r.status == "completed"), None),
+                              timeout=120, what=f"run {run_id} completed")
+            assert record is not None and record.status == "completed"
+            cases = [case for _, case in runs.load_cases(run_id)]
+            assert {Path(s).name for case in cases for s in case.sources} == {"helm.json", "k8s.json", "helm_3.json"}
+            assert all([m.status.value for m in case.metrics] == ["PASSED"] for case in cases)
+            assert runs.load_run(run_id).input_errors == []
+    finally:
+        runs.close()
+
+
+def test_without_a_run_store_an_input_error_on_the_page_names_the_file_not_the_server_path(serve):
+    """A good and a broken trace file, no run store: the page shows the good file's cases and the broken one's
+    error by its uploaded name; the server's temporary upload folder is never shown."""
+    server = serve("--no-store")
+    answer = upload(server, [("trace_files", ("helm.json", HELM.read_bytes())),
+                             ("trace_files", ("broken.json", b"{nope"))])
+    assert answer.status_code == 200, answer.text[:500]
+    results = html.unescape(answer.text.split("<h2>Results</h2>")[1])
+    assert "input error: broken.json:1:2: invalid JSON" in results and "helm.json" in results
+    assert "agentevals-upload-" not in answer.text

@@ -75,8 +75,7 @@ def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[s
     from ..core.redact import redact
     from ..report import ReportContext, render
     from ..report._workflow import defuse
-    from ..results.labels import disagreements
-    from ..store._store import incomplete_reason, run_sources
+    from ..store._store import report_context_values
 
     db = open_store(store)
     try:
@@ -86,10 +85,9 @@ def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[s
         sources = db.sources(run_id)
     finally:
         db.close()
-    incomplete = incomplete_reason(record, result)
-    read = run_sources(sources, result.cases)
+    context = report_context_values(record, result, sources)
+    read, differ = context["sources"], context["disagreements"]
     labels = sum(len(c.labels) for c in result.cases)
-    differ = disagreements(result.cases) if labels else None
     if only_disagreements:
         if fmt == "json":
             click.echo(defuse(json.dumps([d.as_dict() for d in differ or ()], indent=2, ensure_ascii=False), "json"))
@@ -110,7 +108,7 @@ def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[s
             more = f" +{len(files) - 5} more" if len(files) > 5 else ""
             click.echo(defuse(f"files {', '.join(s['uri'] for s in files[:5])}{more}", "table"))
     click.echo(render(result, fmt, color=fmt in ("table", "summary") and sys.stdout.isatty(),
-                      context=ReportContext(incomplete=incomplete, disagreements=differ, sources=read)), nl=False)
+                      context=ReportContext(**context)), nl=False)
     if labels and fmt in ("table", "summary"):
         click.echo(f"human labels: {labels} · {len(differ or ())} disagree with the evaluator"
                    + (f" (agentevals runs show {run_id} --disagreements)" if differ else ""))

@@ -27,7 +27,7 @@ _MAX_X_LABELS = 8
 
 @dataclass
 class Series:
-    """One line: its legend name, its CSS class (``s1``…``s4`` in app.css) and a value per x position (None:
+    """One line: its legend name, its CSS class (``s1``…``s3`` in app.css) and a value per x position (None:
     no value there, the line skips it); ``titles`` are the points' hover texts (default: name and value)."""
 
     name: str

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-__all__ = ["UNKNOWN", "Figures", "case_figures", "fmt_cost", "fmt_ms", "fmt_tokens", "percentiles"]
+__all__ = ["UNKNOWN", "Figures", "case_figures", "fmt_cost", "fmt_ms", "fmt_tokens", "percentiles", "record_figures"]
 
 UNKNOWN = "—"
 """What a page shows for a figure the trace does not carry."""
@@ -67,6 +67,15 @@ def case_figures(pm: Optional[dict[str, Any]], metrics: Sequence[Any] = ()) -> F
         cost = Prices().cost(models[0], tokens_in, tokens_out)
     return Figures(model=", ".join(models) or None, tokens_in=tokens_in, tokens_out=tokens_out, latency_ms=latency,
                    turns=turns, cost_usd=cost, judge_cost_usd=judge)
+
+
+def record_figures(record: Any) -> Figures:
+    """A session's figures (``record``: a ``SessionRecord``; its evaluation's ``performance_metrics``)::
+
+        record_figures(ctx.store.get(session_id)).cells()
+    """
+    result = record.result
+    return case_figures(result.performance_metrics if result else None, result.metrics if result else ())
 
 
 def _judge_cost(metrics: Sequence[Any]) -> Optional[float]:

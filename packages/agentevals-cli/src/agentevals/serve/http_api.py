@@ -46,7 +46,7 @@ from .store import SessionStore
 if TYPE_CHECKING:
     from ..store import RunStore
 
-__all__ = ["ApiContext", "Uploads", "api_app", "ok", "start_evaluation", "stream_events", "upload_names"]
+__all__ = ["ApiContext", "Uploads", "api_app", "ok", "refuse_code", "start_evaluation", "stream_events", "upload_names"]
 
 
 class ApiContext:
@@ -94,6 +94,20 @@ def upload_names(value: Any) -> Any:
     return value
 
 
+def refuse_code(kwargs: dict[str, Any], *, allow_code: bool) -> Optional[str]:
+    """Why the uploaded config of ``kwargs`` (``Uploads.run_options``) may not run here, uploaded file names in
+    place of server paths, or None: a config from the network runs no code without ``--allow-code-evaluators``
+    (the API and the upload page answer 403 with it)::
+
+        refusal = refuse_code(kwargs, allow_code=ctx.allow_code)
+    """
+    config = kwargs.get("config")
+    if allow_code or config is None:
+        return None
+    refusal = code_in_config(config, credential_refs=bool(kwargs.get("credential_refs")))
+    return upload_names(refusal) if refusal else None
+
+
 def ok(data: Any) -> dict[str, Any]:
     """The API's envelope. Trace text is the agent's: keys and tokens in it (and in stored runs, results,
     session records) are redacted here, on every route, as in every report (``agentevals.core.redact``)."""
@@ -131,11 +145,9 @@ def api_app(ctx: ApiContext) -> FastAPI:
 
     def trusted(kwargs: dict[str, Any]) -> dict[str, Any]:
         """``kwargs`` unless its config names code-running evaluators without ``--allow-code-evaluators`` (403)."""
-        config = kwargs.get("config")
-        refusal = None if ctx.allow_code or config is None else code_in_config(
-            config, credential_refs=bool(kwargs.get("credential_refs")))
+        refusal = refuse_code(kwargs, allow_code=ctx.allow_code)
         if refusal:
-            raise HTTPException(403, upload_names(refusal))
+            raise HTTPException(403, refusal)
         return kwargs
 
     @app.exception_handler(AgentevalsError)

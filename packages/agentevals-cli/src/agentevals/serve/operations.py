@@ -167,14 +167,11 @@ def run_document(store: RunStore, ref: str = "latest") -> dict[str, Any]:
     import json
 
     from ..report import ReportContext, render
-    from ..results.labels import disagreements
-    from ..store._store import incomplete_reason, run_sources
+    from ..store._store import report_context_values
 
     run_id = store.resolve(ref)
     record, result = store.get_run(run_id), store.load_run(run_id)
-    differ = disagreements(result.cases) if any(c.labels for c in result.cases) else None
-    context = ReportContext(incomplete=incomplete_reason(record, result), disagreements=differ,
-                            sources=run_sources(store.sources(run_id), result.cases))
+    context = ReportContext(**report_context_values(record, result, store.sources(run_id)))
     return json.loads(render(result, "json", context=context))
 
 

@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from ._charts import Series, line_chart
-from ._figures import Figures, case_figures, fmt_ms, fmt_tokens, percentiles
+from ._figures import Figures, fmt_ms, fmt_tokens, percentiles, record_figures
 
-__all__ = ["figures_table", "run_charts", "runs_charts", "session_charts"]
+__all__ = ["clock", "figures_table", "run_charts", "runs_charts", "session_charts"]
 
 _LEVELS = (("p50", "s1"), ("p95", "s2"), ("p99", "s3"))
 
@@ -29,10 +29,10 @@ def session_charts(records: Sequence[Any], scored: Sequence[tuple[Any, Any]], me
         score = line_chart([Series(metric, "s1", [m.score for _, m in scored],
                                    titles=[f"{r.session_id}: {m.score:.3f} {m.status.value}" for r, m in scored],
                                    classes=[m.status.value.lower() for _, m in scored])],
-                           x_labels=[_clock(r.received_at) for r, _ in scored], x_title="session received (oldest left)",
+                           x_labels=[clock(r.received_at) for r, _ in scored], x_title="session received (oldest left)",
                            unit="score", title="score", y_max=1.0)
-    figures = [(r, case_figures(r.result.performance_metrics, r.result.metrics)) for r in records]
-    labels = [_clock(r.received_at) for r, _ in figures]
+    figures = [(r, record_figures(r)) for r in records]
+    labels = [clock(r.received_at) for r, _ in figures]
     x_title = "session received (oldest left)"
     latency = _chart([Series("latency", "s1", [f.latency_ms for _, f in figures],
                              titles=[f"{r.session_id}: {fmt_ms(f.latency_ms)}" for r, f in figures])],
@@ -121,5 +121,6 @@ def _ranks(count: int) -> list[str]:
     return [f"{round(100 * i / max(1, count - 1))}%" for i in range(count)]
 
 
-def _clock(ts: Optional[float]) -> str:
+def clock(ts: Optional[float]) -> str:
+    """A moment (epoch seconds) as the pages show it, local ``HH:MM:SS`` ("" for none; the ``when`` filter)."""
     return time.strftime("%H:%M:%S", time.localtime(ts)) if ts else ""

@@ -34,6 +34,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ..errors import ConfigError, StoreError, first_line
+from .web_review import QueueSpec
 
 if TYPE_CHECKING:
     from ..results import CaseResult
@@ -94,6 +95,9 @@ def add_golden_pages(app: FastAPI, ctx: Any, page: Page) -> None:
             log.warning("web UI: %s not saved: %s: %s", what, type(exc).__name__, cause)
             return page("message.html", request, 503, title="Not saved",
                         message=f"Nothing was saved: {type(exc).__name__}: {cause}")
+        spec = QueueSpec.parse(form.get("queue", ""))
+        if spec is not None:  # the case was opened from the review queue: its page keeps the prev/next bar
+            done = {**done, "queue": str(spec)}
         root = str(request.scope.get("root_path", "")).rstrip("/")
         response = RedirectResponse(f"{root}{target.back}?{urlencode(done)}#{what}", status_code=303)
         labeler = form.get("labeler", "").strip()
@@ -105,8 +109,10 @@ def add_golden_pages(app: FastAPI, ctx: Any, page: Page) -> None:
     async def case_again(request: Request, run: str, index: str, state: dict[str, Any]) -> HTMLResponse:
         from .web_runs import case_values
 
-        values = await asyncio.to_thread(lambda: case_forms(ctx, request, ctx.runs, case_values(ctx.runs, run, index),
-                                                            state=state))
+        spec = QueueSpec.parse(state["form"].get("queue", ""))
+        queue = str(spec) if spec is not None else ""
+        values = await asyncio.to_thread(
+            lambda: case_forms(ctx, request, ctx.runs, case_values(ctx.runs, run, index, queue), state=state))
         return page("run_case.html", request, 400, **values)
 
     async def session_again(request: Request, session_id: str, state: dict[str, Any]) -> HTMLResponse:
@@ -115,8 +121,7 @@ def add_golden_pages(app: FastAPI, ctx: Any, page: Page) -> None:
         record = ctx.store.get(session_id)
         if record is None:  # forgotten by the in-memory session store meanwhile
             return page("message.html", request, 400, title="Not saved", message=state["error"])
-        values = await asyncio.to_thread(session_values, ctx, record)
-        values["golden"] = await asyncio.to_thread(session_forms, ctx, request, record, state)
+        values = await asyncio.to_thread(session_values, ctx, record, request, state)
         return page("session.html", request, 400, **values)
 
     def case_route(what: str) -> Callable[..., Any]:
@@ -148,8 +153,13 @@ def _case_target(store: RunStore, ref: str, index: str) -> Target:
 
 def _session_target(ctx: Any, store: RunStore, session_id: str) -> Target:
     """The session's case in serve's live run (one session is one case, its id the session id)."""
+    index = store.case_index(ctx.live_run, session_id) if ctx.live_run else None
+    return _session_target_at(ctx, store, session_id, index)
+
+
+def _session_target_at(ctx: Any, store: RunStore, session_id: str, index: Optional[int]) -> Target:
+    """The session's case at ``index`` in the live run (``RunStore.case_index``, looked up by the caller)."""
     run_id = ctx.live_run
-    index = store.case_index(run_id, session_id) if run_id else None
     if index is None:
         raise StoreError(f"session {session_id} is not in the run store yet (evaluated sessions are; reload the "
                          "page once it is evaluated)")
@@ -332,20 +342,33 @@ def case_forms(ctx: Any, request: Request, store: RunStore, values: dict[str, An
     """``values`` of a case page (``web_runs.case_values``) with ``golden``: what the forms show."""
     target = Target(values["run_id"], values["index"], values["case"],
                     f"/runs/{quote(values['run_id'], safe='')}/cases/{values['index']}")
-    return {**values, "golden": _forms(ctx, request, target, state)}
+    golden = _forms(ctx, request, target, state)
+    if values.get("queue_nav"):  # opened from the review queue: the forms carry it back (a hidden field)
+        golden["queue"] = values["queue_nav"]["queue"]
+    return {**values, "golden": golden}
 
 
-def session_forms(ctx: Any, request: Request, record: Any, state: Optional[dict[str, Any]] = None) -> dict[str, Any]:
-    """What the forms on a session page show (their reason when there are none)."""
+def session_forms(ctx: Any, request: Request, record: Any, state: Optional[dict[str, Any]] = None, *,
+                  index: Optional[int], problem: str = "") -> dict[str, Any]:
+    """What the forms on a session page show (their reason when there are none). ``index`` and ``problem`` are
+    the page's one lookup of the session's case in the live run (``web_ui._live_index``)::
+
+        golden = session_forms(ctx, request, record, index=3)   # or problem="The run store could not be read: …"
+    """
     store = ctx.runs
     if store is None:
         return {"why": "Labels and eval sets need the run store: this server keeps none (serve --no-store)."}
     if record is None or record.status != "evaluated":
         return {"why": "Label or add to an eval set once the session is evaluated."}
+    if problem:
+        return {"why": problem}
     try:
-        target = _session_target(ctx, store, record.session_id)
+        target = _session_target_at(ctx, store, record.session_id, index)
     except StoreError as exc:
         return {"why": str(exc)}
+    except Exception as exc:  # the database itself (locked, gone): the page renders, saying so in one line
+        log.warning("web UI: run store: %s: %s", type(exc).__name__, first_line(exc))
+        return {"why": f"The run store could not be read: {type(exc).__name__}: {first_line(exc)}"}
     return _forms(ctx, request, target, state)
 
 

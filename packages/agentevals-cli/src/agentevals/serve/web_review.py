@@ -18,8 +18,6 @@ next links (``queue_nav``, rendered by ``_queue_nav.html``; ``accesskey`` p and 
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import random
 import re
 from collections.abc import Callable, Iterable
@@ -29,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Optional
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 
-from ..errors import StoreError
 from ..results import CaseResult, Status, case_status
 from ..results.labels import human_text, label_disagrees
 from ._input import refuse_long_ref
@@ -39,7 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_ROWS", "NEAR_BAND", "QueueRow", "QueueSpec", "add_review_pages", "build_queue", "queue_nav"]
 
-log = logging.getLogger(__name__)
 
 NEAR_BAND = 0.1
 """A passed result whose score is within this of its threshold is "near the threshold" (scores are in [0, 1])."""
@@ -188,22 +184,13 @@ def add_review_pages(app: FastAPI, ctx: Any, page: Page) -> None:
     @app.get("/review", include_in_schema=False)
     async def review(request: Request, run: str = "", seed: str = "", sample: str = "",
                      show: str = "") -> HTMLResponse:
-        store: Optional[RunStore] = ctx.runs
-        title = "Review queue"
-        if store is None:
-            return page("message.html", request, title=title,
-                        message="No run store: this server records no runs (serve --no-store), so there is nothing to review.")
+        from .web_runs import store_page  # here: web_runs imports this module
+
         spec = QueueSpec.from_form(seed, sample, show)
-        try:  # a large run is read on a worker thread: the OTLP receivers on the event loop must not stall
-            values = await asyncio.to_thread(_review, store, run, spec)
-        except StoreError as exc:  # an unknown or ambiguous run, or an empty store
-            return page("message.html", request, 404, title=title, message=str(exc))
-        except Exception as exc:  # the database itself (locked, gone): one line, never a traceback
-            cause = (str(exc).strip().splitlines() or [""])[0]
-            log.warning("web UI: run store %s: %s: %s", store.location, type(exc).__name__, cause)
-            return page("message.html", request, 503, title=title,
-                        message=f"The run store could not be read: {type(exc).__name__}: {cause}")
-        return page("review.html", request, **values)
+        return await store_page(ctx, page, request, "Review queue",
+                                lambda store: ("review.html", _review(store, run, spec)),
+                                no_store="No run store: this server records no runs (serve --no-store), so there "
+                                         "is nothing to review.")
 
 
 def _review(store: RunStore, ref: str, spec: QueueSpec) -> dict[str, Any]:

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any, Optional
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 
-from ..errors import StoreError
+from ..errors import StoreError, first_line
 from ..report._format import fmt_num
 from ..results import CaseResult, MetricResult, Status, case_status
 from ..results.intervals import format_rate_interval, format_totals_rate
-from ._figures import case_figures
+from ._figures import Figures, case_figures
 from ._input import refuse_long_ref
 from .web_charts import run_charts, runs_charts
 from .web_review import queue_nav
@@ -35,7 +35,7 @@ from .web_review import queue_nav
 if TYPE_CHECKING:
     from ..store import RunRecord, RunStore
 
-__all__ = ["add_run_pages", "case_values", "load_case", "trajectory_rows"]
+__all__ = ["add_run_pages", "case_values", "load_case", "store_page", "trajectory_rows"]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,31 @@ _GROWING = ("running", "live")
 """Run statuses whose pages refresh themselves: cases are still being added."""
 
 Page = Callable[..., HTMLResponse]
+_NO_STORE = "No run store: this server records no runs (serve --no-store), so there are none to show."
+
+
+async def store_page(ctx: Any, page: Page, request: Request, title: str,
+                     build: Callable[[RunStore], tuple[str, dict[str, Any]]], *, missing_status: int = 200,
+                     no_store: Optional[str] = None) -> HTMLResponse:
+    """A page read from ``ctx.runs``: ``build(store)`` → (template, values), run on a worker thread (reading a large
+    run must not stall the OTLP receivers on the event loop; the store's connection is shared under a lock). No
+    store: ``no_store`` (or the /runs wording) with ``missing_status``; an unknown run (StoreError): 404; the
+    database itself (locked, gone): 503 with one line, never a traceback::
+
+        return await store_page(ctx, page, request, "Runs", lambda store: ("runs.html", {...}))
+    """
+    store: Optional[RunStore] = ctx.runs
+    if store is None:
+        return page("message.html", request, missing_status, title=title, message=no_store or _NO_STORE)
+    try:
+        template, values = await asyncio.to_thread(build, store)
+    except StoreError as exc:  # an unknown or ambiguous run id
+        return page("message.html", request, 404, title=title, message=str(exc))
+    except Exception as exc:  # the database itself (locked, gone): one line, never a traceback
+        log.warning("web UI: run store %s: %s: %s", store.location, type(exc).__name__, first_line(exc))
+        return page("message.html", request, 503, title=title,
+                    message=f"The run store could not be read: {type(exc).__name__}: {first_line(exc)}")
+    return page(template, request, **values)
 
 
 def add_run_pages(app: FastAPI, ctx: Any, page: Page) -> None:
@@ -58,22 +83,8 @@ def add_run_pages(app: FastAPI, ctx: Any, page: Page) -> None:
 
     async def render(request: Request, title: str, build: Callable[[RunStore], tuple[str, dict[str, Any]]],
                      *, missing_status: int = 200) -> HTMLResponse:
-        """``build(store)`` → (template, values), run on a worker thread: reading a large run must not
-        stall the OTLP receivers on the event loop (the store's connection is shared under a lock)."""
-        store: Optional[RunStore] = ctx.runs
-        if store is None:
-            return page("message.html", request, missing_status, title=title,
-                        message="No run store: this server records no runs (serve --no-store), so there are none to show.")
-        try:
-            template, values = await asyncio.to_thread(build, store)
-        except StoreError as exc:  # an unknown or ambiguous run id
-            return page("message.html", request, 404, title=title, message=str(exc))
-        except Exception as exc:  # the database itself (locked, gone): one line, never a traceback
-            cause = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            log.warning("web UI: run store %s: %s: %s", store.location, type(exc).__name__, cause)
-            return page("message.html", request, 503, title=title,
-                        message=f"The run store could not be read: {type(exc).__name__}: {cause}")
-        return page(template, request, **values)
+        """``store_page`` with this app's ``ctx`` and ``page``."""
+        return await store_page(ctx, page, request, title, build, missing_status=missing_status)
 
     @app.get("/runs", include_in_schema=False)
     async def runs(request: Request, q: str = "", status: str = "", result: str = "") -> HTMLResponse:
@@ -154,8 +165,8 @@ def _run(store: RunStore, ref: str, q: str, status: str, metric: str) -> dict[st
     pairs = store.load_cases(run_id)
     run = store.load_run(run_id, cases=pairs)
     totals = run.totals()
-    rows = [_case_row(idx, case) for idx, case in pairs]
-    figures = [case_figures(case.performance_metrics, case.metrics) for _, case in pairs]
+    figures = [case_figures(case.performance_metrics, case.metrics) for _, case in pairs]  # once per case
+    rows = [_case_row(idx, case, fig) for (idx, case), fig in zip(pairs, figures, strict=True)]
     matching = [r for r in rows if _matches(r, q.strip().lower(), status, metric)]
     matching.sort(key=lambda r: r["status"] not in _FAILING)  # failures first, else run order (stable)
     return {"record": record, "run": run, "totals": totals, "rate": _rate(totals),
@@ -228,10 +239,10 @@ def _run_row(store: RunStore, record: RunRecord) -> dict[str, Any]:
             "failed": sum(cases.get(s, 0) for s in _FAILING), "pass_rate": rate, "exit_code": record.exit_code}
 
 
-def _case_row(index: int, case: CaseResult) -> dict[str, Any]:
+def _case_row(index: int, case: CaseResult, figures: Figures) -> dict[str, Any]:
+    """One line of a run's page; ``figures``: the case's ``case_figures`` (the page's charts use them too)."""
     return {"index": index, "case_id": case.case_id, "eval_id": case.eval_id, "status": case_status(case).value,
-            "score": case.score, "metrics": [_metric_cell(m) for m in case.metrics],
-            "figures": case_figures(case.performance_metrics, case.metrics).cells()}
+            "score": case.score, "metrics": [_metric_cell(m) for m in case.metrics], "figures": figures.cells()}
 
 
 def _metric_cell(m: MetricResult) -> dict[str, Any]:

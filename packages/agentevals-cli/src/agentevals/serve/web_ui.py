@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -35,13 +34,14 @@ from fastapi.responses import HTMLResponse, Response
 
 from ..__about__ import __version__
 from ..core.redact import redact
+from ..errors import first_line
 from ..protocol import InvocationData
 from ..report._format import reason_lines
 from ..results._transcript import transcript
 from . import operations
 from ._csrf import CSRF_COOKIE
-from ._figures import Figures, case_figures
-from .web_charts import session_charts
+from ._figures import case_figures, record_figures
+from .web_charts import clock, session_charts
 from .web_golden import add_golden_pages, session_forms
 from .web_live import add_live_pages
 from .web_review import add_review_pages
@@ -60,7 +60,7 @@ _HERE = Path(__file__).parent / "ui"
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(_HERE), autoescape=True,
                              undefined=jinja2.ChainableUndefined)
-    env.filters["when"] = lambda ts: time.strftime("%H:%M:%S", time.localtime(ts)) if ts else ""
+    env.filters["when"] = clock
     # ISO 8601 UTC from the run store → "2026-01-02 03:04:05"
     env.filters["iso"] = lambda text: str(text)[:19].replace("T", " ") if text else ""
     env.filters["reasons"] = reason_lines  # why a row is not PASSED, the table report's lines
@@ -88,13 +88,19 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
 
     @app.get("/", include_in_schema=False)
     async def sessions(request: Request, q: str = "", status: str = "", result: str = "") -> HTMLResponse:
-        rows = [*({**r, "figures": case_figures(None).cells()} for r in ctx.assembler.open_sessions()[:100]),
-                *({**r.summary(), "figures": _record_figures(r).cells(), "why": _why(r)} for r in ctx.store.list(limit=500))]
         needle = q.strip().lower()
-        rows = [r for r in rows
-                if (not status or r["status"] == status)
-                and (not result or result in (r.get("metrics") or {}).values())
-                and (not needle or needle in r["session_id"].lower() or needle in str(r.get("eval_id") or "").lower())]
+
+        def shown(row: dict[str, Any]) -> bool:
+            return ((not status or row["status"] == status)
+                    and (not result or result in (row.get("metrics") or {}).values())
+                    and (not needle or needle in row["session_id"].lower()
+                         or needle in str(row.get("eval_id") or "").lower()))
+
+        # filtered first: only the rows shown are given their figures and reasons (up to 600 otherwise)
+        stored = [(r, summary) for r in ctx.store.list(limit=500) if shown(summary := r.summary())]
+        live = [r for r in ctx.assembler.open_sessions()[:100] if shown(r)]
+        rows = [*({**r, "figures": case_figures(None).cells()} for r in live),
+                *({**summary, "figures": record_figures(r).cells(), "why": _why(r)} for r, summary in stored)]
         return page("sessions.html", request, sessions=rows, q=q, status=status, result=result, refresh=5,
                     counters=ctx.assembler.stats(), otlp=ctx.otlp)
 
@@ -104,9 +110,8 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
         if record is None:
             return page("sessions.html", request, 404, sessions=[], q=session_id, status="", result="", refresh=0,
                         counters=ctx.assembler.stats(), otlp=ctx.otlp)
-        values = await asyncio.to_thread(session_values, ctx, record)
-        golden = await asyncio.to_thread(session_forms, ctx, request, record)
-        return page("session.html", request, **values, golden=golden)
+        values = await asyncio.to_thread(session_values, ctx, record, request)
+        return page("session.html", request, **values)
 
     @app.get("/compare", include_in_schema=False)
     async def compare(request: Request, a: str = "", b: str = "") -> HTMLResponse:
@@ -134,15 +139,17 @@ def add_web_ui(app: FastAPI, ctx: Any) -> None:
     add_golden_pages(app, ctx, page)
 
 
-def session_values(ctx: Any, record: Any) -> dict[str, Any]:
-    """What ``session.html`` shows of ``record`` (a ``SessionRecord``) besides the golden forms: its conversation
-    and trajectory, figures, and the link to its case in the live run (reads the run store: call it on a worker
-    thread)."""
+def session_values(ctx: Any, record: Any, request: Request, state: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """What ``session.html`` shows of ``record`` (a ``SessionRecord``): its conversation and trajectory, figures,
+    the link to its case in the live run and the golden forms (``state``: a refused form's; reads the run store,
+    once: call it on a worker thread)."""
     turns = transcript([InvocationData.model_validate(i) for i in record.invocations], _expected(record, ctx.settings))
-    figures = _record_figures(record)
+    figures = record_figures(record)
+    index, problem = _live_index(ctx, record.session_id)
     return {"record": record, "result": record.result, "turns": turns, "trajectory": trajectory_rows(turns),
             "refresh": 0, "figures": figures.cells(), "figures_turns": figures.turns,
-            "live_case": _live_case(ctx, record.session_id)}
+            "live_case": None if index is None else f"/runs/{ctx.live_run}/cases/{index}",
+            "golden": session_forms(ctx, request, record, state, index=index, problem=problem)}
 
 
 # same-origin, not no-referrer: under no-referrer a browser posts the UI's own forms with ``Origin: null``,
@@ -169,12 +176,6 @@ def _expected(record: Any, settings: Any) -> Optional[list[Any]]:
     return case.conversation if case is not None else None
 
 
-def _record_figures(record: Any) -> Figures:
-    """A session's model, tokens, latency and cost (its evaluation's ``performance_metrics``)."""
-    result = record.result
-    return case_figures(result.performance_metrics if result else None, result.metrics if result else ())
-
-
 def _why(record: Any) -> list[str]:
     """``metric: its reason lines on one line`` for each result of a session that is not PASSED (the list's why)."""
     result = record.result
@@ -183,13 +184,13 @@ def _why(record: Any) -> list[str]:
             for name, lines in rows if lines]
 
 
-def _live_case(ctx: Any, session_id: str) -> Optional[str]:
-    """The path of the session's case in this server's live run (``/runs/{run}/cases/{i}``), or None."""
+def _live_index(ctx: Any, session_id: str) -> tuple[Optional[int], str]:
+    """Where the session's case is in this server's live run: ``(index or None, "")``, or ``(None, why)`` when
+    the run store cannot be read (locked, gone: the session page still renders, saying so)."""
     if ctx.runs is None or not ctx.live_run:
-        return None
+        return None, ""
     try:
-        index = ctx.runs.case_index(ctx.live_run, session_id)
-    except Exception as exc:  # the run store is locked or gone: the session page still renders, without the link
-        log.warning("web UI: run store: %s: %s", type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
-        return None
-    return None if index is None else f"/runs/{ctx.live_run}/cases/{index}"
+        return ctx.runs.case_index(ctx.live_run, session_id), ""
+    except Exception as exc:
+        log.warning("web UI: run store: %s: %s", type(exc).__name__, first_line(exc))
+        return None, f"The run store could not be read: {type(exc).__name__}: {first_line(exc)}"

@@ -28,8 +28,8 @@ from ..errors import AgentevalsError
 from ..results import CaseResult, RunResult, case_status
 from . import operations
 from ._input import one_line
-from ._trust import FLAG, code_in_config
-from .http_api import Uploads, upload_names
+from ._trust import FLAG
+from .http_api import Uploads, refuse_code, upload_names
 
 if TYPE_CHECKING:
     from ..store import RunStore, StoreConsumer
@@ -61,7 +61,8 @@ def add_upload_pages(app: FastAPI, ctx: Any, page: Any) -> None:
         return page("upload.html", request, status, error=error, metrics=operations.list_metrics(),
                     chosen_metrics=chosen.get("metrics") or [], threshold=chosen.get("threshold") or "",
                     max_mb=f"{ctx.max_upload / 2**20:g}", allow_code=ctx.allow_code, flag=FLAG,
-                    stored=ctx.runs is not None, run=run, rows=_rows(run) if run else [])
+                    stored=ctx.runs is not None, run=run, rows=_rows(run) if run else [],
+                    input_errors=[upload_names(e.error) for e in run.input_errors] if run else [])
 
     @app.get("/upload", include_in_schema=False)
     async def upload_form(request: Request) -> HTMLResponse:
@@ -75,9 +76,12 @@ def add_upload_pages(app: FastAPI, ctx: Any, page: Any) -> None:
         up = Uploads(ctx.max_upload)
         try:
             kwargs = await _options(up, ctx, trace_files or [], eval_set_file, config_file, metrics, threshold)
-            run_id, run = await _evaluate(up, ctx.runs, kwargs)
         except UploadError as exc:
             up.__exit__(None, None, None)
+            return form(request, exc.status, error=upload_names(str(exc)), chosen=chosen)
+        try:  # from here the evaluation owns the uploads: it removes them when it ends, also past the deadline
+            run_id, run = await _evaluate(up, ctx.runs, kwargs)
+        except UploadError as exc:
             return form(request, exc.status, error=upload_names(str(exc)), chosen=chosen)
         if run_id is not None:
             root = str(request.scope.get("root_path", "")).rstrip("/")
@@ -100,25 +104,24 @@ async def _options(up: Uploads, ctx: Any, trace_files: list[UploadFile], eval_se
         if not 0.0 <= value <= 1.0:
             raise UploadError(400, f"threshold: {one_line(threshold, 40)!r} is not a number between 0 and 1")
         kwargs["threshold"] = value
-    try:
-        kwargs["paths"] = [await up.save(f) for f in trace_files]
-        if eval_set_file is not None and eval_set_file.filename:
-            kwargs["eval_set"] = await up.save(eval_set_file)
-        if config_file is not None and config_file.filename:
-            kwargs["config"] = await up.save(config_file)
+    try:  # the API's uploads: the same files, limits and names
+        kwargs.update(await up.run_options(trace_files, eval_set_file, config_file, None))
     except HTTPException as exc:  # over the upload limit (413), naming the file
         raise UploadError(exc.status_code, str(exc.detail)) from None
-    if "config" in kwargs and not ctx.allow_code:  # the API's policy: a config from the network runs no code
-        refusal = code_in_config(kwargs["config"])
-        if refusal:
-            raise UploadError(403, refusal)
+    refusal = refuse_code(kwargs, allow_code=ctx.allow_code)  # the API's policy: a network config runs no code
+    if refusal:
+        raise UploadError(403, refusal)
     return kwargs
 
 
 async def _evaluate(up: Uploads, store: Optional[RunStore], kwargs: dict[str, Any]) -> tuple[Optional[str], RunResult]:
     """Run the evaluation on a worker thread, recorded in ``store`` when there is one: (run id or None, run).
     The uploads are removed when the evaluation ends, also when it outlives the page's deadline."""
-    recorder = _Recorder(store, kwargs) if store is not None else None
+    try:
+        recorder = _Recorder(store, kwargs) if store is not None else None
+    except BaseException:
+        up.__exit__(None, None, None)
+        raise
 
     async def work() -> RunResult:
         try:
@@ -132,6 +135,7 @@ async def _evaluate(up: Uploads, store: Optional[RunStore], kwargs: dict[str, An
     try:
         run = await asyncio.wait_for(asyncio.shield(task), UPLOAD_DEADLINE)
     except asyncio.TimeoutError:
+        task.add_done_callback(_log_late_failure)  # nobody awaits it now: say how it ended, in one line
         later = (f"it goes on and is recorded as run {recorder.run_id} (see Runs)" if recorder
                  else "it goes on, but without a run store its results will not be shown")
         raise UploadError(504, f"the evaluation did not finish within {UPLOAD_DEADLINE:g}s: {later}") from None
@@ -147,6 +151,16 @@ async def _evaluate(up: Uploads, store: Optional[RunStore], kwargs: dict[str, An
     if recorder is not None and recorder.failure:
         raise UploadError(503, f"the run store could not record the run: {recorder.failure}")
     return (recorder.run_id if recorder else None), run
+
+
+def _log_late_failure(task: asyncio.Task[Any]) -> None:
+    """Log, in one line, an evaluation that failed after its page's deadline (retrieving the exception, so
+    asyncio does not report "Task exception was never retrieved" with a traceback)."""
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None:
+        log.warning("web UI upload past its deadline failed: %s: %s", type(exc).__name__, one_line(exc))
 
 
 class _Recorder(RunConsumer):
@@ -198,5 +212,6 @@ def _rows(run: RunResult) -> list[dict[str, Any]]:
     from ..report._format import reason_lines
 
     return [{"case": case, "status": case_status(case).value, "sources": upload_names(case.sources),
-             "why": [(m.name, "\n".join(reason_lines(m))) for m in case.metrics if reason_lines(m)]}
+             "why": [(name, "\n".join(lines)) for name, lines in ((m.name, reason_lines(m)) for m in case.metrics)
+                     if lines]}
             for case in run.cases]

@@ -544,5 +544,18 @@ def run_sources(pulled: list[SourceRecord], cases: Iterable[CaseResult]) -> list
     return out
 
 
+def report_context_values(record: RunRecord, run: RunResult, pulled: list[SourceRecord]) -> dict[str, Any]:
+    """The ``ReportContext`` keywords of a stored run's report (``runs show``, the API's run document): why it
+    is incomplete, its human labels' disagreements (None without labels) and what it read::
+
+        context = ReportContext(**report_context_values(store.get_run(r), store.load_run(r), store.sources(r)))
+    """
+    from ..results.labels import disagreements
+
+    differ = disagreements(run.cases) if any(c.labels for c in run.cases) else None
+    return {"incomplete": incomplete_reason(record, run), "disagreements": differ,
+            "sources": run_sources(pulled, run.cases)}
+
+
 def _utc(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
