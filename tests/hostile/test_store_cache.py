@@ -23,6 +23,10 @@ from agentevals.store import SCHEMA_VERSION
 from click.testing import CliRunner
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "packages" / "agentevals-cli" / "tests"))
+
+from support.asgi import serving_store  # noqa: E402
+
 HELM = REPO / "examples" / "traces" / "helm.json"
 EVAL_SET = REPO / "examples" / "evalsets" / "eval_set_helm.json"
 WORKFLOW_LINE = re.compile(r"^\s*::", re.MULTILINE)
@@ -114,7 +118,6 @@ def test_store_input(case: StoreCase, tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_store_input_postgres_future_schema(tmp_path: Path) -> None:
     """The same refusal on Postgres, where ``store migrate`` is the only writer of the schema."""
-    sys.path.insert(0, str(REPO / "packages" / "agentevals-cli" / "tests"))
     from support.postgres import start_postgres
 
     server = start_postgres()
@@ -300,21 +303,8 @@ def test_trace_text_cannot_start_a_workflow_command_in_runs_compare(tmp_path: Pa
 @pytest.fixture(scope="module")
 def api_over_store(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """The HTTP API (uvicorn on a thread, an OS-chosen loopback port) over a store with one run."""
-    from agentevals.serve.http_api import ApiContext, api_app
-    from agentevals.serve.sessions import SessionAssembler
-    from agentevals.serve.store import MemorySessionStore
-    from agentevals.store import RunStore
-
-    sys.path.insert(0, str(REPO / "packages" / "agentevals-cli" / "tests"))
-    from support.asgi import serving
-
-    store = _recorded(tmp_path_factory.mktemp("api"))
-    runs = RunStore.open(store)
-    try:
-        with serving(api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(), runs=runs))) as url:
-            yield url
-    finally:
-        runs.close()
+    with serving_store(_recorded(tmp_path_factory.mktemp("api"))) as url:
+        yield url
 
 
 API_REFS = [

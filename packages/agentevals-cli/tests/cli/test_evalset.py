@@ -10,6 +10,7 @@ from agentevals.cli import cli
 from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `support` is importable
+from support.stored_runs import HELM_ID
 from support.traces import clone_traces
 
 REPO = Path(__file__).resolve().parents[4]
@@ -218,7 +219,7 @@ def test_provenance_and_tool_responses_travel_with_the_set(tmp_path):
     first = json.loads(run("runs", "list", "--json", "--store", store).output)[0]["run_id"]
     out = tmp_path / "golden.evalset.json"
     assert run("evalset", "from-run", "latest", "-o", str(out), "--store", store).exit_code == 0
-    helm_id = "3e289017fe03ffd7c4145316d2eb3d0d"
+    helm_id = HELM_ID
     cases = {c["metadata"]["provenance"]["case_id"]: c for c in json.loads(out.read_text())["eval_cases"]}
     # What helm_list_releases returned (a JSON object as text in the trace) is the turn's expected response.
     (response,) = cases[helm_id]["conversation"][0]["intermediate_data"]["tool_responses"]

@@ -17,6 +17,7 @@ from agentevals.cli import cli
 from click.testing import CliRunner
 
 from ..support.generate import replicate
+from ..support.reference_stats import ci_text, wilson
 
 scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is a test dependency (hatch.toml)")
 
@@ -36,13 +37,6 @@ def _run(tmp_path: Path, name: str, passing: set[int], *extra: str):
                                       "-o", f"json={tmp_path / name}-report.json", *extra])
     doc = json.loads((tmp_path / f"{name}-report.json").read_text())
     return result, doc
-
-
-def _wilson(k: int, n: int) -> tuple[float, float]:
-    z = float(scipy_stats.norm.ppf(0.975))
-    p = k / n
-    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
 
 
 def _compare(tmp_path: Path, a: str, b: str, *extra: str):
@@ -131,7 +125,7 @@ def test_run_baseline_gates_only_on_significant_regressions(three_runs, tmp_path
 def test_gate_on_lower_bound(three_runs, tmp_path) -> None:
     _, _, runs = three_runs
     _, doc = runs["noise"]
-    lower, upper = _wilson(45, 50)
+    lower, upper = wilson(45, 50)
     assert doc["intervals"]["pass_rate"]["lower"] == pytest.approx(lower)
     assert doc["intervals"]["pass_rate"]["upper"] == pytest.approx(upper)
     traces = replicate(tmp_path / "t.json", N, passes=lambda i: i in NOISE)
@@ -147,8 +141,8 @@ def test_gate_on_lower_bound(three_runs, tmp_path) -> None:
 
 def test_runs_list_and_trend_show_the_interval(three_runs) -> None:
     tmp, ids, _ = three_runs
-    lower, upper = _wilson(45, 50)
-    ci = f"90.00% (45/50, 95% CI {math.floor(lower * 10000) / 100:.2f}–{math.ceil(upper * 10000) / 100:.2f}%)"
+    lower, upper = wilson(45, 50)
+    ci = f"90.00% (45/50, {ci_text(45, 50)})"
     store = str(tmp / "runs.sqlite")
     listed = CliRunner().invoke(cli, ["runs", "list", "--store", store]).output
     assert next(line for line in listed.splitlines() if line.startswith(ids["noise"])).count(ci) == 1, listed

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from agentevals.api import prepare_run
-from support.probe_workers import alive, pids, run_copies
+from support.probe_workers import alive, pids, probe_evaluators, rows, run_copies
 
 REPO = Path(__file__).resolve().parents[4]
 SDK = REPO / "packages" / "agentevals-evaluator-sdk-js" / "index.js"
@@ -56,20 +56,7 @@ def setup(tmp_path: Path, misbehave: str = "", *, plain: bool = False, timeout: 
         source = SDK_WORKER.replace("SDK_URL", SDK.as_uri()).replace("TARGET", TARGET).replace("MISBEHAVE", misbehave)
         (tmp_path / "probe.mjs").write_text(source)
         name = "probe.mjs"
-    cfg = tmp_path / "eval_config.yaml"
-    cfg.write_text(f"evaluators:\n  - {{name: probe, type: code, path: {name}, timeout: {timeout}}}\n")
-    evaluators, options, _ = prepare_run(config=cfg, group_by="trace", concurrency=2)
-    return evaluators, options
-
-
-
-
-
-
-
-
-def rows(result) -> dict:
-    return {c.case_id: c.metrics[0] for c in result.cases}
+    return probe_evaluators(tmp_path, name, timeout)
 
 
 def test_a_js_sdk_evaluator_serves_many_evaluations_per_process(tmp_path):

@@ -8,8 +8,7 @@ import threading
 import time
 from pathlib import Path
 
-from agentevals.api import prepare_run
-from support.probe_workers import alive, pids, run_copies
+from support.probe_workers import alive, pids, probe_evaluators, rows, run_copies
 
 TARGET = f"{4:032x}"  # the 4th generated trace
 
@@ -53,16 +52,7 @@ if __name__ == "__main__":
 
 def setup(tmp_path: Path, source: str, timeout: float = 60) -> tuple[list, object]:
     (tmp_path / "probe.py").write_text(source.replace("TARGET", repr(TARGET)))
-    cfg = tmp_path / "eval_config.yaml"
-    cfg.write_text(f"evaluators:\n  - {{name: probe, type: code, path: probe.py, timeout: {timeout}}}\n")
-    evaluators, options, _ = prepare_run(config=cfg, group_by="trace", concurrency=2)
-    return evaluators, options
-
-
-
-
-
-
+    return probe_evaluators(tmp_path, "probe.py", timeout)
 
 
 def test_one_worker_process_answers_many_evaluations(tmp_path):
@@ -89,11 +79,11 @@ def test_a_worker_killed_mid_run_fails_only_its_evaluation(tmp_path):
     killer.start()
     result = run_copies(tmp_path, evaluators, options)
     killer.join()
-    rows = {c.case_id: c.metrics[0] for c in result.cases}
-    assert len(rows) == 10
-    assert (rows[TARGET].status.value, rows[TARGET].error) == (
+    by_case = rows(result)
+    assert len(by_case) == 10
+    assert (by_case[TARGET].status.value, by_case[TARGET].error) == (
         "ERROR", "the worker process was killed by signal 9 before answering")
-    assert all(m.status.value == "PASSED" for case_id, m in rows.items() if case_id != TARGET)
+    assert all(m.status.value == "PASSED" for case_id, m in by_case.items() if case_id != TARGET)
     assert int(pidfile.read_text()) not in [pid for trace, pid in pids(tmp_path).items() if trace > TARGET]
 
 
@@ -101,9 +91,9 @@ def test_a_hung_evaluation_is_killed_at_its_deadline_and_its_worker_replaced(tmp
     # 8 s: the other cases' workers start (a Python and its imports) well within it on a loaded machine.
     evaluators, options = setup(tmp_path, WORKER, timeout=8)
     result = run_copies(tmp_path, evaluators, options)  # the hung one never answers: only its deadline ends the run
-    rows = {c.case_id: c.metrics[0] for c in result.cases}
-    assert (rows[TARGET].status.value, rows[TARGET].error) == ("ERROR", "timed out after 8s while running probe.py")
-    assert all(m.status.value == "PASSED" for case_id, m in rows.items() if case_id != TARGET)
+    by_case = rows(result)
+    assert (by_case[TARGET].status.value, by_case[TARGET].error) == ("ERROR", "timed out after 8s while running probe.py")
+    assert all(m.status.value == "PASSED" for case_id, m in by_case.items() if case_id != TARGET)
     hung = int((tmp_path / "target.pid").read_text())
     assert not alive(hung)
     later = [pid for trace, pid in pids(tmp_path).items() if trace > TARGET]

@@ -1,10 +1,9 @@
-"""results/intervals.py: Wilson intervals against the closed form computed here, the clustered bootstrap against
+"""results/intervals.py: Wilson intervals against the closed form (support/reference_stats.py), the clustered bootstrap against
 numpy's percentile of a bootstrap done here, and the reports showing them."""
 
 from __future__ import annotations
 
 import json
-import math
 import random
 
 import pytest
@@ -13,23 +12,15 @@ from agentevals.results import CaseResult, MetricResult, RunResult, Status
 from agentevals.results.intervals import run_intervals
 from agentevals.results.stats import wilson_interval
 
+from ..support.reference_stats import ci_text, wilson
+
 numpy = pytest.importorskip("numpy", reason="numpy comes with scipy, a test dependency (hatch.toml)")
-scipy_stats = pytest.importorskip("scipy.stats", reason="scipy is a test dependency (hatch.toml)")
-
-
-def _wilson_closed_form(k: int, n: int) -> tuple[float, float]:
-    """(p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n), z the 0.975 normal quantile (scipy)."""
-    z = float(scipy_stats.norm.ppf(0.975))
-    p = k / n
-    centre = p + z * z / (2 * n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 1), (1, 2), (45, 50), (50, 50), (17, 20), (2000, 2001), (3, 1000)])
 def test_wilson_matches_the_closed_form(k: int, n: int) -> None:
     lower, upper = wilson_interval(k, n)
-    want = _wilson_closed_form(k, n)
+    want = wilson(k, n)
     assert lower == pytest.approx(max(0.0, want[0]), abs=1e-12)
     assert upper == pytest.approx(min(1.0, want[1]), abs=1e-12)
     assert lower <= k / n <= upper
@@ -46,7 +37,7 @@ def test_run_intervals_count_what_totals_count() -> None:
     cases = [_case(i, i < 45, 0.9 if i < 45 else 0.1) for i in range(50)]
     run = RunResult(cases=cases)
     figures = run_intervals(run)
-    want = _wilson_closed_form(45, 50)
+    want = wilson(45, 50)
     assert figures["pass_rate"]["passed"] == 45 and figures["pass_rate"]["evaluated"] == 50
     assert (figures["pass_rate"]["lower"], figures["pass_rate"]["upper"]) == pytest.approx(want)
     quality = figures["metrics"]["quality"]
@@ -83,8 +74,8 @@ def test_mean_score_interval_resamples_eval_cases_not_rows() -> None:
 def test_every_report_shows_the_interval() -> None:
     cases = [_case(i, i < 45, 0.9 if i < 45 else 0.1) for i in range(50)]
     run = RunResult(cases=cases)
-    lower, upper = _wilson_closed_form(45, 50)
-    ci = f"95% CI {math.floor(lower * 10000) / 100:.2f}–{math.ceil(upper * 10000) / 100:.2f}%"
+    lower = wilson(45, 50)[0]
+    ci = ci_text(45, 50)
     context = ReportContext()
     for fmt in ("table", "summary", "markdown", "html"):
         text = render(run, fmt, context=context)

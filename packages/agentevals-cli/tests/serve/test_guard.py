@@ -20,7 +20,7 @@ import requests
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse
 from support.live_server import EXAMPLES, Server, start_server, stop_server
-from support.serve_guard import EVIL, HELM, code_configs, evaluate_form, mcp_call, root
+from support.serve_guard import EVIL, HELM, code_configs, csrf_token, evaluate_form, mcp_call, root
 
 TOKEN = "guard-route-token-77c1"
 SECRET = "hunter2-guard-SECRET-4f8a"
@@ -170,7 +170,7 @@ def test_ui_form_routes_refuse_other_sites_other_names_no_token_and_no_csrf_fiel
     path = route.replace("{run}", run_id).replace("{index}", "0").replace("{session_id:path}", session)
     browser = requests.Session()
     shown = browser.get(f"{base}{page}", headers=AUTH, timeout=10)
-    token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', shown.text).group(1)
+    token = csrf_token(shown.text)
     form = {"csrf_token": token, "verdict": "pass", "labeler": "guard", "new_set": "g", "eval_id": "g"}
 
     def post(headers: dict[str, str], data: dict[str, str] = form) -> requests.Response:
@@ -373,7 +373,7 @@ def test_csrf_tokens_guard_a_ui_form():
     tokens = CsrfTokens()
     browser = TestClient(_csrf_app(tokens))
     page = browser.get("/form")
-    token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text).group(1)
+    token = csrf_token(page.text)
     assert "httponly" in page.headers["set-cookie"].lower() and "samesite=strict" in page.headers["set-cookie"].lower()
     assert browser.get("/form").headers.get("set-cookie") is None  # the cookie is kept, not renewed
 
@@ -401,7 +401,7 @@ def test_the_upload_form_refuses_other_sites_other_names_no_token_and_no_csrf_fi
     the run); each missing or foreign part is refused before anything is evaluated."""
     browser = requests.Session()
     page = browser.get(f"{root(guarded)}/upload", headers=AUTH, timeout=30)
-    token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text).group(1)
+    token = csrf_token(page.text)
     trace = ("trace_files", ("helm.json", HELM.read_bytes(), "application/json"))
 
     def post(headers: dict[str, str], fields: dict[str, str]) -> requests.Response:

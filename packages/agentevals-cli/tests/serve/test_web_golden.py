@@ -18,6 +18,7 @@ import pytest
 import requests
 from support.chromium import Browser, find_chromium
 from support.live_server import REPO, Server, start_server, stop_server
+from support.serve_guard import csrf_token
 
 needs_chromium = pytest.mark.skipif(find_chromium() is None, reason="chromium is not installed (apt-get install chromium)")
 METRIC = "tool_trajectory_avg_score"
@@ -79,8 +80,7 @@ class Tab:
 
     def open(self, path: str) -> requests.Response:
         page = self.http.get(self.base + path, timeout=10)
-        found = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text)
-        self.token = found.group(1) if found else self.token
+        self.token = csrf_token(page.text, default=self.token)
         return page
 
     def post(self, path: str, **fields: str) -> requests.Response:
@@ -343,7 +343,6 @@ def test_the_browser_loop(golden, tmp_path):
     trace with the saved set matches the case and ``runs show -o json`` shows the label."""
     base = ui(golden)
     with Browser() as browser:
-        browser.call("Page.enable")
         browser.open(f"{base}/sessions/{quote(golden.session, safe='')}")
         assert browser.js("document.querySelectorAll('form.golden-form').length") == 2
         assert browser.js("document.querySelector('form.set-form textarea[name=trajectory_0]').value") == (

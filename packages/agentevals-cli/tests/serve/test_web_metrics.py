@@ -9,8 +9,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
-import sys
 import time
 from html.parser import HTMLParser
 from pathlib import Path
@@ -19,16 +17,12 @@ from typing import Any, Optional
 import pytest
 import requests
 from agentevals.evaluators.pricing import Prices
-from agentevals.serve.http_api import ApiContext, api_app
-from agentevals.serve.sessions import SessionAssembler
-from agentevals.serve.store import MemorySessionStore
-from agentevals.store import RunStore
-from support.asgi import serving
+from support.asgi import serving_store
 from support.chromium import Browser, find_chromium
 from support.live_server import EXAMPLES, agentevals, listed_runs
+from support.polling import wait_for
 from support.weather_agent import ANSWER, QUESTION, weather_eval_set
 
-REPO = Path(__file__).resolve().parents[4]
 SAMPLES = [EXAMPLES / "traces" / n for n in ("helm.json", "k8s.json", "helm_3.json")]
 EVAL_SET = EXAMPLES / "evalsets/eval_set_helm.json"
 DASH = "—"
@@ -128,12 +122,8 @@ def stored(tmp_path_factory) -> tuple[str, str, str]:
 
 
 def ui_get(store: str, *paths: str) -> list[requests.Response]:
-    runs = RunStore.open(store)
-    try:
-        with serving(api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(), runs=runs))) as url:
-            return [requests.get(url + path, timeout=30) for path in paths]
-    finally:
-        runs.close()
+    with serving_store(store) as url:
+        return [requests.get(url + path, timeout=30) for path in paths]
 
 
 def test_run_and_case_pages_show_each_cases_figures_from_its_trace(stored):
@@ -307,10 +297,10 @@ def test_live_sessions_show_figures_reasons_and_link_to_their_live_case(serve, t
 
     # the session page links to its case in the live run, and that case page back to the session
     (live,) = listed_runs(store)
-    deadline = time.monotonic() + 30
-    while (link := re.search(r'<a class="live-case" href="([^"]+)"', session)) is None and time.monotonic() < deadline:
-        time.sleep(0.2)  # the live run records the case just after the session is stored
-        session = requests.get(f"{ui}/sessions/conv-two", timeout=10).text
+    # the live run records the case just after the session is stored
+    link = wait_for(lambda: re.search(r'<a class="live-case" href="([^"]+)"',
+                                      requests.get(f"{ui}/sessions/conv-two", timeout=10).text),
+                    timeout=30, what="live-case link on the session page")
     assert link and re.fullmatch(rf"/runs/{live['run_id']}/cases/\d+", link.group(1))
     case = requests.get(ui + link.group(1), timeout=10)
     assert case.status_code == 200 and "<h1>Case <code>conv-two</code>" in case.text
@@ -320,9 +310,8 @@ def test_live_sessions_show_figures_reasons_and_link_to_their_live_case(serve, t
     # the same hint from the CLI, on the same conversation read from a file
     traces = tmp_path / "conv-two.json"
     traces.write_text(json.dumps({"resourceSpans": [d["resourceSpans"][0] for d in two]}))
-    cli = subprocess.run([sys.executable, "-m", "agentevals", "run", str(traces), "-e", str(tmp_path / "weather.json"),
-                          "-m", "tool_trajectory_avg_score", "--no-store"], capture_output=True, text=True, cwd=REPO,
-                         timeout=120)
+    cli = agentevals("run", str(traces), "-e", str(tmp_path / "weather.json"), "-m", "tool_trajectory_avg_score",
+                     "--no-store")
     assert f"reason: {hint}" in cli.stdout, cli.stdout + cli.stderr
 
 

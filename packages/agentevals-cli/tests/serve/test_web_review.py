@@ -12,17 +12,15 @@ from pathlib import Path
 import pytest
 import requests
 from agentevals.results import CaseResult, MetricResult, RunResult, Status
-from agentevals.serve.http_api import ApiContext, api_app
-from agentevals.serve.sessions import SessionAssembler
-from agentevals.serve.store import MemorySessionStore
 from agentevals.serve.web_review import NEAR_BAND, QueueSpec
 from agentevals.store import RunStore, new_run_id
-from support.asgi import serving
+from support.asgi import serving_store
 from support.live_server import EXAMPLES, Server, agentevals, listed_runs, start_server, stop_server
 from support.serve_guard import root
+from support.stored_runs import HELM_3_ID, HELM_ID, K8S_ID
 
 SAMPLES = [str(EXAMPLES / "traces" / n) for n in ("helm.json", "k8s.json", "helm_3.json")]
-GOOD, BAD, UNMATCHED = "3e289017fe03ffd7c4145316d2eb3d0d", "d497c9dd55717f2c5ecb79bda3028993", "c9a03cc4e80ea7a22332db0fe4dc3adf"
+GOOD, BAD, UNMATCHED = HELM_ID, K8S_ID, HELM_3_ID
 """helm.json passes (response_match_score 0.812: near a 0.75 threshold), k8s.json fails, helm_3.json matches no
 eval case (NOT_EVALUATED)."""
 
@@ -169,25 +167,21 @@ def many(tmp_path_factory) -> tuple[str, str]:
 
 def test_the_order_on_a_larger_run_and_a_seeded_sample(many):
     store, run_id = many
-    runs = RunStore.open(store)
-    try:
-        with serving(api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(), runs=runs))) as url:
-            def ids(**params: str) -> list[str]:
-                page = requests.get(f"{url}/review", params={"run": run_id, **params}, timeout=30)
-                assert page.status_code == 200, page.text
-                return [c for c, _, _, _ in queue_rows(page.text)]
+    with serving_store(store) as url:
+        def ids(**params: str) -> list[str]:
+            page = requests.get(f"{url}/review", params={"run": run_id, **params}, timeout=30)
+            assert page.status_code == 200, page.text
+            return [c for c, _, _, _ in queue_rows(page.text)]
 
-            first = ids(seed="7", sample="5")
-            # Failures in run order (FAILED and ERROR alike), then nearest to the threshold first, then 5 drawn.
-            assert first[:5] == ["case-007", "case-030", "case-090", "case-040", "case-012"]
-            assert len(first) == 10 and len(set(first)) == 10
-            assert ids(seed="7", sample="5") == first  # the same seed, the same sample
-            other = ids(seed="8", sample="5")
-            assert other[:5] == first[:5] and other[5:] != first[5:]
-            assert len(ids(seed="7", sample="500")) == 120  # every case, each once
-            assert ids(seed="x", sample="y") == ids(seed="0", sample="20")  # bad numbers: the defaults
-    finally:
-        runs.close()
+        first = ids(seed="7", sample="5")
+        # Failures in run order (FAILED and ERROR alike), then nearest to the threshold first, then 5 drawn.
+        assert first[:5] == ["case-007", "case-030", "case-090", "case-040", "case-012"]
+        assert len(first) == 10 and len(set(first)) == 10
+        assert ids(seed="7", sample="5") == first  # the same seed, the same sample
+        other = ids(seed="8", sample="5")
+        assert other[:5] == first[:5] and other[5:] != first[5:]
+        assert len(ids(seed="7", sample="500")) == 120  # every case, each once
+        assert ids(seed="x", sample="y") == ids(seed="0", sample="20")  # bad numbers: the defaults
 
 
 def test_queue_spec_round_trips_and_refuses_what_is_not_one():

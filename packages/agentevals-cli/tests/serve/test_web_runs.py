@@ -8,26 +8,21 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Optional
 
 import pytest
 import requests
 from agentevals.results import CaseResult, MetricResult, RunResult, Status
-from agentevals.serve.http_api import ApiContext, api_app
-from agentevals.serve.sessions import SessionAssembler
-from agentevals.serve.store import MemorySessionStore
 from agentevals.serve.web_ui import CSP
 from agentevals.store import RunStore
-from support.asgi import serving
+from support.asgi import serving_store
 from support.chromium import Browser, find_chromium
+from support.stored_runs import HELM_3_ID, HELM_ID, K8S_ID
 
 REPO = Path(__file__).resolve().parents[4]
 SAMPLES = [str(REPO / "examples/traces" / n) for n in ("helm.json", "k8s.json", "helm_3.json")]
 EVAL_SET = str(REPO / "examples/evalsets/eval_set_helm.json")
-GOOD, BAD, UNMATCHED = "3e289017fe03ffd7c4145316d2eb3d0d", "d497c9dd55717f2c5ecb79bda3028993", "c9a03cc4e80ea7a22332db0fe4dc3adf"
+GOOD, BAD, UNMATCHED = HELM_ID, K8S_ID, HELM_3_ID
 HOSTILE = '<script>console.error("xss")</script><img src=x onerror="console.error(1)">"onerror=console.error(2) x="'
 
 needs_chromium = pytest.mark.skipif(find_chromium() is None, reason="chromium is not installed (apt-get install chromium)")
@@ -61,19 +56,6 @@ def two_runs(tmp_path_factory) -> tuple[Path, str, str]:
     return store, first, second
 
 
-@contextmanager
-def ui(store_location: Optional[str]) -> Iterator[str]:
-    """The API app with its web UI on an ephemeral loopback port (uvicorn on a thread), over the run store at
-    ``store_location`` (None: no run store, as ``serve --no-store``). Yields the base URL."""
-    runs = RunStore.open(store_location) if store_location else None
-    try:
-        with serving(api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(), runs=runs))) as url:
-            yield url
-    finally:
-        if runs is not None:
-            runs.close()
-
-
 def rows(browser: Browser, selector: str) -> list[str]:
     """The first cell's text of each row of the table ``selector``."""
     return browser.js(f"Array.from(document.querySelectorAll('{selector} tbody tr')).map(r => r.cells[0].innerText.trim())")
@@ -99,7 +81,7 @@ def submit(browser: Browser, form_action: str, **fields: str) -> None:
 @needs_chromium
 def test_run_pages_in_chromium(two_runs):
     store, first, second = two_runs
-    with ui(str(store)) as base, Browser() as browser:
+    with serving_store(str(store)) as base, Browser() as browser:
         # /runs: newest first, each with its counts; the filters are a plain GET form
         browser.open(f"{base}/runs")
         assert rows(browser, "table.runs") == [second, first]
@@ -211,7 +193,7 @@ def test_stored_markup_is_shown_as_text_and_never_runs(tmp_path):
     db.close()
     pages = ["/runs", f"/runs/{run_id}", f"/runs/{run_id}/cases/0", "/runs/trend",
              f"/runs/compare?a={before}&b={run_id}", f"/runs/{run_id}?q=%3Cscript%3E"]
-    with ui(location) as base, Browser() as browser:
+    with serving_store(location) as base, Browser() as browser:
         for path in pages:
             browser.open(base + path)
             # no element came from the stored text: no script, no image, no event handler attribute
@@ -220,14 +202,14 @@ def test_stored_markup_is_shown_as_text_and_never_runs(tmp_path):
             assert HOSTILE[:60] in browser.js("document.body.innerText"), path  # shown, as text (the list cuts it)
         assert browser.js("document.querySelector('input[name=q]').value") == "<script>"
         assert browser.messages == []  # nothing ran, nothing was even attempted (a blocked script logs)
-    with ui(location) as base:
+    with serving_store(location) as base:
         html = requests.get(f"{base}/runs/{run_id}/cases/0", timeout=10).text
     assert "<script>console" not in html and "&lt;script&gt;console.error" in html
 
 
 def test_status_codes_and_headers(two_runs):
     store, first, second = two_runs
-    with ui(str(store)) as base:
+    with serving_store(str(store)) as base:
         def get(path: str) -> requests.Response:
             response = requests.get(base + path, timeout=10)
             assert response.headers["content-security-policy"] == CSP and "script-src" not in CSP
@@ -252,7 +234,7 @@ def test_status_codes_and_headers(two_runs):
 
 
 def test_without_a_run_store_the_pages_say_so(tmp_path):
-    with ui(None) as base:
+    with serving_store(None) as base:
         for path, status in (("/runs", 200), ("/runs/compare?a=x&b=y", 200), ("/runs/trend", 200),
                              ("/runs/latest", 404), ("/runs/latest/cases/0", 404)):
             response = requests.get(base + path, timeout=10)
@@ -268,7 +250,7 @@ def test_a_broken_store_is_one_line_not_a_traceback(tmp_path):
     db = RunStore.open(location)
     _, run_id = hostile_runs(db)
     db.close()
-    with ui(location) as base:
+    with serving_store(location) as base:
         other = sqlite3.connect(location)  # someone else's hands on the database
         other.execute("DROP TABLE metric_results")
         other.commit()

@@ -18,20 +18,19 @@ import pytest
 import requests
 import yaml
 from agentevals.serve import web_upload
-from agentevals.serve.http_api import ApiContext, api_app
-from agentevals.serve.sessions import SessionAssembler
-from agentevals.serve.store import MemorySessionStore
 from agentevals.store import RunStore
-from support.asgi import serving
+from support.asgi import serving_store
 from support.chromium import Browser, find_chromium
 from support.live_server import EXAMPLES, Server, listed_runs
-from support.serve_guard import code_configs, root
+from support.polling import wait_for
+from support.serve_guard import code_configs, csrf_token, root
+from support.stored_runs import HELM_3_ID, HELM_ID, K8S_ID
 
 HELM = EXAMPLES / "traces" / "helm.json"
 K8S = EXAMPLES / "traces" / "k8s.json"
 HELM_3 = EXAMPLES / "traces" / "helm_3.json"
 EVAL_SET = EXAMPLES / "evalsets" / "eval_set_helm.json"
-GOOD, BAD, UNMATCHED = "3e289017fe03ffd7c4145316d2eb3d0d", "d497c9dd55717f2c5ecb79bda3028993", "c9a03cc4e80ea7a22332db0fe4dc3adf"
+GOOD, BAD, UNMATCHED = HELM_ID, K8S_ID, HELM_3_ID
 
 needs_chromium = pytest.mark.skipif(find_chromium() is None, reason="chromium is not installed (apt-get install chromium)")
 
@@ -41,7 +40,7 @@ def form_session(server: Server) -> tuple[requests.Session, str]:
     session = requests.Session()
     page = session.get(f"{root(server)}/upload", timeout=30)
     assert page.status_code == 200
-    return session, re.search(r'name="csrf_token" value="([0-9a-f]+)"', page.text).group(1)
+    return session, csrf_token(page.text)
 
 
 def upload(server: Server, files: dict[str, tuple[str, bytes]], **fields: object) -> requests.Response:
@@ -231,59 +230,51 @@ def test_an_evaluation_past_the_page_deadline_goes_on_and_is_recorded(tmp_path, 
     monkeypatch.setattr(web_upload, "UPLOAD_DEADLINE", 1.0)
     slow = [sys.executable, "-c", "import time; time.sleep(4); print('{\"score\": 1}')"]
     config = {"evaluators": [{"name": "slow", "type": "code_judge", "command": slow}]}
-    runs = RunStore.open(str(tmp_path / "runs.sqlite"))
-    try:
-        app = api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(), runs=runs, allow_code=True))
-        with serving(app) as url:
-            browser = requests.Session()
-            token = re.search(r'name="csrf_token" value="([0-9a-f]+)"',
-                              browser.get(f"{url}/upload", timeout=30).text).group(1)
-            answer = browser.post(f"{url}/upload", data={"csrf_token": token}, allow_redirects=False, timeout=60,
-                                  files={"trace_files": ("helm.json", HELM.read_bytes()),
-                                         "config_file": ("eval_config.yaml", yaml.safe_dump(config).encode())})
-            assert answer.status_code == 504
-            line = error_line(answer)
-            found = re.fullmatch(r"the evaluation did not finish within 1s: it goes on and is recorded as run (\S+) "
-                                 r"\(see Runs\)", line)
-            assert found, line
-            run_id, deadline, status = found.group(1), time.monotonic() + 60, None
-            while time.monotonic() < deadline and status != "completed":
-                time.sleep(0.2)
-                status = next((r.status for r in runs.list_runs(limit=5) if r.run_id == run_id), None)
-            assert status == "completed"
+    location = str(tmp_path / "runs.sqlite")
+    with serving_store(location, allow_code=True) as url:
+        browser = requests.Session()
+        token = csrf_token(browser.get(f"{url}/upload", timeout=30).text)
+        answer = browser.post(f"{url}/upload", data={"csrf_token": token}, allow_redirects=False, timeout=60,
+                              files={"trace_files": ("helm.json", HELM.read_bytes()),
+                                     "config_file": ("eval_config.yaml", yaml.safe_dump(config).encode())})
+        assert answer.status_code == 504
+        line = error_line(answer)
+        found = re.fullmatch(r"the evaluation did not finish within 1s: it goes on and is recorded as run (\S+) "
+                             r"\(see Runs\)", line)
+        assert found, line
+        runs = RunStore.open(location)  # a reader beside the app's own handle
+        try:
+            run_id = found.group(1)
+
+            def status() -> str | None:
+                return next((r.status for r in runs.list_runs(limit=5) if r.run_id == run_id), None)
+
+            wait_for(lambda: status() == "completed", timeout=60, what=f"run {run_id} completed")
             ((_, case),) = runs.load_cases(run_id)
             assert [(m.name, m.status.value) for m in case.metrics] == [("slow", "PASSED")]
-    finally:
-        runs.close()
+        finally:
+            runs.close()
 
 
 def test_a_multi_file_upload_past_the_page_deadline_still_evaluates_every_file(tmp_path, monkeypatch):
     """At the page's deadline the uploads stay until the evaluation ends (the evaluation removes them, not the
     504 answer): three trace files with a judge that takes 2 s per case, the deadline cut to 1 s; the recorded
     run holds the cases of all three files and no input error."""
-    # imported here, not at the top: this test stays apart from the module's shared helpers
-    from agentevals.serve.http_api import ApiContext, api_app
-    from agentevals.serve.sessions import SessionAssembler
-    from agentevals.serve.store import MemorySessionStore
-    from support.asgi import serving
-    from support.polling import wait_for
-
     monkeypatch.setattr(web_upload, "UPLOAD_DEADLINE", 1.0)
     slow = [sys.executable, "-c", "import time; time.sleep(2); print('{\"score\": 1}')"]
     config = {"evaluators": [{"name": "slow", "type": "code_judge", "command": slow}]}
-    runs = RunStore.open(str(tmp_path / "runs.sqlite"))
-    try:
-        app = api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(), runs=runs, allow_code=True))
-        with serving(app) as url:
-            browser = requests.Session()
-            token = re.search(r'name="csrf_token" value="([0-9a-f]+)"',
-                              browser.get(f"{url}/upload", timeout=30).text).group(1)
-            files = [("trace_files", (p.name, p.read_bytes())) for p in (HELM, K8S, HELM_3)]
-            files.append(("config_file", ("eval_config.yaml", yaml.safe_dump(config).encode())))
-            answer = browser.post(f"{url}/upload", data={"csrf_token": token}, files=files, allow_redirects=False,
-                                  timeout=60)
-            assert answer.status_code == 504
-            run_id = re.search(r"recorded as run (\S+) ", error_line(answer)).group(1)
+    location = str(tmp_path / "runs.sqlite")
+    with serving_store(location, allow_code=True) as url:
+        browser = requests.Session()
+        token = csrf_token(browser.get(f"{url}/upload", timeout=30).text)
+        files = [("trace_files", (p.name, p.read_bytes())) for p in (HELM, K8S, HELM_3)]
+        files.append(("config_file", ("eval_config.yaml", yaml.safe_dump(config).encode())))
+        answer = browser.post(f"{url}/upload", data={"csrf_token": token}, files=files, allow_redirects=False,
+                              timeout=60)
+        assert answer.status_code == 504
+        run_id = re.search(r"recorded as run (\S+) ", error_line(answer)).group(1)
+        runs = RunStore.open(location)  # a reader beside the app's own handle
+        try:
             record = wait_for(lambda: next((r for r in runs.list_runs(limit=5)
                                             if r.run_id == run_id and r.status == "completed"), None),
                               timeout=120, what=f"run {run_id} completed")
@@ -292,8 +283,8 @@ def test_a_multi_file_upload_past_the_page_deadline_still_evaluates_every_file(t
             assert {Path(s).name for case in cases for s in case.sources} == {"helm.json", "k8s.json", "helm_3.json"}
             assert all([m.status.value for m in case.metrics] == ["PASSED"] for case in cases)
             assert runs.load_run(run_id).input_errors == []
-    finally:
-        runs.close()
+        finally:
+            runs.close()
 
 
 def test_without_a_run_store_an_input_error_on_the_page_names_the_file_not_the_server_path(serve):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 from agentevals.api import prepare_run
 from agentevals.engine.run import run_evaluation
@@ -16,7 +17,7 @@ METRIC = "tool_trajectory_avg_score"
 
 
 def labelled_set(tmp_path, labels: list) -> str:
-    data = json.loads(open(ES_HELM).read())
+    data = json.loads(Path(ES_HELM).read_text())
     data["eval_cases"][0]["metadata"] = {"provenance": {"run_id": "r", "case_id": HELM_ID}, "labels": labels}
     path = tmp_path / "golden.evalset.json"
     path.write_text(json.dumps(data))

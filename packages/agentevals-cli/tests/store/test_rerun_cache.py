@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `support` is importable
 from support.traces import clone_traces
 
 ADK = Path(__file__).resolve().parents[1] / "data" / "adk"

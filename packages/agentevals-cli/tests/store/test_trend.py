@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from agentevals.results import CaseResult, MetricResult, RunResult, Status
 from agentevals.store import RunStore, case_counts, metric_names, metric_trend
+from support.reference_stats import wilson
 
 META = {"command": "agentevals run …", "cwd": "/x", "config_digest": None, "eval_set_digest": None,
         "versions": {}, "options": {}}
@@ -42,11 +43,9 @@ def test_metric_trend_per_run_oldest_first(store_url):
     # ERROR counts as evaluated and failing, NOT_EVALUATED not at all; only scored rows make the mean
     assert second["pass_rate"] == 0.5 and second["mean_score"] == 1.0 and second["rows"] == 3
     assert second["passed"] == 1 and second["evaluated"] == 2
-    # Wilson 95% for 1/2, closed form: (p + z²/2n ∓ z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)
-    z, n, p = 1.959963984540054, 2, 0.5
-    centre, half = p + z * z / (2 * n), z * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
-    assert second["pass_rate_lower"] == pytest.approx((centre - half) / (1 + z * z / n))
-    assert second["pass_rate_upper"] == pytest.approx((centre + half) / (1 + z * z / n))
+    lower, upper = wilson(1, 2)  # Wilson 95% for 1/2, closed form
+    assert second["pass_rate_lower"] == pytest.approx(lower)
+    assert second["pass_rate_upper"] == pytest.approx(upper)
 
     (only,) = metric_trend(store, "traj", limit=1)
     assert only["run_id"] == "r2"  # the newest runs, still oldest first

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Optional
 
 
 @contextmanager
@@ -30,3 +30,28 @@ def serving(app: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(15)
         sock.close()
+
+
+@contextmanager
+def serving_store(location: Optional[str], **context: Any) -> Iterator[str]:
+    """The API app with its web UI served as ``serving`` does, over the run store at ``location`` (None: no run
+    store, as ``serve --no-store``); ``context`` goes to ``ApiContext`` (e.g. ``allow_code=True``). Yields the
+    base URL::
+
+        with serving_store(str(tmp_path / "runs.sqlite")) as url:
+            requests.get(f"{url}/runs", timeout=30)
+    """
+    # imported here: this module also serves tests that run without the serve extra
+    from agentevals.serve.http_api import ApiContext, api_app
+    from agentevals.serve.sessions import SessionAssembler
+    from agentevals.serve.store import MemorySessionStore
+    from agentevals.store import RunStore
+
+    runs = RunStore.open(location) if location else None
+    try:
+        with serving(api_app(ApiContext(assembler=SessionAssembler(), store=MemorySessionStore(), runs=runs,
+                                        **context))) as url:
+            yield url
+    finally:
+        if runs is not None:
+            runs.close()

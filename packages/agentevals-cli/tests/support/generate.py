@@ -10,7 +10,7 @@ from typing import Optional
 HELM = Path(__file__).resolve().parent.parent / "data" / "adk" / "helm.json"
 K8S = HELM.with_name("k8s.json")
 """Against ``eval_set_helm.json`` a HELM trace passes ``tool_trajectory_avg_score`` and a K8S trace fails it."""
-_SESSION_KEYS = ("gen_ai.conversation.id", "gcp.vertex.agent.session_id")
+SESSION_KEYS = ("gen_ai.conversation.id", "gcp.vertex.agent.session_id")
 
 
 def replicate(path: Path, n: int, *, session_of: Optional[callable] = None,
@@ -29,9 +29,9 @@ def replicate(path: Path, n: int, *, session_of: Optional[callable] = None,
             span["traceID"] = trace["traceID"]
             span["startTime"] += i * 60_000_000
             if session is None:
-                span["tags"] = [tag for tag in span["tags"] if tag["key"] not in _SESSION_KEYS]
+                span["tags"] = [tag for tag in span["tags"] if tag["key"] not in SESSION_KEYS]
             for tag in span["tags"]:
-                if tag["key"] in _SESSION_KEYS:
+                if tag["key"] in SESSION_KEYS:
                     tag["value"] = session
         traces.append(trace)
     path.write_text(json.dumps({"data": traces}))

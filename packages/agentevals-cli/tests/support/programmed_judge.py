@@ -24,17 +24,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from .generate import HELM, SESSION_KEYS
 from .openai_server import ChatServer
 
 __all__ = ["FAIL_SCORE", "KEY_VARIABLE", "PASS_SCORE", "ProgrammedJudge", "case_id", "write_cases"]
 
-HELM = Path(__file__).resolve().parent.parent / "data" / "adk" / "helm.json"
 QUESTION = "list all Helm releases"
 KEY_VARIABLE = "CALIBRATE_TEST_JUDGE_KEY"
 PASS_SCORE, FAIL_SCORE = 0.9, 0.1
 """The judge's scores; llm_judge's threshold (0.8) makes them PASSED and FAILED."""
 _ITEM = re.compile(r"\(item (\d+)\)")
-_SESSION_KEYS = ("gen_ai.conversation.id", "gcp.vertex.agent.session_id")
 
 
 def case_id(item: int) -> str:
@@ -47,7 +46,7 @@ def write_cases(path: Path, count: int) -> list[str]:
     ``list all Helm releases (item i)`` in its own session; returns the case ids."""
     trace = json.loads(HELM.read_text())["data"][0]
     text = json.dumps(trace)
-    sessions = {t["value"] for s in trace["spans"] for t in s["tags"] if t["key"] in _SESSION_KEYS}
+    sessions = {t["value"] for s in trace["spans"] for t in s["tags"] if t["key"] in SESSION_KEYS}
     traces = []
     for i in range(1, count + 1):
         copy = text.replace(trace["traceID"], case_id(i)).replace(QUESTION, f"{QUESTION} (item {i})")

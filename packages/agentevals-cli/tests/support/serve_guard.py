@@ -4,6 +4,7 @@ MCP-over-HTTP client with chosen headers, and multipart posts as a browser form 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,25 @@ def code_configs(marker: Path) -> dict[str, dict[str, Any]]:
 def root(server: Any) -> str:
     """``http://127.0.0.1:PORT`` of a ``Server`` (its ``api`` ends in ``/api``)."""
     return server.api.removesuffix("/api")
+
+
+_CSRF_FIELD = re.compile(r'name="csrf_token" value="([0-9a-f]+)"')
+_MISSING = object()
+
+
+def csrf_token(html: str, default: Any = _MISSING) -> str:
+    """The CSRF token of the first form on a page (its hidden ``csrf_token`` field); ``default`` when the page has
+    none, else an AssertionError::
+
+        token = csrf_token(session.get(f"{root(server)}/upload", timeout=30).text)
+        session.post(f"{root(server)}/upload", data={"csrf_token": token, ...})
+    """
+    found = _CSRF_FIELD.search(html)
+    if found:
+        return found.group(1)
+    if default is _MISSING:
+        raise AssertionError(f"no csrf_token field in the page: {html[:500]!r}")
+    return default
 
 
 def evaluate_form(base: str, config: dict[str, Any], *, route: str = "/api/evaluate", as_json_field: bool = False,

@@ -13,6 +13,8 @@ ADK = Path(__file__).resolve().parents[1] / "data" / "adk"
 HELM, K8S = str(ADK / "helm.json"), str(ADK / "k8s.json")
 HELM_ID, K8S_ID = "3e289017fe03ffd7c4145316d2eb3d0d", "d497c9dd55717f2c5ecb79bda3028993"
 """The trace ids of the HELM and K8S samples."""
+HELM_3_ID = "c9a03cc4e80ea7a22332db0fe4dc3adf"
+"""The trace id of ``examples/traces/helm_3.json`` (it matches no eval case of ``eval_set_helm.json``)."""
 ES_HELM = str(ADK / "eval_set_helm.json")
 META = {"command": "agentevals run …", "cwd": "/x", "config_digest": None, "eval_set_digest": "abc",
         "versions": {"agentevals": "test"}, "options": {"strict": False}}
