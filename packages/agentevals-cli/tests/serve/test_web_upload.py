@@ -224,19 +224,24 @@ def test_chromium_uploads_traces_through_the_form_and_lands_on_the_run_then_revi
         assert browser.errors == []
 
 
+def _slow_judge(monkeypatch, *, seconds: int) -> tuple[str, bytes]:
+    """The upload page's deadline cut to 1 s, and an uploaded config whose judge takes ``seconds`` per case."""
+    monkeypatch.setattr(web_upload, "UPLOAD_DEADLINE", 1.0)
+    slow = [sys.executable, "-c", f"import time; time.sleep({seconds}); print('{{\"score\": 1}}')"]
+    config = {"evaluators": [{"name": "slow", "type": "code_judge", "command": slow}]}
+    return "eval_config.yaml", yaml.safe_dump(config).encode()
+
+
 def test_an_evaluation_past_the_page_deadline_goes_on_and_is_recorded(tmp_path, monkeypatch):
     """The page answers at its deadline (504, one line naming the run) while the evaluation, on its worker thread,
     runs to its end and is recorded: in-process, with the deadline cut to 1 s and a judge that takes 4 s."""
-    monkeypatch.setattr(web_upload, "UPLOAD_DEADLINE", 1.0)
-    slow = [sys.executable, "-c", "import time; time.sleep(4); print('{\"score\": 1}')"]
-    config = {"evaluators": [{"name": "slow", "type": "code_judge", "command": slow}]}
+    config = _slow_judge(monkeypatch, seconds=4)
     location = str(tmp_path / "runs.sqlite")
     with serving_store(location, allow_code=True) as url:
         browser = requests.Session()
         token = csrf_token(browser.get(f"{url}/upload", timeout=30).text)
         answer = browser.post(f"{url}/upload", data={"csrf_token": token}, allow_redirects=False, timeout=60,
-                              files={"trace_files": ("helm.json", HELM.read_bytes()),
-                                     "config_file": ("eval_config.yaml", yaml.safe_dump(config).encode())})
+                              files={"trace_files": ("helm.json", HELM.read_bytes()), "config_file": config})
         assert answer.status_code == 504
         line = error_line(answer)
         found = re.fullmatch(r"the evaluation did not finish within 1s: it goes on and is recorded as run (\S+) "
@@ -260,15 +265,13 @@ def test_a_multi_file_upload_past_the_page_deadline_still_evaluates_every_file(t
     """At the page's deadline the uploads stay until the evaluation ends (the evaluation removes them, not the
     504 answer): three trace files with a judge that takes 2 s per case, the deadline cut to 1 s; the recorded
     run holds the cases of all three files and no input error."""
-    monkeypatch.setattr(web_upload, "UPLOAD_DEADLINE", 1.0)
-    slow = [sys.executable, "-c", "import time; time.sleep(2); print('{\"score\": 1}')"]
-    config = {"evaluators": [{"name": "slow", "type": "code_judge", "command": slow}]}
+    config = _slow_judge(monkeypatch, seconds=2)
     location = str(tmp_path / "runs.sqlite")
     with serving_store(location, allow_code=True) as url:
         browser = requests.Session()
         token = csrf_token(browser.get(f"{url}/upload", timeout=30).text)
         files = [("trace_files", (p.name, p.read_bytes())) for p in (HELM, K8S, HELM_3)]
-        files.append(("config_file", ("eval_config.yaml", yaml.safe_dump(config).encode())))
+        files.append(("config_file", config))
         answer = browser.post(f"{url}/upload", data={"csrf_token": token}, files=files, allow_redirects=False,
                               timeout=60)
         assert answer.status_code == 504
