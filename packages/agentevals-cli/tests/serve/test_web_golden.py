@@ -136,7 +136,9 @@ def test_a_live_session_becomes_a_labelled_golden_case_that_scores_the_next_run(
     data = json.loads(path.read_text())
     (case,) = data["eval_cases"]
     assert data["eval_set_id"] == "golden" and case["eval_id"] == "paris_weather"
-    assert case["conversation"][0]["intermediate_data"] == {"tool_uses": [{"name": "get_weather", "args": {"city": "Paris"}}]}
+    assert case["conversation"][0]["intermediate_data"] == {  # the tool's recorded answer stays with the case
+        "tool_uses": [{"name": "get_weather", "args": {"city": "Paris"}}],
+        "tool_responses": [{"name": "get_weather", "response": {"result": "sunny"}}]}
     prov = case["metadata"]["provenance"]
     assert prov["case_id"] == golden.session and prov["trace_ids"] == [golden.session] and prov["run_id"]
     assert "labels" not in case["metadata"]
@@ -194,7 +196,13 @@ def test_editing_a_saved_case_replaces_it_and_a_new_set_id_may_not_clash(golden)
     (case,) = json.loads((golden.sets / "golden.evalset.json").read_text())["eval_cases"]
     turn = case["conversation"][0]
     assert case["eval_id"] == "paris_v2" and "final_response" not in turn  # cleared: nothing expected
-    assert turn["intermediate_data"]["tool_uses"] == [{"name": "get_weather", "args": {}}]
+    assert turn["intermediate_data"] == {"tool_uses": [{"name": "get_weather", "args": {}}],  # same tool, edited args
+                                         "tool_responses": [{"name": "get_weather", "response": {"result": "sunny"}}]}
+    third = tab.post(f"/sessions/{golden.session}/evalset", set="golden.evalset.json", eval_id="paris_v3",
+                     response_0="", trajectory_0='{"name": "get_time"}')
+    assert third.status_code == 303  # another tool: get_weather's answer no longer belongs to the case
+    (case,) = json.loads((golden.sets / "golden.evalset.json").read_text())["eval_cases"]
+    assert case["conversation"][0]["intermediate_data"] == {"tool_uses": [{"name": "get_time", "args": {}}]}
     # the same case from its run's case page: the same stored case, so the same set entry is replaced again
     run_id = case["metadata"]["provenance"]["run_id"]
     tab.open(f"/runs/{run_id}/cases/0")

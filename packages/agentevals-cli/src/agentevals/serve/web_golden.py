@@ -230,7 +230,7 @@ def _add_to_set(ctx: Any, store: RunStore, target: Target, form: dict[str, str])
             turn["final_response"] = {"parts": [{"text": response.replace("\r\n", "\n")}], "role": "model"}
         else:  # cleared: no final response expected of this turn
             turn.pop("final_response", None)
-        turn["intermediate_data"] = {"tool_uses": calls}
+        _expect_calls(turn.setdefault("intermediate_data", {}), calls)
     with _WRITING:
         if path.exists():
             data = read_set(path)
@@ -285,6 +285,19 @@ def _set_id(path: Path) -> Optional[str]:
 def set_files(directory: Path) -> list[str]:
     """The ``*.json`` files directly inside ``directory`` that a form may write (plain files, no links)."""
     return sorted(p.name for p in directory.glob("*.json") if p.is_file() and not p.is_symlink())
+
+
+def _expect_calls(data: dict[str, Any], calls: list[dict[str, Any]]) -> None:
+    """A turn's ``intermediate_data`` with the edited calls: the recorded tool responses stay for the tools
+    still called (they are what those tools returned in the run the case was made from)."""
+    if calls != data.get("tool_uses"):
+        names = {call["name"] for call in calls}
+        kept = [r for r in data.get("tool_responses") or () if r.get("name") in names]
+        if kept:
+            data["tool_responses"] = kept
+        else:
+            data.pop("tool_responses", None)
+    data["tool_uses"] = calls
 
 
 def parse_trajectory(text: str, turn: int) -> list[dict[str, Any]]:
