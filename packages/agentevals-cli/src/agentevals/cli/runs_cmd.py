@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import datetime
 from typing import TYPE_CHECKING, Optional
 
 import click
@@ -28,6 +27,7 @@ def runs_command() -> None:
 @click.option("--store", metavar="PATH|URL", help=STORE_HELP)
 def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
     """The latest runs, newest first: id, start, status, cases, pass rate, exit code, command."""
+    from ..results.intervals import format_totals_rate
 
     db = open_store(store)
     try:
@@ -46,18 +46,11 @@ def list_command(limit: int, as_json: bool, store: Optional[str]) -> None:
         cases = totals.get("cases", {})
         failed = cases.get("FAILED", 0) + cases.get("ERROR", 0) if cases else "-"
         rows.append((r.run_id, r.started_at[:19].replace("T", " "), r.status, str(cases.get("total", "-")),
-                     str(failed), _rate(totals),
+                     str(failed), format_totals_rate(totals),
                      "-" if r.exit_code is None else str(r.exit_code), _short(r.command)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         click.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])) + "  " + row[-1])
-
-
-def _rate(totals: dict) -> str:
-    """A stored run's pass rate with its Wilson 95% interval (``results.intervals``), from its totals."""
-    from ..results.intervals import format_totals_rate
-
-    return format_totals_rate(totals)
 
 
 @runs_command.command("show")
@@ -75,7 +68,7 @@ def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[s
     from ..core.redact import redact
     from ..report import ReportContext, render
     from ..report._workflow import defuse
-    from ..store._store import report_context_values
+    from ..store._store import report_context_values, utc_text
 
     db = open_store(store)
     try:
@@ -100,7 +93,7 @@ def show_command(run: str, fmt: str, only_disagreements: bool, store: Optional[s
     if fmt in ("table", "summary"):
         click.echo(f"run {run_id} · {record.status} · started {record.started_at} · {record.command}")
         for source in sources:  # the backends it read, and the window: what --resume reads again
-            click.echo(defuse(f"source {source.uri} · window {_when(source.start)} → {_when(source.end)} · "
+            click.echo(defuse(f"source {source.uri} · window {utc_text(source.start)} → {utc_text(source.end)} · "
                               f"{source.traces} trace{'s' if source.traces != 1 else ''}"
                               + (f" · failed: {source.error}" if source.error else ""), "table"))
         files = [s for s in read if s["kind"] == "file"]
@@ -222,10 +215,6 @@ def path_command(store: Optional[str]) -> None:
     from ..store import store_location
 
     click.echo(redact_url(store_location(store)))
-
-
-def _when(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _short(command: str, width: int = 60) -> str:

@@ -26,7 +26,8 @@ from ._labels import (
     write_labels,
 )
 
-__all__ = ["RUN_STATUSES", "LabelRecord", "RunRecord", "RunStore", "SourceRecord", "new_run_id", "utc_now"]
+__all__ = ["RUN_STATUSES", "LabelRecord", "RunRecord", "RunStore", "SourceRecord", "new_run_id", "report_context_values",
+           "utc_now", "utc_text"]
 
 RUN_STATUSES = ("running", "completed", "aborted", "interrupted", "failed", "live")
 """``running`` also marks a run whose process died without a word (killed with SIGKILL). ``failed``: the
@@ -532,7 +533,7 @@ def run_sources(pulled: list[SourceRecord], cases: Iterable[CaseResult]) -> list
     """What the run read, for the reports: each pull source (window, traces, error), then each other source its
     cases name (a file), with how many cases came from it, in first-seen order."""
     out: list[dict[str, Any]] = [
-        {"uri": s.uri, "kind": "pull", "window_start": _utc(s.start), "window_end": _utc(s.end), "traces": s.traces,
+        {"uri": s.uri, "kind": "pull", "window_start": utc_text(s.start), "window_end": utc_text(s.end), "traces": s.traces,
          "error": s.error} for s in pulled]
     files: dict[str, int] = {}
     known = {s.uri for s in pulled}
@@ -557,5 +558,6 @@ def report_context_values(record: RunRecord, run: RunResult, pulled: list[Source
             "sources": run_sources(pulled, run.cases)}
 
 
-def _utc(moment: datetime) -> str:
+def utc_text(moment: datetime) -> str:
+    """``2026-11-27T10:00:00Z``: a moment as the store and ``runs show`` print it."""
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
