@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_all import EVAL_SET, HELM, generate, precompile, timed
+from run_all import EVAL_SET, HELM, generate, measured, precompile, timed
 
 SDK_EVALUATOR = """\
 from agentevals_evaluator_sdk import EvalInput, EvalResult, evaluator
@@ -72,20 +72,10 @@ def line(label: str, seconds: float, n: int, peak: int, target: str) -> None:
 
 def cpu_timed(cmd: list[str], repeat: int) -> tuple[float, float]:
     """Median wall time and median CPU time (s) of a command, its evaluator processes included."""
-    import resource
     import statistics
-    import subprocess
-    import time
 
-    walls, cpus = [], []
-    for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, timeout=1800)
-        walls.append(time.perf_counter() - start)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-    return statistics.median(walls), statistics.median(cpus)
+    samples = measured(cmd, repeat)
+    return statistics.median(s.wall for s in samples), statistics.median(s.cpu for s in samples)
 
 
 def evalinput_size(directory: Path, turns: int) -> None:

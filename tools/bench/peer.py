@@ -17,14 +17,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 import venv
 from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_all import EVAL_SET, HELM, ROOT, generate, precompile
+from run_all import EVAL_SET, HELM, ROOT, Sample, generate, precompile, run_once
 
 PEER_VERSION = "0.11.0"
 PEER_DIR = ROOT / ".local" / "peer-0.11"
@@ -33,16 +31,6 @@ TOOLS = ("ours", "0.11")
 # OTLP ports (no port 0): it cannot be flooded and counted the way serve_flood.py drives ours.
 SERVE_NOTE = "0.11's serve evaluates no metric on ingest (its store: memory or Postgres) (ours: hatch run bench:python " \
     "tools/bench/serve_flood.py)"
-
-
-@dataclass
-class Sample:
-    """One run of one command: wall and CPU seconds, the process's own peak RSS (MiB); ``error`` when it failed."""
-
-    wall: float = 0.0
-    cpu: float = 0.0
-    peak_mib: int = 0
-    error: str = ""
 
 
 @dataclass
@@ -101,30 +89,6 @@ def _join(cells: tuple[str, ...], widths: list[int]) -> str:
     return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip()
 
 
-def run_once(cmd: list[str], timeout: float, env: dict[str, str]) -> Sample:
-    """Run ``cmd`` (output discarded) with a deadline; its own wall, CPU and peak RSS via wait4."""
-    with tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
-        except OSError as exc:
-            return Sample(error=f"cannot start {cmd[0]}: {exc}")
-        timer = threading.Timer(timeout, proc.kill)  # wait4 has no timeout: the timer is the deadline
-        timer.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            timer.cancel()
-        wall = time.perf_counter() - start
-        code = os.waitstatus_to_exitcode(status)
-        if code not in (0, 1):  # 1: a metric failed its threshold, still a full run
-            err.seek(0)
-            lines = [line for line in err.read().decode(errors="replace").splitlines() if line.strip()]
-            reason = f"timed out after {timeout:.0f} s" if code == -9 else (lines[-1] if lines else "no output")
-            return Sample(error=f"exit {code}: {reason[:200]}")
-    return Sample(wall=wall, cpu=usage.ru_utime + usage.ru_stime, peak_mib=usage.ru_maxrss // 1024)
-
-
 def ensure_peer(directory: Path = PEER_DIR, timeout: float = 900) -> Path:
     """The peer's ``agentevals`` executable, installing agentevals-cli 0.11 into ``directory`` on first use."""
     exe = directory / "bin" / "agentevals"
@@ -179,7 +143,7 @@ def measure(rows: list[Row], repeat: int, env: dict[str, str]) -> None:
                 done = row.samples[tool]
                 if cmd is None or (done and done[-1].error):
                     continue
-                done.append(run_once(cmd, row.timeout, env))
+                done.append(run_once(cmd, timeout=row.timeout, env=env))
         for tool in TOOLS:
             failed = [s.error for s in row.samples[tool] if s.error]
             if failed:

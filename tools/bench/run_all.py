@@ -16,8 +16,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -25,22 +28,58 @@ HELM = EXAMPLES / "traces" / "helm.json"
 EVAL_SET = EXAMPLES / "evalsets" / "eval_set_helm.json"
 
 
+@dataclass
+class Sample:
+    """One run of one command: wall and CPU seconds, the process's own peak RSS (MiB); ``error`` when it failed."""
+
+    wall: float = 0.0
+    cpu: float = 0.0
+    peak_mib: int = 0
+    error: str = ""
+
+
+def run_once(cmd: list[str], *, timeout: float = 1800, env: Optional[dict[str, str]] = None) -> Sample:
+    """Run ``cmd`` (output discarded) with a deadline; its own wall, CPU (its reaped children included) and
+    peak RSS via wait4. Exit 1 counts as a full run (a metric failed its threshold)."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        except OSError as exc:
+            return Sample(error=f"cannot start {cmd[0]}: {exc}")
+        timer = threading.Timer(timeout, proc.kill)  # wait4 has no timeout: the timer is the deadline
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak, not the max over all children
+        finally:
+            timer.cancel()
+        wall = time.perf_counter() - start
+        code = os.waitstatus_to_exitcode(status)
+        proc.returncode = code
+        if code not in (0, 1):
+            err.seek(0)
+            lines = [line for line in err.read().decode(errors="replace").splitlines() if line.strip()]
+            reason = f"timed out after {timeout:.0f} s" if code == -9 else (lines[-1] if lines else "no output")
+            return Sample(error=f"exit {code}: {reason[:200]}")
+    return Sample(wall=wall, cpu=usage.ru_utime + usage.ru_stime, peak_mib=usage.ru_maxrss // 1024)
+
+
+def measured(cmd: list[str], repeat: int) -> list[Sample]:
+    """``repeat`` runs of ``cmd``; a failed run ends the benchmark with its reason."""
+    samples = []
+    for _ in range(repeat):
+        sample = run_once(cmd)
+        if sample.error:
+            raise SystemExit(f"{' '.join(cmd)} failed: {sample.error}")
+        samples.append(sample)
+    return samples
+
+
 def timed(cmd: list[str], repeat: int) -> tuple[float, float, int]:
     """Median and best wall time (s) and peak RSS (MiB) of a command."""
-    times = []
-    peak = 0
-    for _ in range(repeat):
-        with tempfile.TemporaryFile() as err:
-            start = time.perf_counter()
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
-            _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak, not the max over all children
-            times.append(time.perf_counter() - start)
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            if proc.returncode not in (0, 1):
-                err.seek(0)
-                raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {err.read()[-500:].decode()}")
-        peak = max(peak, usage.ru_maxrss // 1024)
-    return statistics.median(times), min(times), peak
+    samples = measured(cmd, repeat)
+    walls = [s.wall for s in samples]
+    return statistics.median(walls), min(walls), max(s.peak_mib for s in samples)
 
 
 def precompile() -> None:
