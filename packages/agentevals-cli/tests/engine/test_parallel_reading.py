@@ -75,3 +75,27 @@ def test_a_run_over_packed_traces_matches_the_serial_run(tmp_path, monkeypatch, 
     assert len(workers) == (3 if sessions == "shared" else 9)
     if sessions == "own":  # a conversation of three turns matches no single-turn eval case
         assert {status for _, _, rows in workers for _, status, _ in rows} == {"PASSED", "FAILED"}
+
+
+def test_a_trace_the_reader_is_told_to_skip_is_never_parsed(tmp_path, parallel):
+    """``ReadContext.skip_trace`` (``run --unscored``) is asked before a worker parses a trace: a skipped trace
+    that the reader would refuse (a span without operationName) gives no error, and is counted as skipped."""
+    from agentevals.trace_sources import ReadContext, resolve
+    from agentevals.traces.model import ConvertedTrace
+
+    path = replicate(tmp_path / "t.json", 8)
+    document = json.loads(path.read_text())
+    broken = document["data"][2]
+    del broken["spans"][0]["operationName"]
+    path.write_text(json.dumps(document))
+    skipped = {broken["traceID"], document["data"][5]["traceID"]}
+
+    ctx = ReadContext(workers=2, skip_trace=skipped.__contains__)
+    items = [item for item, _ in resolve([str(path)], context=ctx)]
+    assert all(isinstance(item, ConvertedTrace) for item in items), items
+    assert [t.trace_id for t in items] == [t["traceID"] for t in document["data"] if t["traceID"] not in skipped]
+    assert ctx.skipped == 2
+
+    ctx = ReadContext(workers=2, skip_trace=lambda trace_id: False)  # the same file, nothing skipped
+    items = [item for item, _ in resolve([str(path)], context=ctx)]
+    assert sum(not isinstance(item, ConvertedTrace) for item in items) == 1 and ctx.skipped == 0

@@ -102,9 +102,12 @@ class FileSource(TraceSource):
                 and Path(path).stat().st_size >= _parallel.MIN_BYTES):
             try:
                 convert = partial(pack_for_worker if ctx.packed else convert_for_worker, ctx.keep_spans)
-                for item in _parallel.parallel_items(Path(path), str(path), convert,
-                                                     workers=ctx.workers, position=position):
+                for item in _parallel.parallel_items(Path(path), str(path), convert, workers=ctx.workers,
+                                                     position=position, skip=ctx.skip_trace):
                     done += 1
+                    if isinstance(item, str):  # _parallel.SKIPPED: never parsed, skip_trace knows its result
+                        ctx.skipped += 1
+                        continue
                     yield item
                 return
             except _parallel.Fallback:

@@ -18,18 +18,18 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from ._position import ReadPosition
 
-__all__ = ["MIN_BYTES", "Fallback", "iter_slices", "parallel_items", "trace_slices"]
+__all__ = ["MIN_BYTES", "SKIPPED", "Fallback", "Slice", "iter_slices", "parallel_items", "trace_slices"]
 
 MIN_BYTES = 32 * 2**20
 """Files smaller than this are read serially (starting worker processes costs more than it saves)."""
 _BATCH = 16
 """Traces per task sent to a worker."""
 _HEAD = re.compile(rb"(?:\xef\xbb\xbf)?\s*\{\s*\"data\"\s*:\s*\[\s*")
-_START = re.compile(rb"\{\s*\"traceID\"\s*:\s*\"[^\"\\]{0,128}\"\s*,\s*\"spans\"\Z")
+_START = re.compile(rb"\{\s*\"traceID\"\s*:\s*\"([^\"\\]{0,128})\"\s*,\s*\"spans\"\Z")
 _WINDOW = 200
 _CHUNK = 16 * 2**20
 
@@ -38,13 +38,25 @@ class Fallback(Exception):
     """The file is not laid out as expected; read it with the serial reader."""
 
 
-def trace_slices(path: Path) -> list[tuple[int, int]]:
-    """(start, end) byte offsets of every element of the top-level ``data`` array; ``Fallback`` when the
-    layout is not the plain one (``iter_slices``, whole)."""
+class Slice(NamedTuple):
+    """One element of the top-level ``data`` array: its byte offsets and its ``traceID``."""
+
+    start: int
+    end: int
+    trace_id: str
+
+
+SKIPPED = "agentevals:skipped-trace"
+"""What ``parallel_items`` yields for a trace its ``skip`` left out (unparsed)."""
+
+
+def trace_slices(path: Path) -> list[Slice]:
+    """Every element of the top-level ``data`` array; ``Fallback`` when the layout is not the plain one
+    (``iter_slices``, whole)."""
     return list(iter_slices(path))
 
 
-def iter_slices(path: Path) -> Iterator[tuple[int, int]]:
+def iter_slices(path: Path) -> Iterator[Slice]:
     """``trace_slices`` as the file is scanned, so that workers parse the first traces while the rest of
     the file is scanned. Reads the file in chunks (no mapping: its pages would count as memory).
     ``Fallback`` may come after some slices: the caller then reads the file serially."""
@@ -54,6 +66,7 @@ def iter_slices(path: Path) -> Iterator[tuple[int, int]]:
         if head is None:
             raise Fallback
         previous: Optional[int] = None  # the last start found: its end is the next start
+        previous_id = ""
         base = 0  # file offset of chunk[0]
         pos = head.end()
         while True:
@@ -65,8 +78,8 @@ def iter_slices(path: Path) -> Iterator[tuple[int, int]]:
                     if previous is None and start != head.end():
                         raise Fallback
                     if previous is not None:
-                        yield previous, start
-                    previous = start
+                        yield Slice(previous, start, previous_id)
+                    previous, previous_id = start, match.group(1).decode("utf-8", "replace")
                 pos = key + len(b'"spans"')
             more = f.read(_CHUNK)
             if not more:
@@ -78,7 +91,7 @@ def iter_slices(path: Path) -> Iterator[tuple[int, int]]:
         end = _array_end(tail) + base + len(chunk) - len(tail)
     if previous is None:
         raise Fallback
-    yield previous, end
+    yield Slice(previous, end, previous_id)
 
 
 def _array_end(tail: bytes) -> int:
@@ -104,7 +117,8 @@ def _array_end(tail: bytes) -> int:
 
 
 def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, workers: int,
-                   position: Optional[ReadPosition] = None) -> Iterator[Any]:
+                   position: Optional[ReadPosition] = None,
+                   skip: Optional[Callable[[str], bool]] = None) -> Iterator[Any]:
     """Yield ``convert(trace)`` items for every trace of the Jaeger file ``path``, in file order, using
     ``workers`` processes. ``convert`` must be a module-level function (it is pickled by name).
 
@@ -112,12 +126,13 @@ def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, w
     stdin (not multiprocessing, whose spawn would re-run the caller's script). Raises ``Fallback``
     (possibly after yielding some traces: the caller skips that many) and ``InputFileError`` for a trace
     the serial reader would also refuse. ``position``: the fraction of the file's
-    traces converted so far, set before each batch's items.
+    traces converted so far, set before each batch's items. ``skip(trace_id)`` true: that trace is neither
+    parsed nor converted, and ``SKIPPED`` comes in its place (``run --unscored``: the store has its result).
     """
     from ...errors import InputFileError
 
     size = max(1, path.stat().st_size)
-    tasks = _tasks(iter_slices(path), (str(path), source, convert))
+    tasks = _tasks(iter_slices(path), (str(path), source, convert), skip)
     pending: list[int] = []  # the end offset of each task sent and not yet received, in order
     procs: list[subprocess.Popen] = []
     try:
@@ -162,13 +177,15 @@ def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, w
                 proc.wait()
 
 
-def _tasks(slices: Iterator[tuple[int, int]], head: tuple[str, str, Callable[[Any], list]]) -> Iterator[tuple]:
-    """Batches of ``_BATCH`` slices as tasks ``(path, source, index of the first trace, slices, convert)``."""
+def _tasks(slices: Iterator[Slice], head: tuple[str, str, Callable[[Any], list]],
+           skip: Optional[Callable[[str], bool]]) -> Iterator[tuple]:
+    """Batches of ``_BATCH`` slices as tasks ``(path, source, index of the first trace, slices, convert)``, a
+    slice ``(start, end, skipped)``."""
     path, source, convert = head
-    batch: list[tuple[int, int]] = []
+    batch: list[tuple[int, int, bool]] = []
     index = 0
     for piece in slices:
-        batch.append(piece)
+        batch.append((piece.start, piece.end, skip is not None and skip(piece.trace_id)))
         if len(batch) == _BATCH:
             yield path, source, index, batch, convert
             index, batch = index + len(batch), []
@@ -266,7 +283,10 @@ def _convert_batch(task: tuple) -> tuple[str, Any]:
     if fd is None:
         fd = _FILES[path] = os.open(path, os.O_RDONLY)
     items: list = []
-    for offset, (start, end) in enumerate(slices):
+    for offset, (start, end, skipped) in enumerate(slices):
+        if skipped:
+            items.append(SKIPPED)
+            continue
         raw = os.pread(fd, end - start, start).rstrip().rstrip(b",")
         entry: Optional[Any]
         try:
