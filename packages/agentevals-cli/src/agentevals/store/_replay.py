@@ -99,10 +99,11 @@ async def replay(store: RunStore, prior: str, consumers: Sequence[RunConsumer], 
     run.notes.extend(n for n in stored.notes if "reused from the run store" not in n and REPLAY_NOTE not in n)
     run.input_errors = stored.input_errors
     run._planned = len(stored.cases)  # exact: progress shows a full bar
+    run.cases = emitted = []  # grows as cases are emitted, as the engine's does (an interrupted run reports them)
     emit(consumers, "run_started", run)
     for index, case in enumerate(stored.cases):
+        emitted.append(case)
         emit(consumers, "case_finished", index, case)
-    run.cases = stored.cases
     if reuse is not None:
         reuse.reused += sum(len(case.metrics) for case in stored.cases)
     run.repetitions = stored.repetitions
