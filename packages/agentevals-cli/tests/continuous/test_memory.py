@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import agentevals
+import orjson
 import pytest
 from agentevals.core.redact import redact
 from agentevals.core.spill import SpillFile, spill_threshold
@@ -153,14 +154,15 @@ def test_reports_are_identical_with_and_without_spilling(tmp_path):
 
 @pytest.mark.parametrize("n", [0, 1, 5])
 def test_the_json_report_in_pieces_is_the_whole_dump(n):
-    """``-o json`` is written case by case; the text is byte for byte the one-shot ``json.dumps`` (then
-    redacted and defused as a whole)."""
+    """``-o json`` is written case by case; the text is byte for byte the one-shot dump of the whole document
+    (orjson, indented by two; then redacted and defused as a whole), and reads back as the stdlib's dump."""
     cases = [_case(i) for i in range(n)]
     if cases:  # what defusing and redaction rewrite, inside a spilled case
         cases[-1].metrics[0].details.update(note="::warning::x ##[y] ünï\ncode", url="https://u:pw@h.example/x")
     run = RunResult(cases=cases, notes=["a note"], run_id="r1")
-    whole = json.dumps({**run.model_dump(mode="json"), **legacy_keys(run), **run_extras(run)}, indent=2,
-                       ensure_ascii=False) + "\n"
+    document = {**run.model_dump(mode="json"), **legacy_keys(run), **run_extras(run)}
+    whole = orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n"
+    assert json.loads(whole) == json.loads(json.dumps(document, indent=2, ensure_ascii=False))
     run.cases = CaseList(cases, threshold=2)
     pieces = list(render_chunks(run, "json"))
     assert len(pieces) > 2

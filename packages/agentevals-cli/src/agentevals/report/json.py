@@ -11,12 +11,14 @@ from collections.abc import Iterator
 from importlib import resources
 from typing import Any, Optional
 
+import orjson
+
 from ..results import RunResult
 from ._context import ReportContext, intervals_of
 from .formats import ReportFormat
 from .legacy import LegacyDocument, legacy_keys, legacy_trace
 
-__all__ = ["JsonReport", "json_chunks", "load_result_schema", "render_json", "result_json_schema"]
+__all__ = ["JsonReport", "dumps", "json_chunks", "load_result_schema", "render_json", "result_json_schema"]
 
 
 def result_json_schema() -> dict[str, Any]:
@@ -42,22 +44,34 @@ def render_json(run: RunResult, *, color: bool = False, context: Optional[Report
 
 _STREAMED = ("cases", "traces")
 """The document's lists with one entry per case: written case by case (a 100,000-case run never holds its
-whole document), the rest of the document in one ``json.dumps``."""
+whole document), the rest of the document in one ``dumps``."""
 _MARK = "\x00agentevals-stream\x00"
 
 
+def dumps(value: Any) -> str:
+    """``value`` as the report writes JSON: orjson, indented by two spaces, UTF-8 as it is (a tenth of the
+    stdlib's time per case). Numbers read back the same (``1e-05`` is written ``0.00001``); NaN and infinities
+    are written null (the stdlib's ``NaN`` is no JSON). What orjson does not encode (an integer past 64 bits, a
+    key that is not a string) is written by the stdlib, as ``json.dumps(value, indent=2, ensure_ascii=False)``.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # orjson.JSONEncodeError is one
+        return json.dumps(value, indent=2, ensure_ascii=False)
+
+
 def json_chunks(run: RunResult, *, context: Optional[ReportContext] = None) -> Iterator[str]:
-    """The ``-o json`` document in pieces, byte for byte ``json.dumps(doc, indent=2, ensure_ascii=False)``:
-    the per-case lists are dumped one case at a time and indented as the whole dump would (the stdlib's
-    indentation depends only on nesting), the cases read once each (a spilled ``CaseList`` from disk).
+    """The ``-o json`` document in pieces, byte for byte ``dumps(doc)``: the per-case lists are dumped one
+    case at a time and indented as the whole dump would (indentation depends only on nesting), the cases
+    read once each (a spilled ``CaseList`` from disk).
     Pieces split only between JSON values, never inside a string (redaction applies piece by piece)."""
     dumped = run.model_dump(mode="json", exclude={"cases"})
     doc = {key: _MARK if key == "cases" else dumped[key] for key in RunResult.model_fields
            if key == "cases" or key in dumped}
     doc.update(legacy_keys(run, traces=False), traces=_MARK)
     doc.update(run_extras(run, context))
-    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    marker = json.dumps(_MARK, ensure_ascii=False)
+    text = dumps(doc) + "\n"
+    marker = dumps(_MARK)
     for key in _STREAMED:
         line = f'  "{key}": {marker}'
         before, _, text = text.partition(line)
@@ -73,7 +87,7 @@ def _streamed_list(key: str, run: RunResult) -> Iterator[str]:
     yield f'  "{key}": [\n'
     for i, case in enumerate(run.cases):
         item = case.model_dump(mode="json") if key == "cases" else legacy_trace(case)
-        body = json.dumps(item, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+        body = dumps(item).replace("\n", "\n    ")
         yield f",\n    {body}" if i else f"    {body}"
     yield "\n  ]"
 
