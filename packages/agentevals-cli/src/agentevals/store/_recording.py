@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import Callable, Collection
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from ..evaluators.base import BaseEvaluator
     from ._store import RunStore, SourceRecord
 
-__all__ = ["LiveRunRecorder", "StoreConsumer", "StoreReuse", "run_meta"]
+__all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "LiveRunRecorder", "StoreConsumer", "StoreReuse", "run_meta"]
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,13 @@ _CACHEABLE = (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
 """What the cache reuses: scores. ERROR and NOT_EVALUATED often depend on the moment (a network error,
 a missing API key) and are tried again."""
 _FAILING = (Status.FAILED, Status.ERROR)
+
+FLUSH_CASES = 256
+"""Finished cases ``StoreConsumer`` writes in one transaction: one commit and a few multi-row statements per
+batch instead of a dozen statements and a commit per case (the store's cost of a run is then a few percent)."""
+FLUSH_SECONDS = 0.5
+"""…or fewer, this long after the first of them finished: a slow run's cases reach the store (``runs show``,
+serve's Runs page, ``--resume`` after a crash) within this long of finishing."""
 
 
 def run_meta(*, options: dict[str, Any], config_path: Optional[str] = None,
@@ -181,7 +189,9 @@ def _store_files(store: RunStore) -> list[Path]:
 
 
 class StoreConsumer(RunConsumer):
-    """Writes the run to the store as it goes: the run row first, then each case as it finishes.
+    """Writes the run to the store as it goes: the run row first, then its finished cases in batches (every
+    ``FLUSH_CASES`` cases or ``FLUSH_SECONDS``, one transaction each), the rest when the run ends or is
+    abandoned. A run killed outright keeps every case written before its last batch; ``--resume`` runs the rest.
 
     ``exit_code`` computes the code recorded with the run; ``interrupted`` is set by whoever stopped the
     run (the CLI's signal handling), which makes the stored status ``interrupted`` (``--resume`` continues it).
@@ -222,6 +232,9 @@ class StoreConsumer(RunConsumer):
         self.copied_from: Optional[str] = None
         """A stored run whose cases this run repeats (a whole-input cache hit, ``store._replay``): its rows
         are copied in one statement when the run starts, not written case by case."""
+        self._batch: list[tuple[int, CaseResult, dict[int, str]]] = []
+        self._timer: Optional[asyncio.TimerHandle] = None
+        self._writing = False
 
     def _fail(self, exc: Exception) -> None:
         if self.failure is None:
@@ -249,17 +262,40 @@ class StoreConsumer(RunConsumer):
         if self.failure is not None:  # one wait on a failed store is enough (a lock waits for seconds)
             self.unstored += 1
             return
+        self._batch.append((index, case, keys))
+        if len(self._batch) >= FLUSH_CASES:
+            self.flush()
+        elif self._timer is None:
+            self._timer = _later(self.flush)
+            if self._timer is None:  # no event loop to come back on: now
+                self.flush()
+
+    def flush(self) -> None:
+        """Write the cases finished since the last write, in one transaction."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._batch or self._writing:  # (``abandon`` from a signal while a batch is being written)
+            return
+        batch, self._batch = self._batch, []
+        self._writing = True
         try:
+            if self.failure is not None:
+                self.unstored += len(batch)
+                return
             self._record_sources(final=False)
-            self.store.record_case(self.run_id, index, case, keys)
-            self.recorded += 1
+            self.store.record_cases(self.run_id, batch)
+            self.recorded += len(batch)
         except Exception as exc:
             self._fail(exc)
-            self.unstored += 1
+            self.unstored += len(batch)
+        finally:
+            self._writing = False
 
     def run_finished(self, run: RunResult) -> None:
         from ..errors import StoreError
 
+        self.flush()
         self._run = run
         if self.failure is None:  # before the run is "completed" (a completed run's windows are watermarks)
             try:
@@ -293,6 +329,8 @@ class StoreConsumer(RunConsumer):
     def abandon(self, exit_code: int) -> None:
         """The process ends now (a second Ctrl-C): the run is marked ``interrupted`` with what it recorded,
         never left ``running`` (``--resume`` continues it)."""
+        if not self.finished:
+            self.flush()
         if not self.finished and self.failure is None:
             self.store.close_run(self.run_id, status="interrupted", exit_code=exit_code)
             self.finished = True
@@ -301,6 +339,16 @@ class StoreConsumer(RunConsumer):
         """``run store runs.sqlite: 12 of 40 cases not recorded (OperationalError: database is locked)``."""
         return (f"run store {self.store.location}: {self.unstored} of {cases} case{'s' if cases != 1 else ''} not "
                 f"recorded ({self.failure})")
+
+
+def _later(callback: Callable[[], None]) -> Optional[asyncio.TimerHandle]:
+    """``callback`` in ``FLUSH_SECONDS`` on the running event loop (the run's: consumers are called on it), or
+    None outside one."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    return loop.call_later(FLUSH_SECONDS, callback)
 
 
 def _cause(exc: BaseException) -> str:
