@@ -363,11 +363,12 @@ class LiveRunRecorder(RunConsumer):
         await run_evaluation(traces, evaluators, consumers=[recorder])   # once per batch of sessions
         recorder.close()             # ``completed``, with its totals
 
-    A case is found again by its case id (the session id), so a session evaluated again replaces its
-    case instead of adding one. Totals are kept as counts, and each case is written together with the
-    run's new totals: ``agentevals runs list`` shows the live run's case count and pass rate as it grows,
-    without anyone reading its cases. A write that fails is logged once per cause (the live sessions are
-    still served from memory) and counted in ``failures``.
+    Finished sessions are written together: those of one evaluation batch when it ends (``run_finished``),
+    or every ``FLUSH_SECONDS`` while a batch goes on, in one transaction with the run's new totals. A case
+    is found again by its case id (the session id), so a session evaluated again replaces its case instead
+    of adding one. Totals are kept as counts: ``agentevals runs list`` shows the live run's case count and
+    pass rate as it grows, without anyone reading its cases. A write that fails is logged once per cause
+    (the live sessions are still served from memory) and its sessions counted in ``failures``.
     """
 
     def __init__(self, store: RunStore, *, meta: dict[str, Any], run_id: Optional[str] = None) -> None:
@@ -384,6 +385,9 @@ class LiveRunRecorder(RunConsumer):
         self._metrics: dict[str, dict[str, int]] = {}
         self._lock = threading.Lock()
         self._logged: set[str] = set()
+        self._pending: dict[str, CaseResult] = {}
+        """Sessions finished and not yet written, by case id (evaluated twice meanwhile: the latest)."""
+        self._timer: Optional[asyncio.TimerHandle] = None
 
     def begin(self) -> None:
         """Store the run as ``live`` (raises ``StoreError`` like ``run`` when the store cannot be written)."""
@@ -396,40 +400,65 @@ class LiveRunRecorder(RunConsumer):
 
     def case_finished(self, index: int, case: CaseResult) -> None:
         with self._lock:
+            self._pending.pop(case.case_id, None)  # re-inserted: written in the order they last finished
+            self._pending[case.case_id] = case
+            if self._timer is None:  # a long batch (a slow judge): what finished is written meanwhile
+                self._timer = _later(self.flush)
+
+    def run_finished(self, run: RunResult) -> None:
+        self.flush()
+
+    def flush(self) -> None:
+        """Write the sessions finished since the last write, in one transaction (a failure is logged)."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            cases = list(self._pending.values())
+            self._pending.clear()
+            if not cases:
+                return
             try:
-                self._record(case)
+                self._record(cases)
             except Exception as exc:  # any backend's error: the server goes on, the cause is logged once
-                self.failures += 1
+                self.failures += len(cases)
                 cause = f"{type(exc).__name__}: {first_line(exc)}"
                 if cause not in self._logged and len(self._logged) < 20:
                     self._logged.add(cause)
-                    log.warning("run store %s: session %s not recorded in run %s: %s", self.store.location,
-                                case.case_id, self.run_id, cause)
+                    log.warning("run store %s: %d session(s) not recorded in run %s (%s): %s", self.store.location,
+                                len(cases), self.run_id, cases[0].case_id, cause)
 
-    def _record(self, case: CaseResult) -> None:
+    def _record(self, finished: list[CaseResult]) -> None:
         cases, metrics = dict(self._cases), {name: dict(per) for name, per in self._metrics.items()}
-        index = self.store.case_index(self.run_id, case.case_id)
-        if index is None:
-            index = self._next
-        else:  # replaced: its old statuses leave the counts
-            old_status, old_rows = self.store.case_keys(self.run_id, index)
-            if old_status is not None:
-                cases[old_status] -= 1
-            for name, old in old_rows:
-                metrics[name][old] -= 1
-                if not any(metrics[name].values()):  # a metric only that case had: gone, as in totals()
-                    del metrics[name]
-        status = case_key(case)
-        cases[status] = cases.get(status, 0) + 1
-        for m in case.metrics:
-            per = metrics.setdefault(m.name, {})
-            per[row_key(m)] = per.get(row_key(m), 0) + 1
-        self.store.record_case(self.run_id, index, case, {}, totals=tally_totals(cases, metrics))
+        known = self.store.case_indexes(self.run_id, [case.case_id for case in finished])
+        following = self._next
+        rows: list[tuple[int, CaseResult, dict[int, str]]] = []
+        for case in finished:
+            index = known.get(case.case_id)
+            if index is None:
+                index, following = following, following + 1
+            else:  # replaced: its old statuses leave the counts
+                old_status, old_rows = self.store.case_keys(self.run_id, index)
+                if old_status is not None:
+                    cases[old_status] -= 1
+                for name, old in old_rows:
+                    metrics[name][old] -= 1
+                    if not any(metrics[name].values()):  # a metric only that case had: gone, as in totals()
+                        del metrics[name]
+            status = case_key(case)
+            cases[status] = cases.get(status, 0) + 1
+            for m in case.metrics:
+                per = metrics.setdefault(m.name, {})
+                per[row_key(m)] = per.get(row_key(m), 0) + 1
+            rows.append((index, case, {}))
+        self.store.record_cases(self.run_id, rows, totals=tally_totals(cases, metrics))
         self._cases, self._metrics = cases, metrics
-        self._next = max(self._next, index + 1)
-        self.recorded += 1
+        self._next = max(self._next, following)
+        self.recorded += len(rows)
 
     def close(self, *, status: str = "completed") -> None:
-        """End the run with its final totals (``interrupted`` when sessions were left unevaluated)."""
+        """Write what is left, then end the run with its final totals (``interrupted`` when sessions were left
+        unevaluated)."""
+        self.flush()
         with self._lock:
             self.store.close_run(self.run_id, status=status, totals=self.totals())
