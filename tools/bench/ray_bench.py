@@ -75,10 +75,10 @@ def main() -> None:
         import ray
     except ImportError:
         raise SystemExit('ray_bench needs the ray extra: pip install "agentevals-cli[ray]"') from None
-    from agentevals.engine.ray_pool import BATCH_CASES
+    from agentevals.engine.ray_pool import batch_cases
 
     print(f"agentevals --executor ray vs local (python {sys.version.split()[0]}, {os.cpu_count()} cores, "
-          f"ray {ray.__version__}, {args.traces} traces, batches of {BATCH_CASES} cases)")
+          f"ray {ray.__version__}, {args.traces} traces, batches of {batch_cases(args.traces, args.cpus)} cases)")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         traces, size = generate(args.traces, folder)

@@ -7,7 +7,9 @@ same sequence numbers) and sends them out in batches of ``BATCH_CASES`` to long-
 actors, one per CPU of the cluster. Each actor holds its own copy of the run's evaluators for the whole
 run (builtin metrics, AgentV checks, ``type: python`` and code evaluators alike, so their worker processes
 live as long as the actor) and evaluates a batch with ``evaluate_cases``, the local pool's own code: same
-deadlines, limits and error rows. Results go back to the driver's ``Output`` in the run's order.
+deadlines, limits and error rows. Results go back to the driver's ``Output`` in the run's order. Batches
+are sized to the run and the cluster (``batch_cases``: about four per actor), so a thousand cases on two CPUs
+travel as eight batches, not hundreds. Ray is started (or joined) once per process (``connect``).
 
 Why this module is part of the engine and not of ``agentevals.execution``: the pool forms cases, pairs
 them with eval cases, applies stored results and orders output, which are the engine's business; what is
@@ -63,16 +65,32 @@ from .options import RunOptions
 from .output import Output
 from .pool import GivenResults, LocalPool, evaluate_cases
 
-__all__ = ["BATCH_CASES", "MAX_ATTEMPTS", "EvalWorker", "RayExecutor", "RayPool", "TraceReader", "TraceRef"]
+__all__ = ["BATCH_CASES", "MAX_ATTEMPTS", "MAX_BATCH", "EvalWorker", "RayExecutor", "RayPool", "TraceReader",
+           "TraceRef", "batch_cases"]
 
 log = logging.getLogger("agentevals.execution.ray_executor")  # the name -vv users filter on, as before the move
 
 BATCH_CASES = 32
-"""Cases per batch. A round trip to an actor costs ~1 ms (0.5–0.7 ms pipelined; tools/bench/ray_bench.py)
-and the cheapest case (one builtin metric) ~5 ms: 32 cases keep the overhead under 1% while a batch stays
-small enough to spread a run across many actors and to re-run cheaply when a worker is lost."""
+"""Cases per batch until the run's size is known (the first chunk of the input read). A round trip to an actor
+costs ~1 ms (0.5–0.7 ms pipelined; tools/bench/ray_bench.py) and the cheapest case (one builtin metric) ~5 ms."""
 MIN_BATCH = 4
-"""Cases sent at once to an actor that has nothing to do (the start of a run, a large cluster)."""
+"""Cases sent at once to an actor that has nothing to do (the start of a run, a large cluster), and the
+smallest batch ``batch_cases`` gives."""
+MAX_BATCH = 256
+"""The largest batch: a lost worker re-runs at most this many cases, and results come back steadily."""
+BATCHES_PER_ACTOR = 4
+"""Batches each actor gets over a run (``batch_cases``): enough to even out the actors' ends of the run."""
+
+
+def batch_cases(cases: int, actors: int) -> int:
+    """Cases per batch for a run of about ``cases`` cases on ``actors`` actors (one per CPU of the cluster):
+    ``ceil(cases / (BATCHES_PER_ACTOR * actors))``, within ``MIN_BATCH``..``MAX_BATCH``.
+
+        batch_cases(1000, 2)     # 125: eight batches, four per actor
+        batch_cases(20, 2)       # 4
+        batch_cases(100_000, 8)  # 256
+    """
+    return max(MIN_BATCH, min(MAX_BATCH, math.ceil(cases / (BATCHES_PER_ACTOR * max(1, actors)))))
 IN_FLIGHT = 2
 """Batches sent to one actor at a time: the next is there when the current one finishes."""
 READ_CHUNK = 64
@@ -122,7 +140,7 @@ class RayPool:
         self.options = options
         self.output = output
         self.batch_size = BATCH_CASES
-        self._ray, self._started = connect(options.ray_address)
+        self._ray, _ = connect(options.ray_address)  # once per process: later runs use the same instance
         shipped, staged, runtime_env, bundle = ship_evaluators(self.evaluators)
         actors = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
         state = (shipped, options, eval_set, staged, bundle)  # small states travel inline with each actor
@@ -164,6 +182,7 @@ class RayPool:
                                                          pinned=given.pinned)
         self._reader = reader_cls.remote(inputs, trace_format, keep_spans, os.getcwd(), context)
         pending = self._reader.next.remote()
+        traces = 0
         while True:
             try:
                 index, chunks, done = await pending
@@ -178,7 +197,10 @@ class RayPool:
                     yield entry
                 else:
                     trace_id, session_id, start_ns, source, position, fraction = entry
+                    traces += 1
                     yield TraceRef(trace_id, session_id, start_ns, source, chunks[0], position), fraction
+            if index and index[-1][-1] > 0:  # the run's size, from how far this chunk got into the input
+                self.batch_size = batch_cases(math.ceil(traces / index[-1][-1]), len(self.actors))
             if done:
                 return
 
@@ -237,8 +259,6 @@ class RayPool:
             except Exception:
                 log.debug("ending a Ray actor failed", exc_info=True)
         self.actors = []
-        if self._started:
-            ray.shutdown()
 
     def _look_up(self, case: Case, only_trace: bool) -> Optional[tuple[Case, Stored]]:
         """The case with its traces (fetched from the object store) matched to its eval case, as the

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ..evaluators.base import BaseEvaluator
 
 __all__ = ["CLOSE_TIMEOUT", "MAX_ATTEMPTS", "NAMESPACE", "ProgramWorker", "RayBackend", "RayExecutor", "connect",
-           "require", "ship_evaluators", "unpack_bundle"]
+           "disconnect", "require", "ship_evaluators", "unpack_bundle"]
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,15 @@ def require() -> Any:
 
 def connect(address: Optional[str] = None) -> tuple[Any, bool]:
     """Ray, connected: to ``address``, else ``$RAY_ADDRESS``, else a new local instance on the loopback
-    interface. Returns the module and whether this call started the connection (then its caller ends it)."""
+    interface. Returns the module and whether this call started the connection.
+
+    Once per process: a connection (or local instance) made here stays for the next run of the same process
+    (starting a local instance costs seconds, more than a thousand cases' evaluation) and ends with the
+    process (Ray's own exit handler), or with ``disconnect``; a connection the caller made is used as it is.
+
+        ray, started = connect()      # a local instance, started now
+        ray, started = connect()      # the same one: started is False
+    """
     ray = require()
     if ray.is_initialized():
         return ray, False
@@ -93,7 +101,27 @@ def connect(address: Optional[str] = None) -> tuple[Any, bool]:
     except Exception as exc:  # a wrong address, a cluster of another Ray version…: a usage error (exit 2)
         where = address or "a local instance"
         raise ConfigError(f"ray: cannot connect to {where}: {first_line(exc)}") from None
+    global _connected_here
+    _connected_here = True
     return ray, True
+
+
+_connected_here = False
+"""Whether ``connect`` made this process's Ray connection (``disconnect`` ends only such a one)."""
+
+
+def disconnect() -> bool:
+    """End the Ray connection (and the local instance) that ``connect`` made, if it made one; whether it did.
+    Not needed before exit; for a long-lived process that is done with Ray, or wants another cluster."""
+    global _connected_here
+    if not _connected_here:
+        return False
+    _connected_here = False
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+    return True
 
 
 def _check_reachable(address: str) -> None:
@@ -291,14 +319,13 @@ class RayExecutor(EvaluatorBackend):
         self._ready: Optional[asyncio.Future[Any]] = None
         self._next = 0
         self._ray: Any = None
-        self._started = False
         self._env_setting: Any = None
 
     def _start(self) -> None:
         from .manifest import read_manifest
         from .sandbox_env import current_env_setting
 
-        self._ray, self._started = connect(None)
+        self._ray, _ = connect(None)
         self._env_setting = current_env_setting()  # the entry's ``env:`` (this runs within its evaluation)
         stage = Path(tempfile.mkdtemp(prefix="agentevals-ray-"))
         _stage_file(self._path.parent, Path(self._path.name), stage)  # the evaluator's folder is its own here
@@ -365,9 +392,7 @@ class RayExecutor(EvaluatorBackend):
         for actor in self._actors:
             self._ray.kill(actor, no_restart=True)
         self._actors = []
-        self._ready = None
-        if self._started:
-            self._ray.shutdown()
+        self._ready = None  # Ray itself stays connected for the process's next run (``connect``)
 
 
 RayBackend = RayExecutor
