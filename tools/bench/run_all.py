@@ -82,6 +82,23 @@ def timed(cmd: list[str], repeat: int) -> tuple[float, float, int]:
     return statistics.median(walls), min(walls), max(s.peak_mib for s in samples)
 
 
+def paired_cpu(first: list[str], second: list[str], pairs: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Median (wall, CPU) seconds of two commands run in alternating pairs (CPU: the command and its children)."""
+    import resource
+
+    figures: tuple[list[tuple[float, float]], list[tuple[float, float]]] = ([], [])
+    for _ in range(pairs):
+        for cmd, out in ((first, figures[0]), (second, figures[1])):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, timeout=1800)
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            out.append((wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime))
+    return tuple((statistics.median(w for w, _ in f), statistics.median(c for _, c in f))  # type: ignore[return-value]
+                 for f in figures)
+
+
 def precompile() -> None:
     """Write the bytecode caches that an installed package has (pip compiles on install): in an
     environment without them (uv's default, PYTHONDONTWRITEBYTECODE) every run would first compile
@@ -153,10 +170,14 @@ def main() -> None:
             median, best, peak = timed([*run, "--no-store"], max(1, args.repeat // 3))
             print(f"  {n:5d} traces ({size / 1e6:6.1f} MB)  two metrics   median {median:6.2f} s   "
                   f"{n / median:7.0f} traces/s   peak RSS {peak} MiB ({peak / (size / 2**20):.1f}x input)")
-            recorded, _, _ = timed([*run, "--no-cache"], max(1, args.repeat // 3))
+            # Store on against --no-store in alternating pairs, wall and CPU (the machine is shared: CPU is
+            # the steadier figure), so that both sides see the same load.
+            off, on = paired_cpu([*run, "--no-store"], [*run, "--no-cache"], max(2, args.repeat // 2))
             cached, _, _ = timed(run, max(1, args.repeat // 3))
-            print(f"  {n:5d} traces  run store (SQLite): recorded {recorded:6.2f} s "
-                  f"({(recorded - median) / n * 1000:+.2f} ms/case vs --no-store), all cached {cached:6.2f} s")
+            print(f"  {n:5d} traces  run store (SQLite): recorded wall {on[0]:6.2f} s vs {off[0]:6.2f} s "
+                  f"({(on[0] - off[0]) / n * 1000:+.2f} ms/case, {(on[0] / off[0] - 1) * 100:+.0f}%), "
+                  f"CPU {on[1]:6.2f} s vs {off[1]:6.2f} s ({(on[1] - off[1]) / n * 1000:+.2f} ms/case, "
+                  f"{(on[1] / off[1] - 1) * 100:+.0f}%); all cached {cached:6.2f} s")
 
 
 if __name__ == "__main__":

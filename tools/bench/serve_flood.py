@@ -4,8 +4,9 @@
 
 Each span is the root of its own trace (a session of its own, evaluated with tool_call_count_v1). Batches
 are sent back to back; a refused batch (503) is retried after its Retry-After, up to --seconds in all.
-Prints: batches accepted/refused, sessions evaluated, server peak RSS, /api/health latency, and how many
-sessions the live run recorded in the run store (a fresh SQLite file; ``--no-store`` for none). Figures only.
+Prints: batches accepted/refused, sessions evaluated, server peak RSS and CPU, /api/health latency, and how
+many sessions the live run recorded in the run store (a fresh SQLite file; ``--no-store`` for none) and how
+many per second. Figures only.
 """
 
 from __future__ import annotations
@@ -43,6 +44,13 @@ def rss_mib(pid: int) -> float:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (/proc/PID/stat; its evaluator processes aside)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--spans", type=int, default=100_000)
@@ -64,6 +72,7 @@ def main() -> None:
         api = re.search(r"API:\s+(\S+)", out).group(1)
         otlp = re.search(r"OTLP HTTP:\s+(\S+)", out).group(1)
         http = requests.Session()
+        cpu_before = cpu_seconds(proc.pid)
         accepted = refused = 0
         peak = rss_mib(proc.pid)
         latencies = []
@@ -92,17 +101,20 @@ def main() -> None:
             return run["totals"]["cases"]["total"]
 
         while (health["buffered"] or recorded() < expected) and time.monotonic() - start < args.seconds:
-            time.sleep(0.5)
+            time.sleep(0.1)
             health = http.get(f"{api}/health", timeout=30).json()["data"]["receiver"]
             peak = max(peak, rss_mib(proc.pid))
         total = time.monotonic() - start
+        server_cpu = cpu_seconds(proc.pid) - cpu_before
         print(f"spans sent: {accepted * args.batch:,} in {sent:.1f}s ({accepted} batches accepted, {refused} refused "
               f"with 503); all evaluated after {total:.1f}s ({accepted * args.batch / total:,.0f} sessions/s)")
         print(f"server peak RSS: {peak:.0f} MiB (budget {args.budget:,} spans)")
         print(f"/api/health during the flood: median {statistics.median(latencies):.1f} ms, "
               f"max {max(latencies):.1f} ms")
+        print(f"server CPU: {server_cpu:.1f} s ({server_cpu / max(expected, 1) * 1000:.2f} ms per session)")
         print("run store: off (--no-store)" if args.no_store else
-              f"run store: the live run recorded {recorded():,} sessions ({os.path.getsize(store) / 2**20:.0f} MiB)")
+              f"run store: the live run recorded {recorded():,} sessions ({os.path.getsize(store) / 2**20:.0f} MiB), "
+              f"{recorded() / total:,.0f} sessions recorded/s (first batch sent to last session recorded)")
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(30)

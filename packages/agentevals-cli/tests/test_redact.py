@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from agentevals.core.redact import redact, redact_obj, redact_url, secret_values
+from agentevals.core.redact import may_need_redaction, redact, redact_obj, redact_url, secret_values
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -103,6 +105,33 @@ def test_the_literal_prefilters_never_skip_a_secret(text: str):
     full = module._TOKEN_SHAPES.sub(module.MASK, text)
     full = module._URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{module.MASK}@", full)
     assert module._redact(text, None) == full
+
+
+_JSON_VALUES = st.recursive(
+    st.one_of(st.none(), st.integers(), st.floats(allow_nan=False), st.lists(st.sampled_from(
+        [*_FRAGMENTS, "tok-1234567890", "p4ssw0rd-long", '"', "\\", "\t"]), max_size=6).map("".join)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.sampled_from([*_FRAGMENTS, "tok-1234567890"]), inner, max_size=4)),
+    max_leaves=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON_VALUES)
+def test_a_document_said_to_need_no_redaction_has_nothing_to_redact(value):
+    # The run store checks a whole JSON document at once and walks it only when this says so.
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if not may_need_redaction(text):
+        assert redact_obj(value) == value
+
+
+def test_a_secret_json_escapes_makes_every_document_walked(monkeypatch):
+    monkeypatch.setenv("QUOTED_API_KEY", 'quote"d-secret-value')
+    value = {"error": 'failed with quote"d-secret-value'}
+    assert json.dumps(value) not in ("", None) and 'quote"d-secret-value' not in json.dumps(value)
+    assert may_need_redaction(json.dumps(value))
+    assert redact_obj(value) == {"error": "failed with ***"}
+    monkeypatch.delenv("QUOTED_API_KEY")
+    assert not may_need_redaction(json.dumps(value))
 
 
 @pytest.mark.parametrize("argv,shown", [

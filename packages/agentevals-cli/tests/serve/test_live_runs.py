@@ -93,6 +93,43 @@ def test_sessions_from_the_sdk_are_cases_of_the_live_run(serve, tmp_path):
     assert final["complete"] is True and final["cases"] == document["cases"]
 
 
+def test_a_session_the_api_calls_evaluated_is_in_the_run_store(serve, tmp_path):
+    """Sessions are written to the live run in batches: one a client sees evaluated is already stored (the
+    session is marked after its batch is written), and every one of a burst is stored once."""
+    from agentevals.store import RunStore
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+    from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
+
+    count = 150  # within /api/sessions' page: a few evaluation batches
+    spans = [Span(trace_id=(i + 1).to_bytes(16, "big"), span_id=(i + 1).to_bytes(8, "big"), name="chat",
+                  start_time_unix_nano=1, end_time_unix_nano=2,
+                  attributes=[KeyValue(key="gen_ai.operation.name", value=AnyValue(string_value="chat"))])
+             for i in range(count)]
+    body = ExportTraceServiceRequest(resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=spans)])])
+    store = str(tmp_path / "runs.sqlite")
+    server = serve("--store", store, "-m", "tool_call_count_v1")
+    (live,) = listed_runs(store)
+    sent = requests.post(f"{server.otlp_http}/v1/traces", data=body.SerializeToString(), timeout=30,
+                         headers={"Content-Type": "application/x-protobuf"})
+    assert sent.status_code == 200
+    runs = RunStore.open(store)
+    try:
+        deadline = time.monotonic() + 120
+        evaluated: set[str] = set()
+        while len(evaluated) < count:
+            assert time.monotonic() < deadline, f"{len(evaluated)} of {count} sessions evaluated"
+            sessions = server.get("/sessions", params={"limit": 200}).json()["data"]
+            evaluated = {s["session_id"] for s in sessions if s["status"] == "evaluated"}
+            stored = [case.case_id for _, case in runs.load_cases(live["run_id"])]  # read after the sessions
+            assert evaluated <= set(stored), sorted(evaluated - set(stored))[:5]
+            time.sleep(0.05)
+        assert sorted(stored) == sorted(f"{i + 1:032x}" for i in range(count))  # each once
+        assert runs.get_run(live["run_id"]).totals["cases"]["total"] == count
+    finally:
+        runs.close()
+
+
 def test_done_when_default_endpoint_and_default_store(monkeypatch, tmp_path):
     """The issue's check, literally: an agent on the plain SDK with its default endpoint, `serve` with its
     default OTLP ports and default run store; the session shows in `agentevals runs list` (no flags)."""

@@ -189,3 +189,54 @@ def test_sigterm_and_sighup_also_write_partial_reports(tmp_path, signum, code):
     runs = json.loads(subprocess.run([sys.executable, "-m", "agentevals", "runs", "list", "--json", "--store", store],
                                      capture_output=True, text=True, timeout=60, check=True).stdout)
     assert runs[0]["status"] == "interrupted" and runs[0]["exit_code"] == code
+
+
+@pytest.mark.timeout(900)
+def test_a_run_killed_between_store_writes_keeps_every_written_case_and_resumes(tmp_path, store_url):
+    """The store is written in batches (``store._recording.FLUSH_CASES`` / ``FLUSH_SECONDS``): a run killed
+    outright (SIGKILL: no handler, no last write) keeps every whole batch written before, and ``--resume``
+    runs only the cases that were not written."""
+    from agentevals.store import RunStore
+
+    count = 240
+    root, ids = project(tmp_path, count)
+    proc, _ = start(root, store_url)
+    try:
+        wait_for(lambda: len(lines(root / "marks")) >= count // 3, 600, "a third of the cases")
+        os.killpg(proc.pid, signal.SIGKILL)  # the command and its evaluator processes, at once
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    marked = lines(root / "marks")
+
+    store = RunStore.open(store_url)
+    try:
+        (record,) = store.list_runs()
+        assert record.status == "running"  # killed: nothing could mark it
+        stored = store.load_cases(record.run_id)
+    finally:
+        store.close()
+    written = [case.case_id for _, case in stored]
+    # Some batches were written, each whole: every stored case has its result row and was evaluated.
+    assert 0 < len(written) <= len(marked) and set(written) <= set(marked)
+    assert all(len(case.metrics) == 1 and case.metrics[0].status.value == "PASSED" for _, case in stored)
+
+    resumed, _ = start(root, store_url, "--resume", "--no-cache")
+    out_text, err_text = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, err_text.decode()
+    counts = Counter(lines(root / "marks"))
+    assert set(counts) == set(ids)
+    assert [t for t in written if counts[t] > 1] == []  # a written case is not evaluated again
+    assert f"note: {len(written)} results reused from the run store" in out_text.decode()
+    final = json.loads((root / "out" / "run.json").read_text())
+    assert final["run_id"] == record.run_id and final["complete"] is True
+    assert [c["case_id"] for c in final["cases"]] == ids
+    store = RunStore.open(store_url)
+    try:
+        assert store.get_run(record.run_id).status == "completed"
+        assert [case.case_id for _, case in store.load_cases(record.run_id)] == ids
+    finally:
+        store.close()

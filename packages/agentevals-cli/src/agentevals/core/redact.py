@@ -33,7 +33,7 @@ import re
 from functools import lru_cache
 from typing import Any, TypeVar
 
-__all__ = ["MASK", "redact", "redact_argv", "redact_obj", "redact_url", "secret_values"]
+__all__ = ["MASK", "may_need_redaction", "redact", "redact_argv", "redact_obj", "redact_url", "secret_values"]
 
 MASK = "***"
 
@@ -165,6 +165,29 @@ def redact_argv(argv: list[str]) -> list[str]:
                 continue
         out.append(arg)
     return out
+
+
+def may_need_redaction(text: str) -> bool:
+    """Whether ``redact`` could change ``text``, or any string JSON-encoded inside it; False means ``redact_obj``
+    of the value that ``text`` encodes is that value, as it is. A whole document is checked in a few scans
+    in C instead of one call per string (what the run store writes, row after row, has nothing to hide):
+
+        text = json.dumps(value)
+        if may_need_redaction(text):
+            text = json.dumps(redact_obj(value))
+    """
+    pattern = _secrets_pattern()
+    # A secret with a character JSON escapes (a quote, a backslash, a control character) is not in the
+    # encoded text as it is: then every document takes the full walk.
+    if pattern is not None and (_escaped_in_json(pattern.pattern) or pattern.search(text)):
+        return True
+    return bool(_TOKEN_HINT.search(text)) or ("://" in text and _URL_PASSWORD.search(text) is not None)
+
+
+@lru_cache(maxsize=8)
+def _escaped_in_json(source: str) -> bool:
+    # ``re.escape`` writes a backslash as two and leaves quotes and control characters as they are.
+    return '"' in source or "\\\\" in source or any(ord(c) < 0x20 for c in source)
 
 
 def redact_obj(obj: T) -> T:

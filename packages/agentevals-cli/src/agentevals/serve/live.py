@@ -105,20 +105,32 @@ def load_eval_sets(directory: str | Path) -> dict[str, EvalSet]:
 
 
 class _Recorder(RunConsumer):
-    """Writes each finished case into its session's record."""
+    """Writes each finished case into its session's record when the batch ends: after the consumers before
+    it (the run store's live run writes the batch's sessions in ``run_finished``), so that a session the API
+    says is evaluated is in the run store too."""
 
     def __init__(self, store: SessionStore, records: dict[str, SessionRecord]) -> None:
         self.store = store
         self.records = records
+        self.finished: list[CaseResult] = []
 
     def case_finished(self, index: int, case: CaseResult) -> None:
-        record = self.records.get(case.case_id)
-        if record is None:
-            return
-        record.result = case
-        record.status = "evaluated"
-        record.evaluated_at = time.time()
-        self.store.put(record)
+        self.finished.append(case)
+
+    def run_finished(self, run: object) -> None:
+        self.mark()
+
+    def mark(self) -> None:
+        """Mark the sessions finished so far evaluated."""
+        finished, self.finished = self.finished, []
+        for case in finished:
+            record = self.records.get(case.case_id)
+            if record is None:
+                continue
+            record.result = case
+            record.status = "evaluated"
+            record.evaluated_at = time.time()
+            self.store.put(record)
 
 
 class LiveEvaluator:
@@ -238,14 +250,16 @@ class LiveEvaluator:
             groups.setdefault(key, []).extend(converted)
             self.store.put(record)
         for key, traces in groups.items():
+            # The session is marked evaluated last: once the API says so, the run store has it too.
+            marker = _Recorder(self.store, records)
             try:
                 evaluators, options = self.settings.prepare()
                 options.independent_cases = True  # a batch of sessions, each evaluated as if alone
-                # The session is marked evaluated last: once the API says so, the run store has it too.
                 await run_evaluation(traces, evaluators, eval_set=sets[key], options=options,
-                                     consumers=[*self.consumers, _Recorder(self.store, records)])
+                                     consumers=[*self.consumers, marker])
             except Exception as exc:
                 log.debug("evaluating live sessions failed", exc_info=True)
+                marker.mark()  # the sessions that finished before the failure keep their results
                 for record in records.values():
                     if record.status == "evaluating" and record.eval_set_id == key:
                         record.status, record.error = "error", f"{type(exc).__name__}: {first_line(exc)}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import Callable, Collection
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from ..evaluators.base import BaseEvaluator
     from ._store import RunStore, SourceRecord
 
-__all__ = ["LiveRunRecorder", "StoreConsumer", "StoreReuse", "run_meta"]
+__all__ = ["FLUSH_CASES", "FLUSH_SECONDS", "LiveRunRecorder", "StoreConsumer", "StoreReuse", "run_meta"]
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,13 @@ _CACHEABLE = (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
 """What the cache reuses: scores. ERROR and NOT_EVALUATED often depend on the moment (a network error,
 a missing API key) and are tried again."""
 _FAILING = (Status.FAILED, Status.ERROR)
+
+FLUSH_CASES = 256
+"""Finished cases ``StoreConsumer`` writes in one transaction: one commit and a few multi-row statements per
+batch instead of a dozen statements and a commit per case (the store's cost of a run is then a few percent)."""
+FLUSH_SECONDS = 0.5
+"""…or fewer, this long after the first of them finished: a slow run's cases reach the store (``runs show``,
+serve's Runs page, ``--resume`` after a crash) within this long of finishing."""
 
 
 def run_meta(*, options: dict[str, Any], config_path: Optional[str] = None,
@@ -181,7 +189,9 @@ def _store_files(store: RunStore) -> list[Path]:
 
 
 class StoreConsumer(RunConsumer):
-    """Writes the run to the store as it goes: the run row first, then each case as it finishes.
+    """Writes the run to the store as it goes: the run row first, then its finished cases in batches (every
+    ``FLUSH_CASES`` cases or ``FLUSH_SECONDS``, one transaction each), the rest when the run ends or is
+    abandoned. A run killed outright keeps every case written before its last batch; ``--resume`` runs the rest.
 
     ``exit_code`` computes the code recorded with the run; ``interrupted`` is set by whoever stopped the
     run (the CLI's signal handling), which makes the stored status ``interrupted`` (``--resume`` continues it).
@@ -222,6 +232,9 @@ class StoreConsumer(RunConsumer):
         self.copied_from: Optional[str] = None
         """A stored run whose cases this run repeats (a whole-input cache hit, ``store._replay``): its rows
         are copied in one statement when the run starts, not written case by case."""
+        self._batch: list[tuple[int, CaseResult, dict[int, str]]] = []
+        self._timer: Optional[asyncio.TimerHandle] = None
+        self._writing = False
 
     def _fail(self, exc: Exception) -> None:
         if self.failure is None:
@@ -249,17 +262,40 @@ class StoreConsumer(RunConsumer):
         if self.failure is not None:  # one wait on a failed store is enough (a lock waits for seconds)
             self.unstored += 1
             return
+        self._batch.append((index, case, keys))
+        if len(self._batch) >= FLUSH_CASES:
+            self.flush()
+        elif self._timer is None:
+            self._timer = _later(self.flush)
+            if self._timer is None:  # no event loop to come back on: now
+                self.flush()
+
+    def flush(self) -> None:
+        """Write the cases finished since the last write, in one transaction."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._batch or self._writing:  # (``abandon`` from a signal while a batch is being written)
+            return
+        batch, self._batch = self._batch, []
+        self._writing = True
         try:
+            if self.failure is not None:
+                self.unstored += len(batch)
+                return
             self._record_sources(final=False)
-            self.store.record_case(self.run_id, index, case, keys)
-            self.recorded += 1
+            self.store.record_cases(self.run_id, batch)
+            self.recorded += len(batch)
         except Exception as exc:
             self._fail(exc)
-            self.unstored += 1
+            self.unstored += len(batch)
+        finally:
+            self._writing = False
 
     def run_finished(self, run: RunResult) -> None:
         from ..errors import StoreError
 
+        self.flush()
         self._run = run
         if self.failure is None:  # before the run is "completed" (a completed run's windows are watermarks)
             try:
@@ -293,6 +329,8 @@ class StoreConsumer(RunConsumer):
     def abandon(self, exit_code: int) -> None:
         """The process ends now (a second Ctrl-C): the run is marked ``interrupted`` with what it recorded,
         never left ``running`` (``--resume`` continues it)."""
+        if not self.finished:
+            self.flush()
         if not self.finished and self.failure is None:
             self.store.close_run(self.run_id, status="interrupted", exit_code=exit_code)
             self.finished = True
@@ -301,6 +339,16 @@ class StoreConsumer(RunConsumer):
         """``run store runs.sqlite: 12 of 40 cases not recorded (OperationalError: database is locked)``."""
         return (f"run store {self.store.location}: {self.unstored} of {cases} case{'s' if cases != 1 else ''} not "
                 f"recorded ({self.failure})")
+
+
+def _later(callback: Callable[[], None]) -> Optional[asyncio.TimerHandle]:
+    """``callback`` in ``FLUSH_SECONDS`` on the running event loop (the run's: consumers are called on it), or
+    None outside one."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    return loop.call_later(FLUSH_SECONDS, callback)
 
 
 def _cause(exc: BaseException) -> str:
@@ -315,11 +363,12 @@ class LiveRunRecorder(RunConsumer):
         await run_evaluation(traces, evaluators, consumers=[recorder])   # once per batch of sessions
         recorder.close()             # ``completed``, with its totals
 
-    A case is found again by its case id (the session id), so a session evaluated again replaces its
-    case instead of adding one. Totals are kept as counts, and each case is written together with the
-    run's new totals: ``agentevals runs list`` shows the live run's case count and pass rate as it grows,
-    without anyone reading its cases. A write that fails is logged once per cause (the live sessions are
-    still served from memory) and counted in ``failures``.
+    Finished sessions are written together: those of one evaluation batch when it ends (``run_finished``),
+    or every ``FLUSH_SECONDS`` while a batch goes on, in one transaction with the run's new totals. A case
+    is found again by its case id (the session id), so a session evaluated again replaces its case instead
+    of adding one. Totals are kept as counts: ``agentevals runs list`` shows the live run's case count and
+    pass rate as it grows, without anyone reading its cases. A write that fails is logged once per cause
+    (the live sessions are still served from memory) and its sessions counted in ``failures``.
     """
 
     def __init__(self, store: RunStore, *, meta: dict[str, Any], run_id: Optional[str] = None) -> None:
@@ -336,6 +385,9 @@ class LiveRunRecorder(RunConsumer):
         self._metrics: dict[str, dict[str, int]] = {}
         self._lock = threading.Lock()
         self._logged: set[str] = set()
+        self._pending: dict[str, CaseResult] = {}
+        """Sessions finished and not yet written, by case id (evaluated twice meanwhile: the latest)."""
+        self._timer: Optional[asyncio.TimerHandle] = None
 
     def begin(self) -> None:
         """Store the run as ``live`` (raises ``StoreError`` like ``run`` when the store cannot be written)."""
@@ -348,40 +400,65 @@ class LiveRunRecorder(RunConsumer):
 
     def case_finished(self, index: int, case: CaseResult) -> None:
         with self._lock:
+            self._pending.pop(case.case_id, None)  # re-inserted: written in the order they last finished
+            self._pending[case.case_id] = case
+            if self._timer is None:  # a long batch (a slow judge): what finished is written meanwhile
+                self._timer = _later(self.flush)
+
+    def run_finished(self, run: RunResult) -> None:
+        self.flush()
+
+    def flush(self) -> None:
+        """Write the sessions finished since the last write, in one transaction (a failure is logged)."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            cases = list(self._pending.values())
+            self._pending.clear()
+            if not cases:
+                return
             try:
-                self._record(case)
+                self._record(cases)
             except Exception as exc:  # any backend's error: the server goes on, the cause is logged once
-                self.failures += 1
+                self.failures += len(cases)
                 cause = f"{type(exc).__name__}: {first_line(exc)}"
                 if cause not in self._logged and len(self._logged) < 20:
                     self._logged.add(cause)
-                    log.warning("run store %s: session %s not recorded in run %s: %s", self.store.location,
-                                case.case_id, self.run_id, cause)
+                    log.warning("run store %s: %d session(s) not recorded in run %s (%s): %s", self.store.location,
+                                len(cases), self.run_id, cases[0].case_id, cause)
 
-    def _record(self, case: CaseResult) -> None:
+    def _record(self, finished: list[CaseResult]) -> None:
         cases, metrics = dict(self._cases), {name: dict(per) for name, per in self._metrics.items()}
-        index = self.store.case_index(self.run_id, case.case_id)
-        if index is None:
-            index = self._next
-        else:  # replaced: its old statuses leave the counts
-            old_status, old_rows = self.store.case_keys(self.run_id, index)
-            if old_status is not None:
-                cases[old_status] -= 1
-            for name, old in old_rows:
-                metrics[name][old] -= 1
-                if not any(metrics[name].values()):  # a metric only that case had: gone, as in totals()
-                    del metrics[name]
-        status = case_key(case)
-        cases[status] = cases.get(status, 0) + 1
-        for m in case.metrics:
-            per = metrics.setdefault(m.name, {})
-            per[row_key(m)] = per.get(row_key(m), 0) + 1
-        self.store.record_case(self.run_id, index, case, {}, totals=tally_totals(cases, metrics))
+        known = self.store.case_indexes(self.run_id, [case.case_id for case in finished])
+        following = self._next
+        rows: list[tuple[int, CaseResult, dict[int, str]]] = []
+        for case in finished:
+            index = known.get(case.case_id)
+            if index is None:
+                index, following = following, following + 1
+            else:  # replaced: its old statuses leave the counts
+                old_status, old_rows = self.store.case_keys(self.run_id, index)
+                if old_status is not None:
+                    cases[old_status] -= 1
+                for name, old in old_rows:
+                    metrics[name][old] -= 1
+                    if not any(metrics[name].values()):  # a metric only that case had: gone, as in totals()
+                        del metrics[name]
+            status = case_key(case)
+            cases[status] = cases.get(status, 0) + 1
+            for m in case.metrics:
+                per = metrics.setdefault(m.name, {})
+                per[row_key(m)] = per.get(row_key(m), 0) + 1
+            rows.append((index, case, {}))
+        self.store.record_cases(self.run_id, rows, totals=tally_totals(cases, metrics))
         self._cases, self._metrics = cases, metrics
-        self._next = max(self._next, index + 1)
-        self.recorded += 1
+        self._next = max(self._next, following)
+        self.recorded += len(rows)
 
     def close(self, *, status: str = "completed") -> None:
-        """End the run with its final totals (``interrupted`` when sessions were left unevaluated)."""
+        """Write what is left, then end the run with its final totals (``interrupted`` when sessions were left
+        unevaluated)."""
+        self.flush()
         with self._lock:
             self.store.close_run(self.run_id, status=status, totals=self.totals())

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Optional, Union
 
-from ..core.redact import redact, redact_obj, redact_url
+from ..core.redact import may_need_redaction, redact, redact_obj, redact_url
 from ..errors import RunNotFoundError, StoreError
 from ..results import SKIP_KINDS, CaseResult, MetricResult, RunResult, Status, case_status, row_key, utc_now
 from ._db import Database, connect
@@ -154,24 +154,41 @@ class RunStore:
         """Store one finished case (replacing what a resumed run stored at ``index``). ``keys`` maps a
         metric's position in ``case.metrics`` to its work key (see ``store.keys``); ``totals``, when
         given, become the run's totals in the same transaction (a live run's running count)."""
-        shell = _shell(case)
-        rows = [(run_id, index, pos, case.case_id, m.name, m.name, m.status.value, m.score, keys.get(pos),
-                 _dumps(m.model_dump(mode="json"))) for pos, m in enumerate(case.metrics)]
+        self.record_cases(run_id, [(index, case, keys)], totals=totals)
+
+    def record_cases(self, run_id: str, cases: Sequence[tuple[int, CaseResult, dict[int, str]]], *,
+                     totals: Optional[dict[str, Any]] = None) -> None:
+        """Store finished cases in one transaction, each as ``record_case`` stores one: ``(index, case, keys)``,
+        the indexes distinct (a case already stored at one is replaced). What ``run`` and ``serve`` write as
+        a run goes: one transaction and a few multi-row statements per batch, not a dozen statements per case.
+
+            store.record_cases(run_id, [(0, first, {}), (1, second, {0: key})])
+        """
+        case_rows: list[tuple[Any, ...]] = []
+        metric_rows: list[tuple[Any, ...]] = []
+        trace_rows: list[tuple[Any, ...]] = []
+        labels: list[LabelRecord] = []
+        for index, case, keys in cases:
+            case_rows.append((run_id, index, case.case_id, case_status(case).value, _dumps(_shell(case))))
+            metric_rows += [(run_id, index, pos, case.case_id, m.name, m.name, m.status.value, m.score, keys.get(pos),
+                             _dumps(m.model_dump(mode="json"))) for pos, m in enumerate(case.metrics)]
+            trace_rows += [(run_id, index, t) for t in dict.fromkeys(case.trace_ids)]
+            # from the eval case it matched (labels that travel with a golden set)
+            labels += [LabelRecord(run_id, index, case.case_id, label) for label in case.labels]
+        where = [(run_id, index) for index, _, _ in cases]
         with self._writing():
-            self.db.execute("DELETE FROM metric_results WHERE run_id = ? AND idx = ?", (run_id, index))
-            self.db.execute("DELETE FROM cases WHERE run_id = ? AND idx = ?", (run_id, index))
-            self.db.execute("DELETE FROM case_traces WHERE run_id = ? AND idx = ?", (run_id, index))
-            self.db.executemany("INSERT INTO case_traces (run_id, idx, trace_id) VALUES (?, ?, ?)",
-                                [(run_id, index, t) for t in dict.fromkeys(case.trace_ids)])
-            self.db.execute("INSERT INTO cases (run_id, idx, case_id, status, case_json) VALUES (?, ?, ?, ?, ?)",
-                            (run_id, index, case.case_id, case_status(case).value, _dumps(shell)))
+            for table in ("metric_results", "cases", "case_traces"):
+                self.db.executemany(f"DELETE FROM {table} WHERE run_id = ? AND idx = ?", where)
+            self.db.executemany("INSERT INTO case_traces (run_id, idx, trace_id) VALUES (?, ?, ?)", trace_rows)
+            self.db.executemany("INSERT INTO cases (run_id, idx, case_id, status, case_json) VALUES (?, ?, ?, ?, ?)",
+                                case_rows)
             self.db.executemany(
                 "INSERT INTO metric_results (run_id, idx, pos, case_id, evaluator, metric, status, score, work_key, "
-                "metric_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                "metric_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", metric_rows)
             if totals is not None:
                 self.db.execute("UPDATE runs SET totals = ? WHERE run_id = ?", (_dumps(totals), run_id))
-            if case.labels:  # from the eval case it matched (labels that travel with a golden set)
-                write_labels(self.db, [LabelRecord(run_id, index, case.case_id, label) for label in case.labels])
+            if labels:
+                write_labels(self.db, labels)
 
     def copy_cases(self, source: str, run_id: str) -> int:
         """Copy every stored case of run ``source`` (its metric rows, work keys and trace ids, not its labels)
@@ -412,6 +429,18 @@ class RunStore:
         rows = self.db.execute("SELECT idx FROM cases WHERE run_id = ? AND case_id = ?", (run_id, case_id))
         return min(row[0] for row in rows) if rows else None
 
+    def case_indexes(self, run_id: str, case_ids: Sequence[str]) -> dict[str, int]:
+        """``case_index`` of many case ids at once (those stored in the run; the others are left out)."""
+        found: dict[str, int] = {}
+        ids = list(dict.fromkeys(case_ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            for case_id, idx in self.db.execute(
+                    f"SELECT case_id, idx FROM cases WHERE run_id = ? AND case_id IN ({', '.join('?' * len(chunk))})",
+                    [run_id, *chunk]):
+                found[case_id] = min(idx, found.get(case_id, idx))
+        return found
+
     def case_statuses(self, run_id: str, index: int) -> tuple[Optional[Status], list[tuple[str, Status]]]:
         """The stored case status at ``index`` and its rows as (metric, status); (None, []) when empty."""
         case = self.db.execute("SELECT status FROM cases WHERE run_id = ? AND idx = ?", (run_id, index))
@@ -526,7 +555,10 @@ def _shell(case: CaseResult) -> dict[str, Any]:
 
 def _dumps(value: Any) -> str:
     """JSON of ``value`` with secrets redacted: nothing the store keeps can leak a key (``agentevals.core.redact``)."""
-    return json.dumps(redact_obj(value), ensure_ascii=False, separators=(",", ":"), default=str)
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    if may_need_redaction(text):  # rarely: most rows have nothing to hide, and walking each string is slow
+        text = json.dumps(redact_obj(value), ensure_ascii=False, separators=(",", ":"), default=str)
+    return text
 
 
 def run_sources(pulled: list[SourceRecord], cases: Iterable[CaseResult]) -> list[dict[str, Any]]:
