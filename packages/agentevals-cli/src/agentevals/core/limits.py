@@ -28,7 +28,7 @@ import math
 import os
 from dataclasses import dataclass
 
-__all__ = ["EVALUATOR_TIMEOUT", "JUDGE_REQUEST_TIMEOUT", "SCRIPT_TIMEOUT", "Limits", "current_limits", "variable"]
+__all__ = ["EVALUATOR_TIMEOUT", "JUDGE_REQUEST_TIMEOUT", "SCRIPT_TIMEOUT", "Limits", "current_limit", "current_limits", "variable"]
 
 # Default deadlines, one place for all of them (each module imports its own; none keeps a copy).
 EVALUATOR_TIMEOUT = 300.0
@@ -91,6 +91,17 @@ def current_limits() -> Limits:
         max_spans=int(_read("max_spans", base.max_spans)),
         setup_timeout=_read("setup_timeout", base.setup_timeout),
     )
+
+
+def current_limit(name: str) -> float:
+    """One limit from the environment, as ``current_limits()`` gives it (a hot path reads only the one it needs)::
+
+        int(current_limit("max_spans"))
+    """
+    return _read(name, getattr(_DEFAULTS, name))
+
+
+_DEFAULTS = Limits()
 
 
 def variable(name: str) -> str:

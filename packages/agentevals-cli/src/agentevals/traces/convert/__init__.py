@@ -11,7 +11,7 @@ import gc
 import logging
 from dataclasses import replace
 
-from ...core.limits import current_limits, variable
+from ...core.limits import current_limit, variable
 from ..model import ConvertedTrace, Span, Trace
 from .adk import AdkConverter
 from .genai import GenAIConverter
@@ -55,7 +55,7 @@ def sanitize(trace: Trace) -> tuple[Trace, list[str]]:
     """The trace with at most ``max_spans`` spans and no parent cycles, and one warning per change."""
     warnings: list[str] = []
     spans = trace.spans
-    limit = current_limits().max_spans
+    limit = int(current_limit("max_spans"))  # once per trace: only this one variable
     if len(spans) > limit:
         warnings.append(f"trace {trace.trace_id} has {len(spans)} spans; only the first {limit} were read "
                         f"(set {variable('max_spans')} to read more)")
