@@ -22,6 +22,7 @@ import agentevals  # noqa: E402
 from agentevals.api import prepare_run  # noqa: E402
 from agentevals.engine import run_evaluation  # noqa: E402
 from agentevals.engine.consumers import RunConsumer  # noqa: E402
+from support.sdk_evaluators import SLOW_SDK_EVALUATOR  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(600)]
 
@@ -39,23 +40,6 @@ class AnswerLength(Evaluator):
 
     def __call__(self, traces, final_answer=None):
         return {"score": min(1.0, len(final_answer or "") / 200)}
-'''
-
-SLOW_SDK_EVALUATOR = '''\
-import time
-
-from agentevals_evaluator_sdk import EvalInput, EvalResult, evaluator
-
-
-@evaluator
-def slow_quality(input: EvalInput) -> EvalResult:
-    time.sleep(0.1)
-    answer = input.invocations[-1].final_response or ""
-    return EvalResult(score=1.0 if len(answer) > 20 else 0.0)
-
-
-if __name__ == "__main__":
-    slow_quality.run()
 '''
 
 

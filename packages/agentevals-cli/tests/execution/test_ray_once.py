@@ -20,6 +20,7 @@ from agentevals.engine.ray_pool import MAX_BATCH, MIN_BATCH, batch_cases  # noqa
 from agentevals.execution.ray_executor import disconnect  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `support` is importable
+from support.sdk_evaluators import SLOW_SDK_EVALUATOR  # noqa: E402
 from support.traces import clone_traces  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(600)]
@@ -98,24 +99,6 @@ def test_a_later_run_of_the_process_reuses_the_evaluation_actors_with_its_own_ev
     finally:
         disconnect()
     assert not ray.is_initialized()
-
-
-SLOW_SDK_EVALUATOR = '''\
-import time
-
-from agentevals_evaluator_sdk import EvalInput, EvalResult, evaluator
-
-
-@evaluator
-def slow_quality(input: EvalInput) -> EvalResult:
-    time.sleep(0.1)
-    answer = input.invocations[-1].final_response or ""
-    return EvalResult(score=1.0 if len(answer) > 20 else 0.0)
-
-
-if __name__ == "__main__":
-    slow_quality.run()
-'''
 
 
 def _kill_a_busy_actor(killed: list[int], stop: threading.Event) -> None:
