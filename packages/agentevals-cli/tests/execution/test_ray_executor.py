@@ -9,6 +9,7 @@ import copy
 import json
 import os
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -22,6 +23,8 @@ import agentevals  # noqa: E402
 from agentevals.api import prepare_run  # noqa: E402
 from agentevals.engine import run_evaluation  # noqa: E402
 from agentevals.engine.consumers import RunConsumer  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `support` is importable
 from support.sdk_evaluators import SLOW_SDK_EVALUATOR  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(600)]
