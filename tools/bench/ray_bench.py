@@ -2,7 +2,9 @@
 
     hatch run bench:ray                 # or: python tools/bench/ray_bench.py [--traces 1000] [--cpus N]
 
-Needs the ``ray`` extra. Starts a local Ray instance (loopback, no dashboard) and shuts it down. Inputs
+Needs the ``ray`` extra. Starts a local Ray instance (loopback, no dashboard; through agentevals' own
+``connect`` unless ``--cpus`` differs from this machine's, so that runs keep their actors as they would in
+a process of agentevals) and shuts it down. Inputs
 are generated from the shipped helm trace (never committed); the evaluators are a builtin metric
 (``tool_trajectory_avg_score``) and the SDK example evaluator (``examples/evaluators/response_quality.py``,
 one process per case). Prints figures only, and whether the two executors gave the same JSON (timings
@@ -91,8 +93,13 @@ def main() -> None:
                         "    path: evaluators/response_quality.py\n")
 
         start = time.perf_counter()
-        ray.init(num_cpus=args.cpus, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
-                 configure_logging=False)
+        if args.cpus == os.cpu_count():  # started by agentevals, as a run would: its actors are kept between runs
+            from agentevals.execution.ray_executor import connect
+
+            connect()
+        else:
+            ray.init(num_cpus=args.cpus, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
+                     configure_logging=False)
         print(f"  ray start (local instance, {args.cpus} CPUs)            {time.perf_counter() - start:7.1f} s")
         try:
             rtt, pipelined = batch_overhead(ray, 200)
@@ -109,7 +116,10 @@ def main() -> None:
                       f"ray {ray_s:7.2f} s ({args.traces / ray_s:6.0f} traces/s, {steady:4.0f}/s past the fixed cost)"
                       f"   {same}")
         finally:
-            ray.shutdown()
+            from agentevals.execution.ray_executor import disconnect
+
+            if not disconnect():
+                ray.shutdown()
     print(f"  input: {size / 1e6:.1f} MB Jaeger JSON; ray times include creating the run's actors and reading "
           "the input on the cluster")
 

@@ -3,7 +3,11 @@ instance the first one started (a real local Ray), and batches are sized to the 
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +20,7 @@ from agentevals.engine.ray_pool import MAX_BATCH, MIN_BATCH, batch_cases  # noqa
 from agentevals.execution.ray_executor import disconnect  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `support` is importable
+from support.sdk_evaluators import SLOW_SDK_EVALUATOR  # noqa: E402
 from support.traces import clone_traces  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(600)]
@@ -66,3 +71,83 @@ def test_two_evaluations_in_one_process_start_ray_once(tmp_path):
 ])
 def test_batches_are_sized_to_the_run_and_the_cluster(cases, actors, size):
     assert batch_cases(cases, actors) == size
+
+
+def _evaluation_actors() -> dict[str, int]:
+    """The live evaluation actors (named ``agentevals-eval-…``) and their process ids."""
+    return {a["name"]: ray.get(ray.get_actor(a["name"], namespace="agentevals").pid.remote(), timeout=60)
+            for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith("agentevals-eval-")}
+
+
+def test_a_later_run_of_the_process_reuses_the_evaluation_actors_with_its_own_evaluators(tmp_path):
+    if ray.is_initialized():
+        pytest.skip("a Ray instance is already running in this process (this test needs to start its own)")
+    traces = tmp_path / "traces.json"
+    clone_traces(HELM, 8, traces)
+    first_kw: dict[str, Any] = {"eval_set": EVAL_SET, "metrics": ["tool_trajectory_avg_score"], "group_by": "trace"}
+    second_kw: dict[str, Any] = {"eval_set": EVAL_SET, "metrics": ["tool_call_count_v1"], "group_by": "trace"}
+    try:
+        first = agentevals.evaluate([str(traces)], executor="ray", **first_kw)
+        kept = _evaluation_actors()
+        assert kept  # closed, not ended: waiting for the next run
+        second = agentevals.evaluate([str(traces)], executor="ray", **second_kw)
+        assert _evaluation_actors() == kept  # the same processes served it
+        # ... with the second run's evaluators, not the first's
+        assert comparable(second) == comparable(agentevals.evaluate([str(traces)], **second_kw))
+        assert comparable(first) == comparable(agentevals.evaluate([str(traces)], **first_kw))
+        assert {m.name for c in second.cases for m in c.metrics} == {"tool_call_count_v1"}
+    finally:
+        disconnect()
+    assert not ray.is_initialized()
+
+
+def _kill_a_busy_actor(killed: list[int], stop: threading.Event) -> None:
+    """kill -9 an evaluation actor caught running an evaluator process (its child): mid-batch."""
+    deadline = time.monotonic() + 120
+    while not stop.is_set() and time.monotonic() < deadline:
+        for pid in _evaluation_actors().values():
+            children = [c for task in Path(f"/proc/{pid}/task").glob("*")
+                        for c in (task / "children").read_text().split()] if Path(f"/proc/{pid}").exists() else []
+            if children:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc to see an actor's evaluator process")
+def test_a_kept_actor_killed_in_a_later_run_comes_back_with_that_runs_evaluators(tmp_path, caplog):
+    """Ray restarts a lost actor with the arguments it was created with (an earlier run's evaluators): the
+    batch it is sent again carries this run's, and it sets itself up from them."""
+    if ray.is_initialized():
+        pytest.skip("a Ray instance is already running in this process (this test needs to start its own)")
+    traces = tmp_path / "traces.json"
+    clone_traces(HELM, 16, traces)
+    (tmp_path / "quality").mkdir()
+    (tmp_path / "quality" / "quality.py").write_text(SLOW_SDK_EVALUATOR)
+    (tmp_path / "quality" / "evaluator.yaml").write_text("name: quality\n")
+    config = tmp_path / "eval_config.yaml"
+    config.write_text("evaluators:\n  - name: tool_trajectory_avg_score\n    type: builtin\n"
+                      "  - name: quality\n    type: code\n    path: quality/quality.py\n")
+    killed: list[int] = []
+    stop = threading.Event()
+    try:
+        agentevals.evaluate([str(traces)], executor="ray", eval_set=EVAL_SET, metrics=["tool_call_count_v1"],
+                            group_by="trace")  # its actors are kept, created with this run's evaluators
+        kept = _evaluation_actors()
+        killer = threading.Thread(target=_kill_a_busy_actor, args=(killed, stop), daemon=True)
+        killer.start()
+        try:
+            remote = agentevals.evaluate([str(traces)], executor="ray", eval_set=EVAL_SET, config=config,
+                                         group_by="trace")
+        finally:
+            stop.set()
+            killer.join()
+        assert killed and killed[0] in kept.values(), "no kept actor was found busy to kill"
+        local = agentevals.evaluate([str(traces)], eval_set=EVAL_SET, config=config, group_by="trace")
+    finally:
+        disconnect()
+    assert "was lost" in caplog.text and "sending it again" in caplog.text
+    rows = [(c.case_id, m.name, m.status.value) for c in remote.cases for m in c.metrics]
+    assert len(rows) == len(set(rows)) == 16 * 2 and "ERROR" not in {status for *_, status in rows}
+    assert comparable(remote) == comparable(local)

@@ -50,8 +50,11 @@ from ..execution.ray_executor import (
     MAX_ATTEMPTS,
     NAMESPACE,
     connect,
+    idle_key,
+    keep_idle,
     require,
     ship_evaluators,
+    take_idle,
     unpack_bundle,
 )
 from ..results import CaseResult, InputError, MetricResult
@@ -146,9 +149,19 @@ class RayPool:
         state = (shipped, options, eval_set, staged, bundle)  # small states travel inline with each actor
         worker = self._ray.remote(EvalWorker)
         run = secrets.token_hex(4)
-        self.actors = [worker.options(num_cpus=1, max_restarts=-1, max_task_retries=0, runtime_env=runtime_env or None,
-                                      name=f"agentevals-eval-{run}-{i}", namespace=NAMESPACE).remote(state)
-                       for i in range(actors)]
+        # Actors an earlier run of this process kept (a local instance it started: ``keep_idle``) take this
+        # run's state with their first batch; new ones get it now.
+        self._key = idle_key(self._ray, runtime_env)
+        key = idle_key(self._ray, {})
+        self._reader_key = None if key is None else f"{key}#reader"
+        kept = take_idle(self._key, actors)
+        self.actors = [*kept, *(worker.options(num_cpus=1, max_restarts=-1, max_task_retries=0,
+                                               runtime_env=runtime_env or None, name=f"agentevals-eval-{run}-{i}",
+                                               namespace=NAMESPACE).remote(state, run)
+                                for i in range(len(kept), actors))]
+        self._run = (run, [self._ray.put(state)] if kept else [None])
+        """What each batch carries: the run's token and (in a list: a reference, not its value) its state, which
+        an actor that serves another run, or came back from a crash with another run's, sets itself up from."""
         self._in_flight = [0] * actors
         self._down: set[int] = set()
         """Actors lost and not yet answering again (restarting): nothing is sent to them."""
@@ -160,6 +173,7 @@ class RayPool:
         self._progress = asyncio.Event()
         self._failure: Optional[BaseException] = None
         self._reader: Any = None
+        self._read_all = False
         self.eval_set = eval_set
         self.reuse: Optional[ResultReuse] = None
         """Stored results that stand in for running a pair (the run store's cache, resume, rerun-failed):
@@ -180,7 +194,12 @@ class RayPool:
         given = self.options.read_context  # how pull sources read; the windows they read stay on the cluster
         context = None if given is None else ReadContext(since=given.since, watermarks=given.watermarks,
                                                          pinned=given.pinned)
-        self._reader = reader_cls.remote(inputs, trace_format, keep_spans, os.getcwd(), context)
+        kept = take_idle(self._reader_key, 1)  # the reader of an earlier run of this process, if kept
+        if kept:
+            self._reader = kept[0]
+            self._reader.begin.remote(inputs, trace_format, keep_spans, os.getcwd(), context)  # before ``next``
+        else:
+            self._reader = reader_cls.remote(inputs, trace_format, keep_spans, os.getcwd(), context)
         pending = self._reader.next.remote()
         traces = 0
         while True:
@@ -202,6 +221,7 @@ class RayPool:
             if index and index[-1][-1] > 0:  # the run's size, from how far this chunk got into the input
                 self.batch_size = batch_cases(math.ceil(traces / index[-1][-1]), len(self.actors))
             if done:
+                self._read_all = True
                 return
 
     def submit(self, seq: int, case: Case, *, only_trace: bool = False) -> None:
@@ -248,12 +268,21 @@ class RayPool:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         ray = self._ray
+        ending = []
+        if self._reader is not None and not (self._read_all and keep_idle(self._reader_key, [self._reader])):
+            ending.append(self._reader)  # (a reader that failed or was stopped mid-read is not kept)
         try:
             closing = [actor.close.remote() for actor in self.actors]
-            await asyncio.wait_for(asyncio.gather(*closing, return_exceptions=True), CLOSE_TIMEOUT)
+            closed = await asyncio.wait_for(asyncio.gather(*closing, return_exceptions=True), CLOSE_TIMEOUT)
+            healthy = {i for i, result in enumerate(closed) if result is None and i not in self._down}
+            if keep_idle(self._key, [self.actors[i] for i in sorted(healthy)]):  # a local instance it started
+                ending += [actor for i, actor in enumerate(self.actors) if i not in healthy]
+            else:
+                ending += self.actors
         except Exception:  # a timeout, a lost cluster: the actors are ended below all the same
             log.debug("closing the Ray actors failed", exc_info=True)
-        for actor in [*self.actors, *([self._reader] if self._reader is not None else [])]:
+            ending += self.actors
+        for actor in ending:
             try:
                 ray.kill(actor, no_restart=True)
             except Exception:
@@ -328,7 +357,7 @@ class RayPool:
             batch.attempts += 1
             self._in_flight[slot] += 1
             self._idle.clear()
-            ref = self.actors[slot].run_batch.remote(batch.items)
+            ref = self.actors[slot].run_batch.remote(batch.items, self._run)
             self._track(self._collect(batch, slot, ref))
         if not any(self._in_flight) and (not self._waiting or self.output.stopped_by is not None):
             self._idle.set()
@@ -428,11 +457,30 @@ class TraceReader:
 
     def __init__(self, inputs: list[Any], trace_format: Optional[str], keep_spans: bool, cwd: str,
                  context: Optional[ReadContext] = None) -> None:
+        self._items: Any = None
+        self._failed: Optional[BaseException] = None
+        self.start(inputs, trace_format, keep_spans, cwd, context)
+
+    def start(self, inputs: list[Any], trace_format: Optional[str], keep_spans: bool, cwd: str,
+              context: Optional[ReadContext] = None) -> None:
+        """Read these inputs from now on (a reader kept from an earlier run of the process: ``keep_idle``)."""
+        if self._items is not None:
+            self._items.close()  # what the last run left unread (a stopped run)
+        self._items = iter(())
         if os.path.isdir(cwd):  # the driver's folder, when this node sees it: relative paths read as there
             os.chdir(cwd)
         if context is not None:
             context.trace_format, context.keep_spans, context.workers = trace_format, keep_spans, 1
         self._items = resolve(inputs, trace_format=trace_format, keep_spans=keep_spans, workers=1, context=context)
+
+    def begin(self, *args: Any) -> Optional[BaseException]:
+        """``start``, its error returned rather than raised: the driver's ``next`` raises it (what a new reader's
+        constructor raising would have done)."""
+        try:
+            self.start(*args)
+        except Exception as exc:
+            self._failed = exc
+        return self._failed
 
     def next(self) -> tuple[list[Any], list[Any], bool]:
         """The next chunk: index entries (a trace's ``(trace_id, session_id, start_ns, source, position in
@@ -440,6 +488,9 @@ class TraceReader:
         chunk's traces (``[]`` when none), and whether it is the last."""
         import ray
 
+        failed, self._failed = self._failed, None
+        if failed is not None:  # ``begin`` could not start this run's reading
+            raise failed
         index: list[Any] = []
         chunk: list[ConvertedTrace] = []
         for item, fraction in itertools.islice(self._items, READ_CHUNK):
@@ -451,12 +502,26 @@ class TraceReader:
         return index, [ray.put(chunk)] if chunk else [], len(index) < READ_CHUNK
 
 
-class EvalWorker:
-    """A long-lived actor: the run's evaluators, built once, evaluate batch after batch."""
+_State = tuple[list[Any], RunOptions, Optional[EvalSet], dict[int, str], Optional[bytes]]
+"""A run's evaluators (shipped copies), options, eval set, staged folders and their bundle."""
 
-    def __init__(self, state: tuple[list[Any], RunOptions, Optional[EvalSet], dict[int, str], Optional[bytes]]) -> None:
-        self.evaluators, self.options, self.eval_set, staged, bundle = state
+
+class EvalWorker:
+    """A long-lived actor: the run's evaluators, built once, evaluate batch after batch. Kept for the next run
+    of the same process (``keep_idle``), it sets itself up from the state that run's batches carry."""
+
+    def __init__(self, state: Optional[_State] = None, token: Optional[str] = None) -> None:
+        self.evaluators: list[Any] = []
+        self.folder: Optional[Any] = None
         self.setup_error: Optional[str] = None
+        self.token: Optional[str] = None
+        self._lock: Optional[asyncio.Lock] = None
+        if state is not None:
+            self._set_up(state, token)
+
+    def _set_up(self, state: _State, token: Optional[str]) -> None:
+        self.evaluators, self.options, self.eval_set, staged, bundle = state
+        self.setup_error = None
         self.folder = unpack_bundle(bundle)
         for index, folder in staged.items():
             ev = self.evaluators[index]
@@ -465,13 +530,22 @@ class EvalWorker:
                 ev.check()  # loads a ``type: python`` class again, from the staged file
             except AgentevalsError as exc:
                 self.setup_error = f"evaluator '{ev.display_name}': {exc}"
+        self.token = token
 
-    async def run_batch(self, items: list[_Item]) -> list[tuple[int, CaseResult]]:
+    async def run_batch(self, items: list[_Item], run: Optional[tuple[str, list[Any]]] = None
+                        ) -> list[tuple[int, CaseResult]]:
+        if run is not None and run[0] != self.token:  # another run's actor (kept, or restarted with its state)
+            self._lock = self._lock or asyncio.Lock()
+            async with self._lock:  # the run's first batches arrive together: one sets up
+                if run[0] != self.token:
+                    await self.close()
+                    self._set_up(await run[1][0], run[0])
         if self.setup_error is not None:
             raise EvaluatorFailure(self.setup_error)
         return await evaluate_cases(await _resolve(items), self.evaluators, self.options, self.eval_set)
 
     async def close(self) -> None:
+        """Stop the run's evaluators (their processes) and remove its staged files; the actor may serve another run."""
         for ev in self.evaluators:
             try:
                 await ev.aclose()
@@ -479,6 +553,7 @@ class EvalWorker:
                 log.debug("closing %s failed", ev.display_name, exc_info=True)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
+        self.evaluators, self.folder, self.token = [], None, None
 
     def pid(self) -> int:
         """This actor's process id (what a test kills to lose a worker)."""

@@ -28,11 +28,13 @@ environment of the cluster's worker, not of this process).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -47,8 +49,8 @@ from .program import ProgramFailure
 if TYPE_CHECKING:
     from ..evaluators.base import BaseEvaluator
 
-__all__ = ["CLOSE_TIMEOUT", "MAX_ATTEMPTS", "NAMESPACE", "ProgramWorker", "RayBackend", "RayExecutor", "connect",
-           "disconnect", "require", "ship_evaluators", "unpack_bundle"]
+__all__ = ["CLOSE_TIMEOUT", "IDLE_SECONDS", "MAX_ATTEMPTS", "NAMESPACE", "ProgramWorker", "RayBackend", "RayExecutor",
+           "connect", "disconnect", "end_idle", "keep_idle", "require", "ship_evaluators", "take_idle", "unpack_bundle"]
 
 log = logging.getLogger(__name__)
 
@@ -117,11 +119,77 @@ def disconnect() -> bool:
     if not _connected_here:
         return False
     _connected_here = False
+    end_idle()
     import ray
 
     if ray.is_initialized():
         ray.shutdown()
     return True
+
+
+IDLE_SECONDS = 30.0
+"""How long the evaluation actors of a finished run wait for the process's next run (``keep_idle``)."""
+
+_idle: dict[str, list[Any]] = {}
+_idle_lock = threading.Lock()
+_idle_timer: Optional[threading.Timer] = None
+
+
+def idle_key(ray: Any, runtime_env: dict[str, Any]) -> Optional[str]:
+    """What a run's actors must share with another run's to serve it (the instance and the ``runtime_env``),
+    or None when actors are not kept: only on a local instance this process started (``connect``), never on
+    a cluster the caller joined, whose CPUs an idle actor would hold from others."""
+    if not _connected_here:
+        return None
+    return json.dumps([ray.get_runtime_context().gcs_address, runtime_env], sort_keys=True, default=str)
+
+
+def take_idle(key: Optional[str], count: int) -> list[Any]:
+    """Up to ``count`` actors kept under ``key`` by an earlier run of this process (the others are ended)."""
+    if key is None:
+        return []
+    with _idle_lock:
+        actors = _idle.pop(key, [])
+    _end(actors[count:])
+    return actors[:count]
+
+
+def keep_idle(key: Optional[str], actors: list[Any]) -> bool:
+    """Keep a finished run's actors (closed: no evaluator left running) for this process's next run, up to
+    ``IDLE_SECONDS``: an actor is a process that imported agentevals, seconds to start again. False (nothing
+    kept) when ``key`` is None."""
+    global _idle_timer
+    if key is None:
+        return False
+    with _idle_lock:
+        _idle.setdefault(key, []).extend(actors)
+        if _idle_timer is not None:
+            _idle_timer.cancel()
+        _idle_timer = threading.Timer(IDLE_SECONDS, end_idle)
+        _idle_timer.daemon = True
+        _idle_timer.start()
+    return True
+
+
+def end_idle() -> None:
+    """End every kept actor (their CPUs are free again): after ``IDLE_SECONDS``, before actors of another kind
+    are started (``executor: ray`` on one evaluator), and on ``disconnect``."""
+    with _idle_lock:
+        actors = [actor for kept in _idle.values() for actor in kept]
+        _idle.clear()
+    _end(actors)
+
+
+def _end(actors: list[Any]) -> None:
+    if not actors:
+        return
+    import ray
+
+    for actor in actors:
+        try:
+            ray.kill(actor, no_restart=True)
+        except Exception:  # already gone, or Ray shut down
+            log.debug("ending a kept Ray actor failed", exc_info=True)
 
 
 def _check_reachable(address: str) -> None:
@@ -326,6 +394,7 @@ class RayExecutor(EvaluatorBackend):
         from .sandbox_env import current_env_setting
 
         self._ray, _ = connect(None)
+        end_idle()  # kept evaluation actors would hold the CPUs this evaluator's actors need
         self._env_setting = current_env_setting()  # the entry's ``env:`` (this runs within its evaluation)
         stage = Path(tempfile.mkdtemp(prefix="agentevals-ray-"))
         _stage_file(self._path.parent, Path(self._path.name), stage)  # the evaluator's folder is its own here
