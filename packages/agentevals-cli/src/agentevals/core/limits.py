@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["EVALUATOR_TIMEOUT", "JUDGE_REQUEST_TIMEOUT", "SCRIPT_TIMEOUT", "Limits", "current_limit", "current_limits", "variable"]
 
@@ -81,16 +82,8 @@ def _read(name: str, default: float) -> float:
 
 def current_limits() -> Limits:
     """The limits from the environment (read on every call: tests and long-lived servers may change them)."""
-    base = Limits()
-    return Limits(
-        max_input_bytes=int(_read("max_input_bytes", base.max_input_bytes)),
-        max_json_depth=min(int(_read("max_json_depth", base.max_json_depth)), _JSON_DEPTH_CEILING),
-        input_timeout=_read("input_timeout", base.input_timeout),
-        max_output_bytes=int(_read("max_output_bytes", base.max_output_bytes)),
-        max_yaml_nodes=int(_read("max_yaml_nodes", base.max_yaml_nodes)),
-        max_spans=int(_read("max_spans", base.max_spans)),
-        setup_timeout=_read("setup_timeout", base.setup_timeout),
-    )
+    values: dict[str, Any] = {name: current_limit(name) for name in _VARIABLES}
+    return Limits(**values)
 
 
 def current_limit(name: str) -> float:
@@ -98,7 +91,11 @@ def current_limit(name: str) -> float:
 
         int(current_limit("max_spans"))
     """
-    return _read(name, getattr(_DEFAULTS, name))
+    default = getattr(_DEFAULTS, name)
+    value = _read(name, default)
+    if name == "max_json_depth":
+        value = min(value, _JSON_DEPTH_CEILING)
+    return int(value) if isinstance(default, int) else value
 
 
 _DEFAULTS = Limits()
