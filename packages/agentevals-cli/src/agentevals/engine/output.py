@@ -13,7 +13,10 @@ Example:
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+import itertools
+import sys
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Optional
 
 from ..results import SKIP_KINDS, CaseResult, MetricResult, Status, case_key
@@ -70,6 +73,9 @@ class Output:
         self._open: list[int] = []  # heap: sequence numbers that are, or may still become, cases
         self._done: dict[int, CaseResult] = {}
         self._dropped: set[int] = set()
+        self._carried: deque[tuple[int, CaseResult]] = deque()  # see ``carry``
+        self._free: Iterator[int] = iter(())
+        self._next_free = 0
 
     def expect(self, seq: int) -> None:
         heapq.heappush(self._open, seq)
@@ -83,6 +89,32 @@ class Output:
         self._done[seq] = result
         self._flush()
 
+    def carry(self, stored: Iterable[tuple[int, CaseResult]]) -> int:
+        """Take ``stored`` cases as ``(position, case)`` (a stored run's, whose traces this run does not read:
+        ``--resume``, ``--rerun-failed``); returns how many. Called before the first trace. This run's own
+        cases fill the positions the stored ones leave free, in order, so a rerun keeps the stored run's
+        order: each stored case is emitted once every position before it is (``release`` emits the rest)."""
+        self._carried = deque(sorted(stored, key=lambda item: item[0]))
+        taken = {position for position, _ in self._carried}
+        self._free = (position for position in itertools.count() if position not in taken)
+        self._next_free = next(self._free)
+        self._release()
+        return len(taken)
+
+    def release(self) -> None:
+        """Emit the carried cases still held (the run has no case left to place before them)."""
+        self._next_free = sys.maxsize
+        self._release()
+
+    def _release(self) -> None:
+        while self._carried and self._carried[0][0] < self._next_free and self.stopped_by is None:
+            self._emit(self._carried.popleft()[1])
+
+    def _emit(self, result: CaseResult) -> None:
+        self.emitted.append(result)
+        self.facts.add(len(self.emitted) - 1, result)
+        emit(self.consumers, "case_finished", len(self.emitted) - 1, result)
+
     def _flush(self) -> None:
         while self._open and self.stopped_by is None:
             seq = self._open[0]
@@ -94,8 +126,9 @@ class Output:
             if result is None:
                 return
             heapq.heappop(self._open)
-            self.emitted.append(result)
-            self.facts.add(len(self.emitted) - 1, result)
-            emit(self.consumers, "case_finished", len(self.emitted) - 1, result)
+            self._emit(result)
             if self.stop_on_error and result.evaluation_status == "evaluation_failed":
                 self.stopped_by = (result, next(m for m in result.metrics if m.status == Status.ERROR))
+            if self._carried:
+                self._next_free = next(self._free)
+                self._release()

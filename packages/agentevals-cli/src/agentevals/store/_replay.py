@@ -6,6 +6,9 @@ results are the same as a completed run's, that run's cases are emitted again wi
     if prior is not None:
         run = await replay(store, prior, consumers, files=len(paths))
 
+``--resume`` and ``--rerun-failed`` of a run recorded with the same key take its finished (or passing) cases
+as they are and read only the other traces (``carry``).
+
 The key (recorded in the run's options as ``input_key``) covers: each file's bytes (sha256, in chunks),
 the config and eval set files' bytes, the run options, the trace format, each evaluator's identity
 (``store.keys.evaluator_identity``: its config, code and versions) and agentevals' version. Any change is a
@@ -17,10 +20,11 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..results import RunResult, Status, utc_now
+from ..results import CaseResult, RunResult, Status, utc_now
 from .keys import file_digest, value_digest
 
 if TYPE_CHECKING:
@@ -28,7 +32,7 @@ if TYPE_CHECKING:
     from ._recording import StoreReuse
     from ._store import RunStore
 
-__all__ = ["REPLAY_NOTE", "find_replay", "input_key", "replay"]
+__all__ = ["REPLAY_NOTE", "Carried", "carry", "find_replay", "input_key", "replay"]
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +89,52 @@ def find_replay(store: RunStore, key: str) -> Optional[str]:
             return record.run_id
         return None  # the newest run of these inputs had errors (or labels): run them again
     return None
+
+
+@dataclass
+class Carried:
+    """The cases of a stored run that this run takes as they are (``carry``), in stored order."""
+
+    cases: list[tuple[int, CaseResult]]
+    """``(position, case)``: where the stored run has each (``run_evaluation``'s ``carried``)."""
+    traces: set[str] = field(default_factory=set)
+    """Their trace ids: the read leaves these out (``ReadContext.skip_trace``)."""
+    stored_at: dict[int, CaseResult] = field(default_factory=dict)
+    """``--resume``: each carried case by its position, where this run has it stored already (the recorder
+    does not write it again when it comes back at that position)."""
+
+    @property
+    def results(self) -> int:
+        return sum(len(case.metrics) for _, case in self.cases)
+
+
+def carry(store: RunStore, prior: str, key: Optional[str], *, failed_again: bool) -> Optional[Carried]:
+    """What ``--resume`` (``failed_again`` False: every case ``prior`` finished) or ``--rerun-failed`` (True: its
+    cases with no FAILED or ERROR result) take from run ``prior`` without reading their traces, or None when the
+    run must read every trace: ``prior`` was recorded with another whole-input key (other bytes, settings or
+    evaluators: ``input_key``; None when this run has none), a trace of it belongs to two cases, a case has no
+    trace id, or (``--rerun-failed``) it has labels, which belong to that run's cases (as for ``find_replay``)."""
+    if key is None or store.get_run(prior).options.get("input_key") != key:
+        return None
+    if failed_again and store.db.execute("SELECT COUNT(*) FROM labels WHERE run_id = ?", (prior,))[0][0]:
+        return None
+    stored = store.load_cases(prior)
+    owner: dict[str, int] = {}
+    for idx, case in stored:
+        if not case.trace_ids:
+            return None
+        for trace_id in case.trace_ids:
+            if owner.setdefault(trace_id, idx) != idx:
+                return None
+    taken = Carried(cases=[])
+    for idx, case in stored:
+        if failed_again and any(m.status in (Status.FAILED, Status.ERROR) for m in case.metrics):
+            continue
+        if not failed_again:
+            taken.stored_at[idx] = case
+        taken.cases.append((idx, case))
+        taken.traces.update(case.trace_ids)
+    return taken
 
 
 async def replay(store: RunStore, prior: str, consumers: Sequence[RunConsumer], *, files: int,
