@@ -184,7 +184,7 @@ def execute(req: RunRequest) -> int:
             else:
                 work = run_evaluation(req.inputs, req.evaluators, eval_set=req.eval_set, options=req.options,
                                       trace_format=req.trace_format, consumers=consumers, reuse=reuse,
-                                      carried=carried.cases if carried is not None else ())
+                                      carried=carried if carried is not None else ())
             run, signum = run_interruptible(work,
                 on_abandon=None if recorder is None else lambda signum: recorder.abandon(128 + signum))
         incomplete = None
@@ -284,11 +284,11 @@ def _carry(req: RunRequest, store: Any, reuse: Any, sourced: Any, key: Optional[
     except Exception:  # a store that cannot be read: the run reads every trace (and says so if reuse fails too)
         log.debug("--resume/--rerun-failed: stored cases not read", exc_info=True)
         return None
-    if carried is None or not carried.cases:
+    if carried is None or not carried.positions:
         return carried
     sourced.context.skip_trace = carried.traces.__contains__
     reuse.reused += carried.results
-    count = len(carried.cases)
+    count = len(carried)
     what = "finished" if resume_from is not None else "without a failure"
     req.options.notes.append(f"{count} case{'s' if count != 1 else ''} {what} in run {again_from} taken as stored; "
                              "their traces were not read again")

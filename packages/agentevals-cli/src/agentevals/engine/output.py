@@ -13,9 +13,6 @@ Example:
 from __future__ import annotations
 
 import heapq
-import itertools
-import sys
-from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Optional
 
@@ -73,9 +70,8 @@ class Output:
         self._open: list[int] = []  # heap: sequence numbers that are, or may still become, cases
         self._done: dict[int, CaseResult] = {}
         self._dropped: set[int] = set()
-        self._carried: deque[tuple[int, CaseResult]] = deque()  # see ``carry``
-        self._free: Iterator[int] = iter(())
-        self._next_free = 0
+        self._carried: Iterator[tuple[int, CaseResult]] = iter(())  # see ``carry``
+        self._next: Optional[tuple[int, CaseResult]] = None
 
     def expect(self, seq: int) -> None:
         heapq.heappush(self._open, seq)
@@ -89,26 +85,24 @@ class Output:
         self._done[seq] = result
         self._flush()
 
-    def carry(self, stored: Iterable[tuple[int, CaseResult]]) -> int:
-        """Take ``stored`` cases as ``(position, case)`` (a stored run's, whose traces this run does not read:
-        ``--resume``, ``--rerun-failed``); returns how many. Called before the first trace. This run's own
-        cases fill the positions the stored ones leave free, in order, so a rerun keeps the stored run's
-        order: each stored case is emitted once every position before it is (``release`` emits the rest)."""
-        self._carried = deque(sorted(stored, key=lambda item: item[0]))
-        taken = {position for position, _ in self._carried}
-        self._free = (position for position in itertools.count() if position not in taken)
-        self._next_free = next(self._free)
+    def carry(self, stored: Iterable[tuple[int, CaseResult]]) -> None:
+        """Take ``stored`` cases as ``(position, case)`` in position order (a stored run's, whose traces this run
+        does not read: ``--resume``, ``--rerun-failed``), read as they are emitted. Called before the first trace.
+        This run's own cases fill the positions the stored ones leave free, in order, so a rerun keeps the
+        stored run's order: a stored case is emitted as soon as every position before it is (``release``
+        emits those past this run's last case)."""
+        self._carried = iter(stored)
+        self._next = next(self._carried, None)
         self._release()
-        return len(taken)
 
     def release(self) -> None:
         """Emit the carried cases still held (the run has no case left to place before them)."""
-        self._next_free = sys.maxsize
-        self._release()
+        self._release(everything=True)
 
-    def _release(self) -> None:
-        while self._carried and self._carried[0][0] < self._next_free and self.stopped_by is None:
-            self._emit(self._carried.popleft()[1])
+    def _release(self, *, everything: bool = False) -> None:
+        while self._next is not None and self.stopped_by is None and (everything or self._next[0] <= len(self.emitted)):
+            self._emit(self._next[1])
+            self._next = next(self._carried, None)
 
     def _emit(self, result: CaseResult) -> None:
         self.emitted.append(result)
@@ -129,6 +123,4 @@ class Output:
             self._emit(result)
             if self.stop_on_error and result.evaluation_status == "evaluation_failed":
                 self.stopped_by = (result, next(m for m in result.metrics if m.status == Status.ERROR))
-            if self._carried:
-                self._next_free = next(self._free)
-                self._release()
+            self._release()

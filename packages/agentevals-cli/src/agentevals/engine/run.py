@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional, Union, cast
@@ -62,7 +62,7 @@ async def run_evaluation(
     trace_format: Optional[str] = None,
     consumers: Sequence[RunConsumer] = (),
     reuse: Optional[ResultReuse] = None,
-    carried: Iterable[tuple[int, CaseResult]] = (),
+    carried: Collection[tuple[int, CaseResult]] = (),
 ) -> RunResult:
     """Evaluate traces with evaluators (in the given order) against an optional eval set.
 
@@ -72,7 +72,7 @@ async def run_evaluation(
     and every case before it are complete (input order, then config order; see ``agentevals.engine.consumers``).
     ``reuse`` may supply stored results for a (case, evaluator) pair, which then does not run (under
     ``--executor ray`` too: the Ray pool looks them up before it sends a case). ``carried``: finished cases
-    of a stored run as ``(position, case)``, whose traces the read leaves out (``--resume``,
+    of a stored run as ``(position, case)`` in position order, whose traces the read leaves out (``--resume``,
     ``--rerun-failed``: the caller's ``ReadContext.skip_trace``); this run's cases fill the other positions.
     """
     options = options or RunOptions()
@@ -100,7 +100,8 @@ async def run_evaluation(
     planner = Planner(run, consumers)
     lone = LoneCase(hold=eval_set is not None and len(eval_set.eval_cases) == 1 and not options.independent_cases,
                      independent=options.independent_cases)
-    carried_count = output.carry(carried)
+    carried_count = len(carried)
+    output.carry(carried)
     seen_traces = carried_count > 0
     try:
         async for item, fraction in pool.read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs) or _filter_needs_spans(options.filter)):

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -91,21 +90,35 @@ def find_replay(store: RunStore, key: str) -> Optional[str]:
     return None
 
 
-@dataclass
 class Carried:
-    """The cases of a stored run that this run takes as they are (``carry``), in stored order."""
+    """The cases of a stored run that this run takes as they are (``carry``): ``(position, case)`` in position
+    order, read from the store a chunk at a time as the run emits them (``run_evaluation``'s ``carried``)."""
 
-    cases: list[tuple[int, CaseResult]]
-    """``(position, case)``: where the stored run has each (``run_evaluation``'s ``carried``)."""
-    traces: set[str] = field(default_factory=set)
-    """Their trace ids: the read leaves these out (``ReadContext.skip_trace``)."""
-    stored_at: dict[int, CaseResult] = field(default_factory=dict)
-    """``--resume``: each carried case by its position, where this run has it stored already (the recorder
-    does not write it again when it comes back at that position)."""
+    CHUNK = 256
 
-    @property
-    def results(self) -> int:
-        return sum(len(case.metrics) for _, case in self.cases)
+    def __init__(self, store: RunStore, run_id: str, positions: list[int], traces: set[str], results: int, *,
+                 resume: bool) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.positions = positions
+        self.traces = traces
+        """Their trace ids: the read leaves these out (``ReadContext.skip_trace``)."""
+        self.results = results
+        """How many result rows they hold."""
+        self.resume = resume
+        self.stored_at: dict[int, CaseResult] = {}
+        """``--resume``: each carried case read so far by its position, where this run has it stored already
+        (the recorder does not write it again when it comes back at that position)."""
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __iter__(self) -> Iterator[tuple[int, CaseResult]]:
+        for start in range(0, len(self.positions), self.CHUNK):
+            for position, case in self.store.load_cases(self.run_id, indexes=self.positions[start:start + self.CHUNK]):
+                if self.resume:
+                    self.stored_at[position] = case
+                yield position, case
 
 
 def carry(store: RunStore, prior: str, key: Optional[str], *, failed_again: bool) -> Optional[Carried]:
@@ -113,28 +126,28 @@ def carry(store: RunStore, prior: str, key: Optional[str], *, failed_again: bool
     cases with no FAILED or ERROR result) take from run ``prior`` without reading their traces, or None when the
     run must read every trace: ``prior`` was recorded with another whole-input key (other bytes, settings or
     evaluators: ``input_key``; None when this run has none), a trace of it belongs to two cases, a case has no
-    trace id, or (``--rerun-failed``) it has labels, which belong to that run's cases (as for ``find_replay``)."""
+    trace id, or (``--rerun-failed``) it has labels, which belong to that run's cases (as for ``find_replay``).
+    Reads ids and statuses only: the cases themselves are read as the run emits them."""
     if key is None or store.get_run(prior).options.get("input_key") != key:
         return None
-    if failed_again and store.db.execute("SELECT COUNT(*) FROM labels WHERE run_id = ?", (prior,))[0][0]:
+    db = store.db
+    if failed_again and db.execute("SELECT COUNT(*) FROM labels WHERE run_id = ?", (prior,))[0][0]:
         return None
-    stored = store.load_cases(prior)
+    cases = [row[0] for row in db.execute("SELECT idx FROM cases WHERE run_id = ? ORDER BY idx", (prior,))]
     owner: dict[str, int] = {}
-    for idx, case in stored:
-        if not case.trace_ids:
+    for idx, trace_id in db.execute("SELECT idx, trace_id FROM case_traces WHERE run_id = ?", (prior,)):
+        if owner.setdefault(trace_id, idx) != idx:
             return None
-        for trace_id in case.trace_ids:
-            if owner.setdefault(trace_id, idx) != idx:
-                return None
-    taken = Carried(cases=[])
-    for idx, case in stored:
-        if failed_again and any(m.status in (Status.FAILED, Status.ERROR) for m in case.metrics):
-            continue
-        if not failed_again:
-            taken.stored_at[idx] = case
-        taken.cases.append((idx, case))
-        taken.traces.update(case.trace_ids)
-    return taken
+    if len(set(owner.values())) != len(cases):
+        return None  # a case without a trace id
+    rows = dict(db.execute("SELECT idx, COUNT(*) FROM metric_results WHERE run_id = ? GROUP BY idx", (prior,)))
+    if failed_again:
+        failing = {row[0] for row in db.execute("SELECT DISTINCT idx FROM metric_results WHERE run_id = ? AND status "
+                                                "IN (?, ?)", (prior, Status.FAILED.value, Status.ERROR.value))}
+        cases = [idx for idx in cases if idx not in failing]
+    taken = set(cases)
+    return Carried(store, prior, cases, {t for t, idx in owner.items() if idx in taken},
+                   sum(rows.get(idx, 0) for idx in cases), resume=not failed_again)
 
 
 async def replay(store: RunStore, prior: str, consumers: Sequence[RunConsumer], *, files: int,

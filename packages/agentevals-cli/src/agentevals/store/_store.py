@@ -374,21 +374,28 @@ class RunStore:
             run.aborted = "a live run: agentevals serve is still recording its sessions (or was killed)"
         return run
 
-    def load_cases(self, run_id: str, *, index: Optional[int] = None) -> list[tuple[int, CaseResult]]:
+    def load_cases(self, run_id: str, *, index: Optional[int] = None,
+                   indexes: Optional[Sequence[int]] = None) -> list[tuple[int, CaseResult]]:
         """The stored cases of a run as ``(index, case)`` in run order (an interrupted run may have gaps), each
         with its human labels (``CaseResult.labels``); only the case at ``index`` when given (an empty list when
-        there is none)."""
+        there is none), or those at ``indexes`` (a few hundred at a time: one statement each)."""
         where = "run_id = ?"
         params: list[Any] = [run_id]
         if index is not None:
             where, params = where + " AND idx = ?", [run_id, index]
+        elif indexes is not None:
+            where, params = where + f" AND idx IN ({', '.join('?' * len(indexes))})", [run_id, *indexes]
+            if not indexes:
+                return []
         metrics: dict[int, list[MetricResult]] = {}
         for idx, metric_json in self.db.execute(
                 f"SELECT idx, metric_json FROM metric_results WHERE {where} ORDER BY idx, pos", params):
             metrics.setdefault(idx, []).append(MetricResult.model_validate_json(metric_json))
         labels: dict[tuple[int, str], list[Any]] = {}  # by index and case id: never on another case stored there
+        wanted = None if indexes is None else set(indexes)
         for record in read_labels(self.db, run_id, index=index):
-            labels.setdefault((record.index, record.case_id), []).append(record.label)
+            if wanted is None or record.index in wanted:
+                labels.setdefault((record.index, record.case_id), []).append(record.label)
         cases = []
         for idx, case_json in self.db.execute(f"SELECT idx, case_json FROM cases WHERE {where} ORDER BY idx", params):
             data = json.loads(case_json)
