@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from support.traces import clone_traces
+from support.traces import clone_traces, settled
 
 ADK = Path(__file__).resolve().parents[1] / "data" / "adk"
 SERVED = "file(s) served from the cache"
@@ -99,3 +99,25 @@ def test_an_eval_set_named_by_the_config_is_in_the_key(tmp_path, store_url):
     es.write_text(json.dumps(json.loads(es.read_text()), indent=3))
     _, said = agentevals(store_url, *args, report=tmp_path / "3.json")
     assert SERVED not in said
+
+
+def test_a_settled_file_is_keyed_by_its_stored_digest_and_an_edit_of_the_same_size_reads_again(tmp_path, store_url):
+    """The input's digest comes from the store while its stat is unchanged (``store._digests``): a rerun is served;
+    the same size with other bytes and a later mtime reads again; a touch with the bytes unchanged is served."""
+    args = project(tmp_path)
+    a = tmp_path / "a.json"
+    settled(a)
+    first, said = agentevals(store_url, *args, report=tmp_path / "1.json")
+    assert SERVED not in said
+    _, said = agentevals(store_url, *args, report=tmp_path / "2.json")
+    assert f"2 {SERVED} (run {first['run_id']}" in said
+    text = a.read_text()
+    before = os.stat(a)
+    a.write_text(text.replace("helm-agent.kagent", "kelm-agent.kagent", 1))  # the same size, other bytes
+    os.utime(a, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    assert os.stat(a).st_size == before.st_size and a.read_text() != text
+    edited, said = agentevals(store_url, *args, report=tmp_path / "3.json")
+    assert SERVED not in said
+    os.utime(a)  # touched: hashed again, the same bytes as the edited run's
+    _, said = agentevals(store_url, *args, report=tmp_path / "4.json")
+    assert f"2 {SERVED} (run {edited['run_id']}" in said

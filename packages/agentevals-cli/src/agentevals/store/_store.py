@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Optional, Union
 
 from ..core.redact import may_need_redaction, redact, redact_obj, redact_url
@@ -251,6 +252,17 @@ class RunStore:
                                 "traces, newest, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     # Reading ---------------------------------------------------------------------------------------
+    def file_digests(self, paths: Sequence[Path]) -> list[str]:
+        """The sha256 of each file's bytes, not read again when its stat is as when it was last hashed
+        (``store._digests``: the racy-window rule, the rows as a cache). Raises ``OSError`` for a file that
+        cannot be read.
+
+            key_part = store.file_digests([Path("traces.json")])[0]
+        """
+        from ._digests import stored_file_digests
+
+        return stored_file_digests(self.db, paths)
+
     def sources(self, run_id: str) -> list[SourceRecord]:
         """The pull sources the run read, in input order (empty for a run of files only)."""
         return [_source(row) for row in self.db.execute(
