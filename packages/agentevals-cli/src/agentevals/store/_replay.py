@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..results import RunResult, Status, utc_now
+from ..results.cases import CaseList
 from .keys import file_digest, value_digest
 
 if TYPE_CHECKING:
@@ -105,7 +106,11 @@ async def replay(store: RunStore, prior: str, consumers: Sequence[RunConsumer], 
     run.notes.extend(n for n in stored.notes if "reused from the run store" not in n and REPLAY_NOTE not in n)
     run.input_errors = stored.input_errors
     run._planned = len(stored.cases)  # exact: progress shows a full bar
-    run.cases = emitted = []  # grows as cases are emitted, as the engine's does (an interrupted run reports them)
+    # Grows as cases are emitted, as the engine's does (an interrupted run reports them). A CaseList keeps the
+    # counts and score clusters as cases are appended: totals, exit code, gates and the summary's intervals
+    # read them instead of walking every case again (five walks of a 1,000-case run otherwise). Never spilled:
+    # ``stored`` holds every case in memory already.
+    run.cases = emitted = CaseList(threshold=len(stored.cases))
     emit(consumers, "run_started", run)
     for index, case in enumerate(stored.cases):
         emitted.append(case)
