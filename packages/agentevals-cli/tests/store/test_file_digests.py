@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from pathlib import Path
 
 from agentevals.store import RunStore
-from agentevals.store._digests import RACY_NS
+from agentevals.store._digests import KEEP_NS, RACY_NS
 from agentevals.store.keys import file_digest
 from support.traces import settled
 
@@ -82,4 +83,19 @@ def test_many_files_in_order_and_a_folder_is_hashed_every_time(tmp_path, store_u
     found = store.file_digests([*files, files[0], folder])
     assert found == [*(sha(f) for f in (*files, files[0])), file_digest(folder)]
     assert store.db.execute("SELECT COUNT(*) FROM file_digests")[0][0] == 3  # a folder's stat is no key
+    store.close()
+
+
+def test_rows_past_the_keeping_time_go_when_new_ones_are_written(tmp_path, store_url):
+    store = RunStore.open(store_url)
+    with store.db.transaction():
+        store.db.execute("INSERT INTO file_digests (path, size, mtime_ns, ctime_ns, inode, sha256, hashed_ns) "
+                         "VALUES ('/gone/ci-job/traces.json', 1, 1, 1, '1:1', 'x', ?)", (time.time_ns() - KEEP_NS - 1,))
+        store.db.execute("INSERT INTO file_digests (path, size, mtime_ns, ctime_ns, inode, sha256, hashed_ns) "
+                         "VALUES ('/kept/traces.json', 1, 1, 1, '1:1', 'x', ?)", (time.time_ns() - KEEP_NS // 2,))
+    traces = tmp_path / "traces.json"
+    traces.write_text("{}")
+    store.file_digests([traces])
+    kept = sorted(row[0] for row in store.db.execute("SELECT path FROM file_digests"))
+    assert kept == sorted(["/kept/traces.json", os.path.abspath(traces)])
     store.close()

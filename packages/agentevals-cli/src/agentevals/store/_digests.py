@@ -8,7 +8,8 @@ unchanged *and* the file's last change (the later of mtime and ctime) lies more 
 hashing began. Without that second rule a file rewritten within one timestamp tick of being hashed (same size,
 same mtime: timestamps move in clock ticks, and some file systems keep whole seconds) would keep its old digest:
 git's "racy clean" problem. Such an entry is not trusted; the file is hashed again and the row rewritten, which
-it answers once the file has been left alone long enough. ctime counts because nothing but a change sets it (a
+it answers once the file has been left alone long enough. Rows older than ``KEEP_NS`` are dropped as new ones
+are written. ctime counts because nothing but a change sets it (a
 tool that restores mtime, ``touch -d`` or ``rsync -t``, cannot hide an edit).
 
 The rows are a cache: a store that cannot be read or written costs a hash, never a wrong digest or a failed run.
@@ -29,13 +30,16 @@ from .keys import file_digest
 if TYPE_CHECKING:
     from ._db import Database
 
-__all__ = ["RACY_NS", "stored_file_digests"]
+__all__ = ["KEEP_NS", "RACY_NS", "stored_file_digests"]
 
 log = logging.getLogger(__name__)
 
 RACY_NS = 2_000_000_000
 """A file changed less than this long (2 s) before it was hashed may change again within the same timestamp
 tick: its row is not trusted (whole-second mtimes, and a little clock skew of a network file system)."""
+KEEP_NS = 30 * 24 * 3600 * 1_000_000_000
+"""Rows hashed longer ago than this (30 days) are dropped when new ones are written: files of a temporary
+folder (a CI job's checkout) do not pile up; a file still in use is hashed once more."""
 _CHUNK = 500
 """Paths looked up per statement (under every backend's limit on parameters)."""
 
@@ -89,6 +93,7 @@ def stored_file_digests(db: Database, paths: Sequence[Path]) -> list[str]:
 def _record(db: Database, rows: dict[str, tuple[int, int, int, str, str, int]]) -> None:
     try:
         with db.transaction():
+            db.execute("DELETE FROM file_digests WHERE hashed_ns < ?", (time.time_ns() - KEEP_NS,))
             db.executemany(
                 "INSERT INTO file_digests (path, size, mtime_ns, ctime_ns, inode, sha256, hashed_ns) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET size = excluded.size, "
