@@ -259,7 +259,8 @@ def _whole_input(req: RunRequest, meta: dict[str, Any], store: Any, reuse: Any, 
     from ..store._replay import find_replay, input_key
 
     key = input_key(req.inputs, req.evaluators, identity=reuse.identity, options=_run_options(req, settled=False),
-                    digests=[meta["config_digest"], meta["eval_set_digest"]], trace_format=req.trace_format)
+                    digests=[meta["config_digest"], meta["eval_set_digest"]], trace_format=req.trace_format,
+                    file_digests=store.file_digests)
     if key is None or again_from is not None:
         return key, None
     try:
