@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from . import CaseResult
     from .intervals import ScoreClusters
 
-__all__ = ["CaseList", "CountedCases"]
+__all__ = ["CaseList"]
 
 
 class CaseList(Sequence["CaseResult"]):
@@ -71,11 +71,9 @@ class CaseList(Sequence["CaseResult"]):
         self._refs[index - len(self._memory)] = self._spill.put(case)
 
     def settled(self) -> Sequence[CaseResult]:
-        """What a finished run holds: a list when nothing was spilled (a small run's ``run.cases`` is the list
-        it always was, with this list's running counts: ``CountedCases``), else this sequence."""
-        if self._refs:
-            return self
-        return CountedCases(self._memory, self.tally(), self.score_clusters)
+        """What a finished run holds: a plain list when nothing was spilled (a small run's ``run.cases`` is
+        the list it always was), else this sequence."""
+        return list(self._memory) if not self._refs else self
 
     def tally(self) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
         """Running counts (``results.tally_statuses``) of the cases appended: ``RunResult.totals()`` and
@@ -136,54 +134,3 @@ class CaseList(Sequence["CaseResult"]):
         """Drop the spill file (the cases on disk are gone; the run is over)."""
         if self._spill is not None:
             self._spill.close()
-
-
-class CountedCases(list["CaseResult"]):
-    """A finished small run's ``run.cases``: a plain list that keeps the counts and score clusters its
-    ``CaseList`` kept as the cases came, so totals, exit code, gates and intervals do not walk every case
-    again. Any change to the list (a case added, removed, replaced or moved) makes it count them again.
-    """
-
-    def __init__(self, cases: Iterable[CaseResult], tally: tuple[dict[str, int], dict[str, dict[str, int]]],
-                 score_clusters: ScoreClusters) -> None:
-        super().__init__(cases)
-        self._tally = tally
-        self._counted = len(self)
-        self._clusters = score_clusters
-
-    def tally(self) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
-        """As ``CaseList.tally``; counted again once the list has changed."""
-        from . import tally_statuses
-
-        if self._counted != len(self):
-            return tally_statuses(self)
-        case_counts, metric_counts = self._tally
-        return dict(case_counts), {name: dict(per) for name, per in metric_counts.items()}
-
-    @property
-    def score_clusters(self) -> Optional[ScoreClusters]:
-        """As ``CaseList.score_clusters``; None (the caller sums them) once the list has changed."""
-        return self._clusters if self._counted == len(self) else None
-
-    def _changed(self) -> None:
-        self._counted = -1
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled or deep-copied: a plain list, as ``CaseList`` is.
-        return (list, (list(self),))
-
-
-def _changing(name: str) -> Any:
-    method = getattr(list, name)
-
-    def changing(self: CountedCases, *args: Any, **kwargs: Any) -> Any:
-        self._changed()
-        return method(self, *args, **kwargs)
-
-    changing.__name__ = name
-    return changing
-
-
-for _name in ("__setitem__", "__delitem__", "__iadd__", "__imul__", "append", "extend", "insert", "pop", "remove",
-              "clear", "sort", "reverse"):
-    setattr(CountedCases, _name, _changing(_name))
