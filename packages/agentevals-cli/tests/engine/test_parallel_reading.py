@@ -99,3 +99,55 @@ def test_a_trace_the_reader_is_told_to_skip_is_never_parsed(tmp_path, parallel):
     ctx = ReadContext(workers=2, skip_trace=lambda trace_id: False)  # the same file, nothing skipped
     items = [item for item, _ in resolve([str(path)], context=ctx)]
     assert sum(not isinstance(item, ConvertedTrace) for item in items) == 1 and ctx.skipped == 0
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def test_prestarted_workers_are_the_ones_the_reader_uses(tmp_path, parallel):
+    """``prestart`` (the first thing ``agentevals run`` does) starts the workers early; the read takes them,
+    and none is started twice: after the read they have ended, and the traces are the serial reader's."""
+    path = replicate(tmp_path / "t.json", 7)
+    _parallel.prestart([str(tmp_path / "missing.json"), str(path)], workers=2)
+    started = list(_parallel._PRESTARTED)
+    assert len(started) == 2 and all(proc.poll() is None for proc in started)
+    read = list(iter_traces([path], keep_spans=False, workers=2))
+    assert _parallel._PRESTARTED == [] and all(proc.poll() == 0 for proc in started)
+    assert summary(read) == summary(list(iter_traces([path], keep_spans=False, workers=1)))
+    # Three workers asked of two prestarted: both taken, one more started; the read is the same.
+    _parallel.prestart([str(path)], workers=2)
+    started = list(_parallel._PRESTARTED)
+    assert summary(list(iter_traces([path], keep_spans=False, workers=3))) == summary(read)
+    assert all(proc.poll() == 0 for proc in started)
+
+
+def test_prestart_only_for_a_large_jaeger_file(tmp_path, monkeypatch):
+    jaeger = replicate(tmp_path / "t.json", 2)
+    otlp = tmp_path / "otlp.json"
+    otlp.write_text(json.dumps({"resourceSpans": []}) + " " * 4096)
+    monkeypatch.setattr(_parallel, "MIN_BYTES", jaeger.stat().st_size + 1)
+    _parallel.prestart([str(jaeger), str(otlp)], workers=2)  # too small; not Jaeger
+    assert _parallel._PRESTARTED == []
+    monkeypatch.setattr(_parallel, "MIN_BYTES", 0)
+    _parallel.prestart([str(jaeger)], workers=1)  # one worker: the run reads serially
+    assert _parallel._PRESTARTED == []
+
+
+def test_prestarted_workers_no_read_takes_end_with_the_process(tmp_path):
+    """A run that never reads them (an error first, another format) leaves no worker behind."""
+    import subprocess
+    import sys
+
+    path = replicate(tmp_path / "t.json", 2)
+    script = ("import sys; from agentevals.traces.readers import _parallel as p; p.MIN_BYTES = 0; "
+              "p.prestart([sys.argv[1]], workers=2); print(*[w.pid for w in p._PRESTARTED])")
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    pids = [int(pid) for pid in done.stdout.split()]
+    assert len(pids) == 2 and not any(_running(pid) for pid in pids)
+    assert "Traceback" not in done.stderr
