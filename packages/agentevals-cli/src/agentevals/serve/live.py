@@ -30,9 +30,14 @@ from ..traces.model import ConvertedTrace
 from .sessions import ReadySession, SessionAssembler
 from .store import SessionRecord, SessionStore
 
-__all__ = ["EvalSettings", "LiveEvaluator", "load_eval_sets"]
+__all__ = ["BATCH_SESSIONS", "EvalSettings", "LiveEvaluator", "load_eval_sets"]
 
 log = logging.getLogger(__name__)
+
+BATCH_SESSIONS = 256
+"""Ready sessions evaluated together (one engine run, one run-store transaction). What a batch costs apart from
+its sessions (evaluators prepared, the engine started, a commit) is then paid once per 256 sessions under a
+flood; a quiet server's batches hold what is ready, often one session."""
 
 
 @dataclass
@@ -143,7 +148,7 @@ class LiveEvaluator:
     """
 
     def __init__(self, assembler: SessionAssembler, store: SessionStore, settings: EvalSettings, *,
-                 consumers: Sequence[RunConsumer] = (), batch_size: int = 64, tick: float = 0.1,
+                 consumers: Sequence[RunConsumer] = (), batch_size: int = BATCH_SESSIONS, tick: float = 0.1,
                  keep_converted: int = 200) -> None:
         self.assembler = assembler
         self.store = store
