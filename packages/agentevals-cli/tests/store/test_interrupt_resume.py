@@ -154,6 +154,9 @@ def test_interrupted_halfway_leaves_partial_reports_and_resume_finishes(tmp_path
     assert final["run_id"] == doc["run_id"] and final["complete"] is True and len(final["cases"]) == TRACES
     assert [c["case_id"] for c in final["cases"]] == ids
     assert f"note: {len(finished)} results reused from the run store" in out_text.decode()
+    # Same bytes and settings as the interrupted run: its finished cases are taken as stored, their traces unread.
+    assert (f"note: {len(finished)} cases finished in run {doc['run_id']} taken as stored; their traces were not "
+            "read again") in out_text.decode()
     listed = json.loads(subprocess.run(
         [sys.executable, "-m", "agentevals", "runs", "list", "--json", "--store", store_url],
         capture_output=True, text=True, timeout=60, check=True).stdout)
@@ -231,6 +234,7 @@ def test_a_run_killed_between_store_writes_keeps_every_written_case_and_resumes(
     assert set(counts) == set(ids)
     assert [t for t in written if counts[t] > 1] == []  # a written case is not evaluated again
     assert f"note: {len(written)} results reused from the run store" in out_text.decode()
+    assert f"note: {len(written)} cases finished in run {record.run_id} taken as stored" in out_text.decode()
     final = json.loads((root / "out" / "run.json").read_text())
     assert final["run_id"] == record.run_id and final["complete"] is True
     assert [c["case_id"] for c in final["cases"]] == ids

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from support.traces import clone_traces
+from support.traces import clone_traces, settled
 
 ADK = Path(__file__).resolve().parents[1] / "data" / "adk"
 SERVED = "file(s) served from the cache"
@@ -99,3 +100,60 @@ def test_an_eval_set_named_by_the_config_is_in_the_key(tmp_path, store_url):
     es.write_text(json.dumps(json.loads(es.read_text()), indent=3))
     _, said = agentevals(store_url, *args, report=tmp_path / "3.json")
     assert SERVED not in said
+
+
+def test_a_settled_file_is_keyed_by_its_stored_digest_and_an_edit_of_the_same_size_reads_again(tmp_path, store_url):
+    """The input's digest comes from the store while its stat is unchanged (``store._digests``): a rerun is served;
+    the same size with other bytes and a later mtime reads again; a touch with the bytes unchanged is served."""
+    args = project(tmp_path)
+    a = tmp_path / "a.json"
+    settled(a)
+    first, said = agentevals(store_url, *args, report=tmp_path / "1.json")
+    assert SERVED not in said
+    _, said = agentevals(store_url, *args, report=tmp_path / "2.json")
+    assert f"2 {SERVED} (run {first['run_id']}" in said
+    text = a.read_text()
+    before = os.stat(a)
+    a.write_text(text.replace("helm-agent.kagent", "kelm-agent.kagent", 1))  # the same size, other bytes
+    os.utime(a, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    assert os.stat(a).st_size == before.st_size and a.read_text() != text
+    edited, said = agentevals(store_url, *args, report=tmp_path / "3.json")
+    assert SERVED not in said
+    os.utime(a)  # touched: hashed again, the same bytes as the edited run's
+    _, said = agentevals(store_url, *args, report=tmp_path / "4.json")
+    assert f"2 {SERVED} (run {edited['run_id']}" in said
+
+
+FORMATS = {"summary": "txt", "table": "txt", "json": "json", "junit": "xml", "markdown": "md", "html": "html"}
+_CACHE_NOTE = re.compile(r'(<div class="muted">)?(- )?note: [^<\n]*(served from the cache|reused from the run store)'
+                         r'[^<\n]*(</div>)?\n?')
+
+
+def reports(store: str, args: list[str], folder: Path) -> dict[str, str]:
+    """Every report format of one run, written to files; what differs between any two runs (run ids, times, the
+    cache's notes) taken out."""
+    folder.mkdir()
+    outputs = [f"-o{name}={folder / f'{name}.{ext}'}" for name, ext in FORMATS.items()]
+    proc = subprocess.run([sys.executable, "-m", "agentevals", "run", *args, "--store", store, *outputs],
+                          capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"}, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    found = {}
+    for name, ext in FORMATS.items():
+        text = (folder / f"{name}.{ext}").read_text()
+        if name == "json":
+            text = json.dumps(comparable(json.loads(text)))
+        text = re.sub(r"\d{8}-\d{6}-\d{6}-[0-9a-f]{6}", "RUN", _CACHE_NOTE.sub("", text))
+        found[name] = re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+Z?", "TIME", text)
+    return found
+
+
+def test_every_report_of_a_served_rerun_is_the_first_runs(tmp_path, store_url):
+    """A rerun served from the store (its cases loaded in one pass, its totals counted as they are emitted)
+    writes every report format as the run it repeats did, but for its id, times and the cache's notes."""
+    args = project(tmp_path)
+    first = reports(store_url, args, tmp_path / "first")
+    again = reports(store_url, args, tmp_path / "again")
+    assert "served from the cache" in (tmp_path / "again" / "summary.txt").read_text()
+    for name in FORMATS:
+        assert again[name] == first[name], name
+    assert "helm_list_releases" in again["html"] and "RUN" in again["junit"]  # transcripts and ids kept

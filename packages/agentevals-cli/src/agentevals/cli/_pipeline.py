@@ -145,6 +145,7 @@ def execute(req: RunRequest) -> int:
                                ignore=[o.path for o in outputs if o.path is not None])
         meta = _meta(req) if store is not None else {}
         key, prior = _whole_input(req, meta, store, reuse, sourced, resume_from or rerun_from)
+        carried = _carry(req, store, reuse, sourced, key, resume_from, rerun_from)
         finisher = _Finisher(gates=gates, baseline=baseline, strict=req.options.strict, reuse=reuse, alpha=req.alpha)
         consumers: list[RunConsumer] = [finisher]
         write_back = _write_back(req, consumers)  # before the store: its summary is stored with the run
@@ -159,6 +160,7 @@ def execute(req: RunRequest) -> int:
                                                                _SOURCE_FAILED if sourced.failures(run) else 0),
                                      sources=sourced.records)
             recorder.copied_from = prior
+            recorder.stored_at = carried.stored_at if carried is not None else {}
             consumers.append(recorder)
         color = req.color if req.color is not None else (sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         progress = progress_consumer(quiet=req.quiet, verbose=req.verbose,
@@ -181,7 +183,8 @@ def execute(req: RunRequest) -> int:
                 work = replay(store, prior, consumers, files=len(req.inputs), reuse=reuse)
             else:
                 work = run_evaluation(req.inputs, req.evaluators, eval_set=req.eval_set, options=req.options,
-                                      trace_format=req.trace_format, consumers=consumers, reuse=reuse)
+                                      trace_format=req.trace_format, consumers=consumers, reuse=reuse,
+                                      carried=carried if carried is not None else ())
             run, signum = run_interruptible(work,
                 on_abandon=None if recorder is None else lambda signum: recorder.abandon(128 + signum))
         incomplete = None
@@ -247,22 +250,50 @@ def _whole_input(req: RunRequest, meta: dict[str, Any], store: Any, reuse: Any, 
                  again_from: Optional[str]) -> tuple[Optional[str], Optional[str]]:
     """(this run's whole-input key, a completed run with the same key to replay), either None.
 
-    Only plain reruns of local files have a key: not --no-cache, --resume, --rerun-failed, --unscored,
-    --write-back, --emit-otel (which act on the traces), nor pull sources (their content is a window)."""
-    if (store is None or reuse is None or not req.cache or again_from is not None or req.unscored or req.write_back
+    Only runs of local files have a key: not --unscored, --write-back, --emit-otel (which act on the traces),
+    nor pull sources (their content is a window); --no-cache only with --resume or --rerun-failed (``_carry``
+    compares keys). Those two and --no-cache replay nothing."""
+    if (store is None or reuse is None or (not req.cache and again_from is None) or req.unscored or req.write_back
             or req.emit_otel or sourced.keys):
         return None, None
     from ..store._replay import find_replay, input_key
 
     key = input_key(req.inputs, req.evaluators, identity=reuse.identity, options=_run_options(req, settled=False),
-                    digests=[meta["config_digest"], meta["eval_set_digest"]], trace_format=req.trace_format)
-    if key is None:
-        return None, None
+                    digests=[meta["config_digest"], meta["eval_set_digest"]], trace_format=req.trace_format,
+                    file_digests=store.file_digests)
+    if key is None or again_from is not None:
+        return key, None
     try:
         return key, find_replay(store, key)
     except Exception:  # a store that cannot be searched: the run reads its inputs
         log.debug("whole-input cache: lookup failed", exc_info=True)
         return key, None
+
+
+def _carry(req: RunRequest, store: Any, reuse: Any, sourced: Any, key: Optional[str], resume_from: Optional[str],
+           rerun_from: Optional[str]) -> Any:
+    """``--resume``/``--rerun-failed`` of a run with the same whole-input key (same bytes, settings and
+    evaluators): its finished (or passing) cases are taken as they are and the read leaves out their traces
+    (``store._replay.carry``). None (every trace is read, stored results reused case by case) otherwise."""
+    again_from = resume_from or rerun_from
+    if again_from is None or key is None:
+        return None
+    from ..store._replay import carry
+
+    try:
+        carried = carry(store, again_from, key, failed_again=rerun_from is not None)
+    except Exception:  # a store that cannot be read: the run reads every trace (and says so if reuse fails too)
+        log.debug("--resume/--rerun-failed: stored cases not read", exc_info=True)
+        return None
+    if carried is None or not carried.positions:
+        return carried
+    sourced.context.skip_trace = carried.traces.__contains__
+    reuse.reused += carried.results
+    count = len(carried)
+    what = "finished" if resume_from is not None else "without a failure"
+    req.options.notes.append(f"{count} case{'s' if count != 1 else ''} {what} in run {again_from} taken as stored; "
+                             "their traces were not read again")
+    return carried
 
 
 def _leave_out_scored(context: Any, store: Any) -> None:

@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Optional
 
 from ..results import SKIP_KINDS, CaseResult, MetricResult, Status, case_key
@@ -70,6 +70,8 @@ class Output:
         self._open: list[int] = []  # heap: sequence numbers that are, or may still become, cases
         self._done: dict[int, CaseResult] = {}
         self._dropped: set[int] = set()
+        self._carried: Iterator[tuple[int, CaseResult]] = iter(())  # see ``carry``
+        self._next: Optional[tuple[int, CaseResult]] = None
 
     def expect(self, seq: int) -> None:
         heapq.heappush(self._open, seq)
@@ -83,6 +85,30 @@ class Output:
         self._done[seq] = result
         self._flush()
 
+    def carry(self, stored: Iterable[tuple[int, CaseResult]]) -> None:
+        """Take ``stored`` cases as ``(position, case)`` in position order (a stored run's, whose traces this run
+        does not read: ``--resume``, ``--rerun-failed``), read as they are emitted. Called before the first trace.
+        This run's own cases fill the positions the stored ones leave free, in order, so a rerun keeps the
+        stored run's order: a stored case is emitted as soon as every position before it is (``release``
+        emits those past this run's last case)."""
+        self._carried = iter(stored)
+        self._next = next(self._carried, None)
+        self._release()
+
+    def release(self) -> None:
+        """Emit the carried cases still held (the run has no case left to place before them)."""
+        self._release(everything=True)
+
+    def _release(self, *, everything: bool = False) -> None:
+        while self._next is not None and self.stopped_by is None and (everything or self._next[0] <= len(self.emitted)):
+            self._emit(self._next[1])
+            self._next = next(self._carried, None)
+
+    def _emit(self, result: CaseResult) -> None:
+        self.emitted.append(result)
+        self.facts.add(len(self.emitted) - 1, result)
+        emit(self.consumers, "case_finished", len(self.emitted) - 1, result)
+
     def _flush(self) -> None:
         while self._open and self.stopped_by is None:
             seq = self._open[0]
@@ -94,8 +120,7 @@ class Output:
             if result is None:
                 return
             heapq.heappop(self._open)
-            self.emitted.append(result)
-            self.facts.add(len(self.emitted) - 1, result)
-            emit(self.consumers, "case_finished", len(self.emitted) - 1, result)
+            self._emit(result)
             if self.stop_on_error and result.evaluation_status == "evaluation_failed":
                 self.stopped_by = (result, next(m for m in result.metrics if m.status == Status.ERROR))
+            self._release()

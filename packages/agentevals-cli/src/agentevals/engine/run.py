@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional, Union, cast
@@ -28,7 +28,7 @@ from ..config import LoadedEvaluator
 from ..core.secrets import resolve_credential_refs
 from ..evalsets import EvalSet, load_eval_set
 from ..evaluators.base import BaseEvaluator
-from ..results import InputError, RunResult, utc_now
+from ..results import CaseResult, InputError, RunResult, utc_now
 from ..trace_sources import TraceInput, TraceSource, is_conversion_error
 from ..traces.model import ConvertedTrace, Trace
 from .admission import admissions_for
@@ -62,6 +62,7 @@ async def run_evaluation(
     trace_format: Optional[str] = None,
     consumers: Sequence[RunConsumer] = (),
     reuse: Optional[ResultReuse] = None,
+    carried: Collection[tuple[int, CaseResult]] = (),
 ) -> RunResult:
     """Evaluate traces with evaluators (in the given order) against an optional eval set.
 
@@ -70,7 +71,9 @@ async def run_evaluation(
     ``options.concurrency`` slots, across all cases. Each case's result goes to ``consumers`` as soon as it
     and every case before it are complete (input order, then config order; see ``agentevals.engine.consumers``).
     ``reuse`` may supply stored results for a (case, evaluator) pair, which then does not run (under
-    ``--executor ray`` too: the Ray pool looks them up before it sends a case).
+    ``--executor ray`` too: the Ray pool looks them up before it sends a case). ``carried``: finished cases
+    of a stored run as ``(position, case)`` in position order, whose traces the read leaves out (``--resume``,
+    ``--rerun-failed``: the caller's ``ReadContext.skip_trace``); this run's cases fill the other positions.
     """
     options = options or RunOptions()
     if isinstance(traces, (str, Path, Trace, ConvertedTrace, TraceSource)):  # one input, not an iterable of characters
@@ -97,7 +100,9 @@ async def run_evaluation(
     planner = Planner(run, consumers)
     lone = LoneCase(hold=eval_set is not None and len(eval_set.eval_cases) == 1 and not options.independent_cases,
                      independent=options.independent_cases)
-    seen_traces = False
+    carried_count = len(carried)
+    output.carry(carried)
+    seen_traces = carried_count > 0
     try:
         async for item, fraction in pool.read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs) or _filter_needs_spans(options.filter)):
             if isinstance(item, InputError):
@@ -109,7 +114,7 @@ async def run_evaluation(
             seq, ready = grouper.add(cast(ConvertedTrace, item))
             output.expect(seq)
             held = grouper.pending()  # cases waiting for the end of the input
-            planner.read(fraction, grouper.count + held, waiting=held)
+            planner.read(fraction, carried_count + grouper.count + held, waiting=held)
             for case_seq, case, only_trace in lone.take(ready):
                 await pool.room()
                 pool.submit(case_seq, case, only_trace=only_trace)
@@ -122,8 +127,9 @@ async def run_evaluation(
         for case_seq, case, only_trace in lone.finish():
             await pool.room()
             pool.submit(case_seq, case, only_trace=only_trace)
-        planner.exact(grouper.count)  # every case is known now
+        planner.exact(carried_count + grouper.count)  # every case is known now
         await pool.join()
+        output.release()
     finally:
         await pool.cancel()
         for ev in evs:
@@ -135,7 +141,7 @@ async def run_evaluation(
     if output.stopped_by is not None:
         stopped, failed = output.stopped_by
         run.aborted = (f"fail_on_evaluation_error: evaluator '{failed.name}' failed on {stopped.case_id}: "
-                       f"{failed.error}; {grouper.count - len(run.cases)} case(s) not evaluated")
+                       f"{failed.error}; {carried_count + grouper.count - len(run.cases)} case(s) not evaluated")
     run.input_errors = sorted(run.input_errors, key=is_conversion_error)
     if not seen_traces and not run.input_errors:
         run.notes.append("no traces were given")

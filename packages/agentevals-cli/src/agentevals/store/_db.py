@@ -105,6 +105,17 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         # One label per (case, metric, labeler): labelling again replaces (NULL metric = the whole case).
         "CREATE UNIQUE INDEX labels_one ON labels (run_id, idx, COALESCE(metric, ''), COALESCE(labeler, ''))",
     ]),
+    (6, "input files' digests by stat (a rerun of unchanged files does not read them; store._digests)", [
+        """CREATE TABLE file_digests (
+            path TEXT PRIMARY KEY,
+            size BIGINT NOT NULL,
+            mtime_ns BIGINT NOT NULL,
+            ctime_ns BIGINT NOT NULL,
+            inode TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            hashed_ns BIGINT NOT NULL
+        )""",
+    ]),
 ]
 """(version, what it adds, statements). Append; never edit a released entry."""
 

@@ -229,6 +229,9 @@ class StoreConsumer(RunConsumer):
         self.recorded = 0
         """Cases the store recorded."""
         self.finished = False
+        self.stored_at: dict[int, CaseResult] = {}
+        """The cases a resumed run carries by the position where it has them stored already
+        (``_replay.Carried.stored_at``): not written again when they come back there."""
         self.copied_from: Optional[str] = None
         """A stored run whose cases this run repeats (a whole-input cache hit, ``store._replay``): its rows
         are copied in one statement when the run starts, not written case by case."""
@@ -257,6 +260,10 @@ class StoreConsumer(RunConsumer):
     def case_finished(self, index: int, case: CaseResult) -> None:
         if self.copied_from is not None:  # copied when the run started (or counted unstored, if that failed)
             self.unstored += self.failure is not None
+            return
+        if self.stored_at.get(index) is case:  # --resume: this run has it at this position already
+            del self.stored_at[index]
+            self.recorded += 1
             return
         keys = self.reuse.keys_for(case) if self.reuse else {}
         if self.failure is not None:  # one wait on a failed store is enough (a lock waits for seconds)

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Optional, Union
 
 import orjson
@@ -259,6 +260,17 @@ class RunStore:
                                 "traces, newest, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     # Reading ---------------------------------------------------------------------------------------
+    def file_digests(self, paths: Sequence[Path]) -> list[str]:
+        """The sha256 of each file's bytes, not read again when its stat is as when it was last hashed
+        (``store._digests``: the racy-window rule, the rows as a cache). Raises ``OSError`` for a file that
+        cannot be read.
+
+            key_part = store.file_digests([Path("traces.json")])[0]
+        """
+        from ._digests import stored_file_digests
+
+        return stored_file_digests(self.db, paths)
+
     def sources(self, run_id: str) -> list[SourceRecord]:
         """The pull sources the run read, in input order (empty for a run of files only)."""
         return [_source(row) for row in self.db.execute(
@@ -382,27 +394,36 @@ class RunStore:
             run.aborted = "a live run: agentevals serve is still recording its sessions (or was killed)"
         return run
 
-    def load_cases(self, run_id: str, *, index: Optional[int] = None) -> list[tuple[int, CaseResult]]:
+    def load_cases(self, run_id: str, *, index: Optional[int] = None,
+                   indexes: Optional[Sequence[int]] = None) -> list[tuple[int, CaseResult]]:
         """The stored cases of a run as ``(index, case)`` in run order (an interrupted run may have gaps), each
         with its human labels (``CaseResult.labels``); only the case at ``index`` when given (an empty list when
-        there is none)."""
+        there is none), or those at ``indexes`` (a few hundred at a time: one statement each)."""
         where = "run_id = ?"
         params: list[Any] = [run_id]
         if index is not None:
             where, params = where + " AND idx = ?", [run_id, index]
-        metrics: dict[int, list[MetricResult]] = {}
+        elif indexes is not None:
+            where, params = where + f" AND idx IN ({', '.join('?' * len(indexes))})", [run_id, *indexes]
+            if not indexes:
+                return []
+        # Parsed with orjson and validated with their case in one call: a 1,000-case run loads in half the time
+        # of a validation per row (a rerun served from the cache loads every case of the run it repeats).
+        metrics: dict[int, list[Any]] = {}
         for idx, metric_json in self.db.execute(
                 f"SELECT idx, metric_json FROM metric_results WHERE {where} ORDER BY idx, pos", params):
-            metrics.setdefault(idx, []).append(MetricResult.model_validate_json(metric_json))
+            metrics.setdefault(idx, []).append(_loads(metric_json))
         labels: dict[tuple[int, str], list[Any]] = {}  # by index and case id: never on another case stored there
+        wanted = None if indexes is None else set(indexes)
         for record in read_labels(self.db, run_id, index=index):
-            labels.setdefault((record.index, record.case_id), []).append(record.label)
+            if wanted is None or record.index in wanted:
+                labels.setdefault((record.index, record.case_id), []).append(record.label)
         cases = []
         for idx, case_json in self.db.execute(f"SELECT idx, case_json FROM cases WHERE {where} ORDER BY idx", params):
-            data = json.loads(case_json)
+            data = _loads(case_json)
             transcript = data.pop("_transcript", None)
-            case = CaseResult.model_validate({**data, "metrics": []})
-            case.metrics = metrics.get(idx, [])
+            data["metrics"] = metrics.get(idx, [])
+            case = CaseResult.model_validate(data)
             case.labels = labels.get((idx, case.case_id), [])
             if transcript:
                 case._transcript = transcript
@@ -559,6 +580,15 @@ def _shell(case: CaseResult) -> dict[str, Any]:
     if case._transcript:
         shell["_transcript"] = case._transcript
     return shell
+
+
+def _loads(text: str) -> Any:
+    """A stored JSON text: orjson, or the stdlib for what it refuses (``NaN``, integers past 64 bits, which
+    ``_dumps`` may have written)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _dumps(value: Any) -> str:

@@ -117,6 +117,9 @@ class FileSource(TraceSource):
                                                       position=position)):
                 if index < done:
                     continue
+                if ctx.skip_trace is not None and ctx.skip_trace(trace.trace_id):  # parsed, never converted
+                    ctx.skipped += 1
+                    continue
                 out: list[ConvertedTrace] = []
                 errors: list[InputError] = []
                 convert_into(trace, ctx.log_events, ctx.keep_spans, out, errors)

@@ -59,6 +59,12 @@ def _tokenizer() -> _UnicodeTokenizer:
     return _UnicodeTokenizer()
 
 
+INLINE_CHARS = 20_000
+"""Responses up to this many characters in all (a case's turns, both sides) are scored in the event loop:
+tokenizing and stemming them takes a few milliseconds, less than starting the watched thread a deadline
+needs. Longer ones run in that thread (``execution.inprocess.run_in_thread``)."""
+
+
 def rouge1_fmeasure(actual: Optional[str], expected: Optional[str]) -> float:
     """ROUGE-1 F of ``actual`` against ``expected`` (ADK's response_match_score for one turn)."""
     tokenizer = _tokenizer()
@@ -79,7 +85,9 @@ class ResponseMatchMetric(BuiltinMetric):
         def compute() -> list[Optional[float]]:
             return [rouge1_fmeasure(actual.final_response, expected.final_response) for actual, expected in pairs]
 
-        # CPU-bound on long answers: a watched thread, so the deadline fires and the loop keeps running.
-        scores = await run_in_thread(compute, timeout=self.evaluator.timeout, what=self.config.name)
+        if sum(len(a.final_response or "") + len(e.final_response or "") for a, e in pairs) <= INLINE_CHARS:
+            scores = compute()  # a few milliseconds at most: a thread would cost more than the work
+        else:  # CPU-bound on long answers: a watched thread, so the deadline fires and the loop keeps running
+            scores = await run_in_thread(compute, timeout=self.evaluator.timeout, what=self.config.name)
         total = sum(s for s in scores if s is not None)
         return MetricResult.scored(self.config.name, total / len(pairs), self.threshold, per_invocation_scores=scores)
