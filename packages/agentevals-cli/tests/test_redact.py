@@ -107,6 +107,23 @@ def test_the_literal_prefilters_never_skip_a_secret(text: str):
     assert module._redact(text, None) == full
 
 
+_HINT_LITERALS = ["-----BEGIN ", "sk-", *(f"gh{c}_" for c in "pousr"), "github_pat_", "AKIA", "ASIA", "AGPA", "AIDA",
+                  "AROA", "ANPA", "ANVA", "AIPA", *(f"xox{c}-" for c in "abposr"), "AIza", "glpat-", "hf_", "npm_", "eyJ",
+                  "Bearer ", "Basic "]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(["-", "----", "BEGIN ", "s", "k", "g", "h", "p", "o", "_", "github", "pat", "A", "KIA",
+                                 "SIA", "GPA", "IDA", "ROA", "NPA", "NVA", "IPA", "Iza", "xox", "b", "glpat", "f", "npm",
+                                 "ey", "J", "B", "earer", "asic", " ", "é"]), max_size=10).map("".join))
+def test_the_token_hint_finds_exactly_the_token_literals(text: str):
+    # The hint looks behind from each literal's rarest character (speed): it must find a string exactly when
+    # one of the literals is in it.
+    from agentevals.core import redact as module
+
+    assert bool(module._TOKEN_HINT.search(text)) == any(literal in text for literal in _HINT_LITERALS)
+
+
 _JSON_VALUES = st.recursive(
     st.one_of(st.none(), st.integers(), st.floats(allow_nan=False), st.lists(st.sampled_from(
         [*_FRAGMENTS, "tok-1234567890", "p4ssw0rd-long", '"', "\\", "\t"]), max_size=6).map("".join)),

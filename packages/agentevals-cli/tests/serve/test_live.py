@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import gc
 
+import agentevals.serve.live as live_module
+from agentevals.engine.consumers import RunConsumer
 from agentevals.serve.live import EvalSettings, LiveEvaluator, load_eval_sets
 from agentevals.serve.sessions import ReadySession, SessionAssembler
 from agentevals.serve.store import MemorySessionStore
@@ -60,3 +63,40 @@ def test_invocation_spans_are_recorded_for_parenting():
     spans = record.result.invocation_spans
     assert spans and all(s.trace_id == trace.trace_id for s in spans)
     assert [s.span_id for s in spans] == [i["span_id"] for i in record.invocations]
+
+
+class _GcSeen(RunConsumer):
+    """Notes whether the cyclic garbage collector was running when each case finished."""
+
+    def __init__(self) -> None:
+        self.seen: list[bool] = []
+
+    def case_finished(self, index: int, case: object) -> None:
+        self.seen.append(gc.isenabled())
+
+
+def test_a_batch_runs_with_the_garbage_collector_paused_and_resumes_it():
+    seen = _GcSeen()
+    assembler, store = SessionAssembler(), MemorySessionStore()
+    live = LiveEvaluator(assembler, store, EvalSettings(metrics=["tool_call_count_v1"]), consumers=[seen])
+    traces = [*read_traces(HELM), *read_traces(EXAMPLES / "traces/k8s.json")]
+    assert assembler.add_spans([s for t in traces for s in t.spans])
+    assert gc.isenabled()
+    live.start()
+    live.stop()  # sweeps what is buffered, evaluates it on the worker's thread, joins
+    assert seen.seen == [False, False] and gc.isenabled()
+    assert [r.status for r in store.list()] == ["evaluated", "evaluated"]
+
+
+def test_a_batch_that_waits_resumes_the_garbage_collector(monkeypatch):
+    """A batch still running after GC_PAUSE_SECONDS waits on something: the collector runs again meanwhile."""
+    monkeypatch.setattr(live_module, "GC_PAUSE_SECONDS", 0.05)
+    states: list[bool] = []
+
+    async def waiting_batch() -> None:
+        states.append(gc.isenabled())
+        await asyncio.sleep(0.5)
+        states.append(gc.isenabled())
+
+    live_module._run_paused(waiting_batch())
+    assert states == [False, True] and gc.isenabled()

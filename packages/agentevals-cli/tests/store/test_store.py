@@ -214,3 +214,28 @@ def test_the_store_keeps_no_secret(tmp_path, monkeypatch):
     assert loaded.metrics[0].error == "401 Unauthorized for key ***"
     assert store.get_run("r1").command == "agentevals run --store postgresql://ci:***@db/evals"
     store.close()
+
+
+def test_a_batch_is_checked_for_secrets_at_once_and_only_its_secret_rows_are_redacted(store_url):
+    """``record_cases`` encodes a batch's rows and scans them for secrets together: a token in one row of many
+    is still hidden, the other rows are stored as they are; what JSON cannot say (NaN) is null, an integer past
+    64 bits and a non-string key are kept (the stdlib writes what orjson refuses)."""
+    from agentevals.results import CaseResult, MetricResult
+
+    store = RunStore.open(store_url)
+    store.begin_run("r1", started_at="2026-01-01T00:00:00.000Z", **META)
+    token = "ghp_" + "A" * 36
+    cases = [CaseResult(case_id=f"c{i}", trace_ids=[f"t{i}"], sources=["t.json"], metrics=[
+        MetricResult.errored("judge", f"401 for {token}" if i == 37 else "timed out after 30 s",
+                             details={"n": i, "big": 2**70 if i == 5 else i, "ratio": float("nan") if i == 6 else 0.5})])
+        for i in range(300)]
+    store.record_cases("r1", [(i, case, {}) for i, case in enumerate(cases)])
+    dumped = "\n".join(str(row) for row in store.db.execute("SELECT case_json, metric_json FROM cases JOIN metric_results "
+                                                             "USING (run_id, idx)"))
+    assert token not in dumped and dumped.count("***") == 1
+    loaded = [case for _, case in store.load_cases("r1")]
+    assert loaded[37].metrics[0].error == "401 for ***"
+    assert [c.metrics[0].error for c in loaded[:3]] == ["timed out after 30 s"] * 3
+    assert loaded[5].metrics[0].details["big"] == 2**70 and loaded[6].metrics[0].details["ratio"] is None
+    assert [c.case_id for c in loaded] == [f"c{i}" for i in range(300)]
+    store.close()

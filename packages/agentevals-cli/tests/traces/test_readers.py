@@ -41,6 +41,51 @@ def test_jaeger_fields_are_mapped():
     assert llm.attributes["gen_ai.usage.input_tokens"] == 1820
 
 
+def _jaeger_span(tmp_path, **fields):
+    span = {"traceID": "t1", "spanID": "s1", "operationName": "call_llm", "startTime": 5, "duration": 3, **fields}
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({"data": [{"traceID": "t1", "spans": [span],
+                                          "processes": {"p1": {"serviceName": "svc", "tags": []}}}]}))
+    return next(read_traces(path)).spans[0]
+
+
+def test_jaeger_span_every_field_in_its_place(tmp_path):
+    # The reader builds spans positionally (the hot path): each field must land where its name says.
+    span = _jaeger_span(tmp_path, references=[{"refType": "CHILD_OF", "spanID": "p0"}], processID="p1", tags=[
+        {"key": "otel.scope.name", "type": "string", "value": "scope"},
+        {"key": "span.kind", "type": "string", "value": "client"},
+        {"key": "otel.status_code", "type": "string", "value": "error"},
+        {"key": "otel.status_description", "type": "string", "value": "boom"},
+        {"key": "n", "type": "int64", "value": "7"}],
+        logs=[{"timestamp": 6, "fields": [{"key": "event", "value": "e1"}, {"key": "x", "value": 1}]}])
+    assert (span.trace_id, span.span_id, span.name, span.parent_span_id) == ("t1", "s1", "call_llm", "p0")
+    assert (span.start_ns, span.end_ns) == (5_000, 8_000)
+    assert span.attributes == {"otel.scope.name": "scope", "span.kind": "client", "otel.status_code": "error",
+                               "otel.status_description": "boom", "n": 7}
+    assert [(e.name, e.time_ns, e.attributes) for e in span.events] == [("e1", 6_000, {"x": 1})]
+    assert span.resource == {"service.name": "svc"}
+    assert (span.scope, span.kind, span.status_code, span.status_message) == ("scope", "client", "ERROR", "boom")
+
+
+@pytest.mark.parametrize(("start", "duration", "times"), [
+    ("5", "3", (5_000, 8_000)), (5.9, 3.2, (5_000, 8_000)), (True, 0, (1_000, 1_000)), (None, None, None)])
+def test_jaeger_span_times_are_read_as_int_reads_them(tmp_path, start, duration, times):
+    if times is None:
+        with pytest.raises(InputFileError, match=r"data\[0\]\.spans\[0\] \(call_llm\) has a non-numeric"):
+            _jaeger_span(tmp_path, startTime=start, duration=duration)
+        return
+    span = _jaeger_span(tmp_path, startTime=start, duration=duration)
+    assert (span.start_ns, span.end_ns) == times
+
+
+@pytest.mark.parametrize(("fields", "key"), [({"spanID": 5}, "spanID"), ({"traceID": ""}, "traceID"),
+                                             ({"operationName": ["x"]}, "operationName"),
+                                             ({"traceID": None, "spanID": 5}, "traceID")])
+def test_jaeger_span_ids_must_be_text(tmp_path, fields, key):
+    with pytest.raises(InputFileError, match=rf"data\[0\]\.spans\[0\] has no '{key}'"):
+        _jaeger_span(tmp_path, **fields)
+
+
 def test_tempo_export_maps_kind_status_and_int_times():
     trace = next(read_traces(ADK / "tempo_export_with_batches.json"))
     span = next(s for s in trace.spans if s.name.startswith("GET /api/tasks"))

@@ -167,14 +167,20 @@ class RunStore:
 
             store.record_cases(run_id, [(0, first, {}), (1, second, {0: key})])
         """
+        # Every row's JSON column is encoded first, all of them checked for secrets in one scan (``_dumps_all``).
+        documents: list[Any] = []
+        for _, case, _ in cases:
+            documents.append(_shell(case))
+            documents += [m.model_dump(mode="json") for m in case.metrics]
+        texts = iter(_dumps_all(documents))  # in that order: a case's shell, then its metric rows
         case_rows: list[tuple[Any, ...]] = []
         metric_rows: list[tuple[Any, ...]] = []
         trace_rows: list[tuple[Any, ...]] = []
         labels: list[LabelRecord] = []
         for index, case, keys in cases:
-            case_rows.append((run_id, index, case.case_id, case_status(case).value, _dumps(_shell(case))))
+            case_rows.append((run_id, index, case.case_id, case_status(case).value, next(texts)))
             metric_rows += [(run_id, index, pos, case.case_id, m.name, m.name, m.status.value, m.score, keys.get(pos),
-                             _dumps(m.model_dump(mode="json"))) for pos, m in enumerate(case.metrics)]
+                             next(texts)) for pos, m in enumerate(case.metrics)]
             trace_rows += [(run_id, index, t) for t in dict.fromkeys(case.trace_ids)]
             # from the eval case it matched (labels that travel with a golden set)
             labels += [LabelRecord(run_id, index, case.case_id, label) for label in case.labels]
@@ -587,10 +593,33 @@ def _loads(text: str) -> Any:
 
 def _dumps(value: Any) -> str:
     """JSON of ``value`` with secrets redacted: nothing the store keeps can leak a key (``agentevals.core.redact``)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    if may_need_redaction(text):  # rarely: most rows have nothing to hide, and walking each string is slow
-        text = json.dumps(redact_obj(value), ensure_ascii=False, separators=(",", ":"), default=str)
-    return text
+    return _dumps_all([value])[0]
+
+
+def _dumps_all(values: Sequence[Any]) -> list[str]:
+    """``_dumps`` of each value, the encoded texts checked for secrets in one scan: rows have nothing to hide but
+    rarely (then only the rows that may are walked and encoded again), and the scan costs as much per row as
+    encoding it."""
+    texts = [_encode(value) for value in values]
+    # Joined by a newline, which no pattern of the redactor matches across: a secret in one text is still
+    # found; one the join seems to make (across two texts) only costs each text its own check.
+    if texts and may_need_redaction(texts[0] if len(texts) == 1 else "\n".join(texts)):
+        texts = [_encode(redact_obj(value)) if may_need_redaction(text) else text
+                 for value, text in zip(values, texts, strict=True)]
+    return texts
+
+
+_ORJSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+
+
+def _encode(value: Any) -> str:
+    """Compact JSON, UTF-8 as it is, what is not JSON as its ``str`` (a date, a dataclass): orjson, several times
+    the stdlib's speed; NaN and infinities are written null (the stdlib's ``NaN`` is no JSON). What orjson does
+    not encode (an integer past 64 bits, a lone surrogate) is written by the stdlib."""
+    try:
+        return orjson.dumps(value, default=str, option=_ORJSON_OPTIONS).decode()
+    except TypeError:  # orjson.JSONEncodeError is one
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def run_sources(pulled: list[SourceRecord], cases: Iterable[CaseResult]) -> list[dict[str, Any]]:

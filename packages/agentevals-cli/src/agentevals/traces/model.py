@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Optional
 
-__all__ = ["ConvertedTrace", "Span", "SpanEvent", "Trace"]
+__all__ = ["START_ORDER", "ConvertedTrace", "Span", "SpanEvent", "Trace"]
+
+START_ORDER = attrgetter("start_ns", "end_ns")
+"""Sort key of spans in start order (ties: the first to end first): ``sorted(spans, key=START_ORDER)``."""
 
 
 @dataclass(slots=True)
@@ -56,7 +60,8 @@ class Trace:
         for span in self.spans:
             out.setdefault(span.parent_span_id, []).append(span)
         for kids in out.values():
-            kids.sort(key=lambda s: (s.start_ns, s.end_ns))
+            if len(kids) > 1:  # most spans have one child or none
+                kids.sort(key=START_ORDER)
         return out
 
 

@@ -82,6 +82,8 @@ def _cycle_members(spans: list[Span]) -> set[str]:
     state: dict[str, int] = {}  # 1: on the current chain, 2: reaches a root
     cut: set[str] = set()
     for start in parent:
+        if start in state:  # met on an earlier chain: most spans, in a tree read from its leaves
+            continue
         chain = []
         node: str | None = start
         while node in parent and node not in state:

@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import orjson
 
-from ..model import ConvertedTrace, Span
+from ..model import START_ORDER, ConvertedTrace, Span
 from .aliases import first
 
 __all__ = [
@@ -66,7 +66,7 @@ def outermost(spans: Iterable[Span], by_id: Mapping[str, Span]) -> list[Span]:
     spans = list(spans)
     ids = {s.span_id for s in spans}
     kept = [s for s in spans if not any(a.span_id in ids for a in ancestors(s, by_id))]
-    return sorted(kept, key=lambda s: (s.start_ns, s.end_ns))
+    return sorted(kept, key=START_ORDER)
 
 
 def descendants(span: Span, children: Mapping[str | None, list[Span]]) -> list[Span]:
@@ -79,7 +79,7 @@ def descendants(span: Span, children: Mapping[str | None, list[Span]]) -> list[S
         seen.add(child.span_id)
         out.append(child)
         stack.extend(children.get(child.span_id, ()))
-    return sorted(out, key=lambda s: (s.start_ns, s.end_ns))
+    return sorted(out, key=START_ORDER)
 
 
 def public_attributes(span: Span) -> dict[str, Any]:

@@ -128,10 +128,11 @@ class AdkConverter:
         final_response: Optional[str] = None
         calls: list[ToolCallData] = []
         for span in llm_spans:
-            request = as_json(first(span.attributes, "adk_llm_request"))
+            if user_content is None:  # the request (the whole history, the largest attribute) is read until one has it
+                request = as_json(first(span.attributes, "adk_llm_request"))
+                if isinstance(request, dict):
+                    user_content = self._last_user_text(request.get("contents") or [])
             response = as_json(first(span.attributes, "adk_llm_response"))
-            if user_content is None and isinstance(request, dict):
-                user_content = self._last_user_text(request.get("contents") or [])
             if isinstance(response, dict):
                 content = response.get("content") if isinstance(response.get("content"), dict) else None
                 parts = (content or {}).get("parts")

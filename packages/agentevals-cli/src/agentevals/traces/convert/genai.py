@@ -35,7 +35,7 @@ import bisect
 from dataclasses import dataclass, field, replace
 
 from ...protocol import IntermediateStepData, InvocationData, ToolCallData, ToolResponseData
-from ..model import ConvertedTrace, Span, SpanEvent, Trace
+from ..model import START_ORDER, ConvertedTrace, Span, SpanEvent, Trace
 from ._common import (
     Measure,
     ancestors,
@@ -119,7 +119,7 @@ class GenAIConverter:
             if invocation is not None:
                 out.invocations.append(invocation)
                 measures.append(measure)
-        ordered = sorted(trace.spans, key=lambda s: (s.start_ns, s.end_ns))
+        ordered = sorted(trace.spans, key=START_ORDER)
         agents = [s for s in ordered if view.roles[s.span_id] == "agent"]
         out.session_id = next((v for s in ordered if (v := first(s.attributes, "session_id"))), None)
         out.eval_id = next((v for s in ordered if (v := first(s.attributes, "eval_id"))), None)
@@ -171,7 +171,7 @@ class _TraceView:
                 return outermost(found, self.by_id)
         roots = [s for s in self.trace.spans if s.parent_span_id not in self.by_id]
         return sorted((r for r in roots if self._llm_spans([r, *descendants(r, self.children)])),
-                      key=lambda s: (s.start_ns, s.end_ns))
+                      key=START_ORDER)
 
     def _split(self, anchor: Span, spans: list[Span]) -> list[_Turn]:
         """Cut a non-agent anchor where the user message of its model calls changes."""
@@ -215,7 +215,7 @@ class _TraceView:
                 attributes = {k: v for s in reversed(inner) for k, v in s.attributes.items()} | outer.attributes
                 outer = replace(outer, attributes=attributes, events=outer.events + [e for s in inner for e in s.events])
             merged.append(outer)
-        return sorted(merged, key=lambda s: (s.start_ns, s.end_ns))
+        return sorted(merged, key=START_ORDER)
 
     def _events(self, span: Span) -> list[SpanEvent]:
         """The span's events, plus its parent's when the parent is not an LLM span and has only this LLM child
