@@ -148,13 +148,13 @@ async def eager_wait_for(coro: Coroutine[Any, Any, T], timeout: float) -> T:
     except BaseException:
         coro.close()
         raise
-    return await asyncio.wait_for(asyncio.get_running_loop().create_task(_resumed(coro, pending), context=context),
-                                  timeout)
+    return await asyncio.wait_for(_resumed(coro, pending, context), timeout)
 
 
 @types.coroutine
-def _resumed(coro: Coroutine[Any, Any, T], pending: Any) -> Generator[Any, Any, T]:
-    """The rest of ``coro``, whose first step yielded ``pending`` (what ``yield from coro`` would do next)."""
+def _resumed(coro: Coroutine[Any, Any, T], pending: Any, context: contextvars.Context) -> Generator[Any, Any, T]:
+    """The rest of ``coro``, whose first step yielded ``pending`` (what ``yield from coro`` would do next), each
+    step in ``context``, where the first one ran."""
     while True:
         try:
             sent = yield pending
@@ -163,12 +163,12 @@ def _resumed(coro: Coroutine[Any, Any, T], pending: Any) -> Generator[Any, Any, 
             raise
         except BaseException as exc:  # cancelled, or the future it waited for failed
             try:
-                pending = coro.throw(exc)
+                pending = context.run(coro.throw, exc)
             except StopIteration as done:
                 return cast(T, done.value)
         else:
             try:
-                pending = coro.send(sent)
+                pending = context.run(coro.send, sent)
             except StopIteration as done:
                 return cast(T, done.value)
 
