@@ -345,19 +345,24 @@ def test_sigint_while_the_parallel_reader_reads_prints_no_traceback(big_project)
                             cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
 
-    def readers() -> list[str]:
+    traces = str((root / "traces.json").resolve())
+
+    def reading() -> list[str]:
+        """Reader processes that have the trace file open: they took a batch (workers are started before the
+        command has finished starting, and would be there before any reading)."""
         found = []
         for entry in Path("/proc").iterdir():
             try:
                 if (entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == proc.pid
-                        and b"readers._parallel" in (entry / "cmdline").read_bytes()):
+                        and b"readers._parallel" in (entry / "cmdline").read_bytes()
+                        and any(os.readlink(fd) == traces for fd in (entry / "fd").iterdir())):
                     found.append(entry.name)
             except (OSError, ValueError, IndexError):
                 continue
         return found
 
     try:
-        wait_for(lambda: len(readers()) >= 1 or proc.poll() is not None, "the reader processes")
+        wait_for(lambda: len(reading()) >= 1 or proc.poll() is not None, "a reader process reading")
         os.kill(proc.pid, signal.SIGINT)
         _, stderr = proc.communicate(timeout=DEADLINE)
     finally:
