@@ -161,11 +161,6 @@ def run_command(
 
     Put --resume/--rerun-failed without a RUN after the trace files (or write --resume=RUN).
     """
-    if executor != "ray" and (trace_format or "jaeger").startswith("jaeger"):
-        from ..engine.options import default_concurrency
-        from ..traces.readers._parallel import prestart
-
-        prestart(trace_files, workers=concurrency or default_concurrency())  # while this process imports the rest
     from ..api import prepare_run
     from ..trace_sources import expand_globs
     from ._pipeline import RunRequest, execute

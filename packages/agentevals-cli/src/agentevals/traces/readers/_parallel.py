@@ -16,13 +16,13 @@ import pickle
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
 from ._position import ReadPosition
 
-__all__ = ["MIN_BYTES", "SKIPPED", "Fallback", "Slice", "iter_slices", "parallel_items", "prestart", "trace_slices"]
+__all__ = ["MIN_BYTES", "SKIPPED", "Fallback", "Slice", "iter_slices", "parallel_items", "trace_slices"]
 
 MIN_BYTES = 32 * 2**20
 """Files smaller than this are read serially (starting worker processes costs more than it saves)."""
@@ -137,8 +137,7 @@ def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, w
     procs: list[subprocess.Popen] = []
     try:
         for task in tasks:  # the first task: Fallback before any worker starts when the layout is not plain
-            procs = _claim(workers)
-            procs += _spawn(max(1, workers) - len(procs))
+            procs = _spawn(max(1, workers))
             _send(procs[0], task)
             pending.append(task[3][-1][1])
             break
@@ -167,65 +166,19 @@ def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, w
         _close(procs)
 
 
-_PRESTARTED: list[subprocess.Popen] = []
-
-
-def prestart(paths: Sequence[str], *, workers: int) -> None:
-    """Start the worker processes of a run about to read ``paths`` now, so that they import what they need
-    (a fifth of a second each) while the run's own process imports and loads its config, on the other cores,
-    rather than after. Only when a path is a file of ``MIN_BYTES`` or more that starts like a Jaeger export
-    and ``workers`` > 1. ``parallel_items`` takes them; those it does not take end when the process exits.
-
-        prestart(["traces.json"], workers=os.cpu_count())   # first thing in `agentevals run`
-    """
-    if _PRESTARTED or workers < 2:
-        return
-    for path in paths:
-        try:
-            if os.stat(path).st_size < MIN_BYTES:
-                continue
-            with open(path, "rb") as fh:
-                head = fh.read(512).lstrip()
-        except (OSError, ValueError):
-            continue
-        if head.startswith(b"{") and b'"data"' in head:
-            if not _STARTED:  # the first time in this process: the clean-up at exit
-                import atexit
-
-                atexit.register(lambda: _close([*_PRESTARTED, *_LEFT]))
-            _PRESTARTED.extend(_spawn(workers, warm=True))
-            _STARTED.append(True)
-            return
-
-
-_LEFT: list[subprocess.Popen] = []  # prestarted workers not taken, told to stop: reaped at exit
-_STARTED: list[bool] = []
-
-
-def _claim(workers: int) -> list[subprocess.Popen]:
-    """Up to ``workers`` prestarted workers that still run; the others are told to stop (not waited for)."""
-    procs, _PRESTARTED[:] = [p for p in _PRESTARTED if p.poll() is None], []
-    taken, extra = procs[:max(1, workers)], procs[max(1, workers):]
-    _close(extra, wait=False)
-    _LEFT.extend(extra)
-    return taken
-
-
-def _spawn(workers: int, *, warm: bool = False) -> list[subprocess.Popen]:
-    return [subprocess.Popen([sys.executable, "-m", __name__, *(["--warm"] if warm else [])],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+def _spawn(workers: int) -> list[subprocess.Popen]:
+    return [subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             bufsize=0)
             for _ in range(workers)]
 
 
-def _close(procs: list[subprocess.Popen], *, wait: bool = True) -> None:
+def _close(procs: list[subprocess.Popen]) -> None:
     """End workers: their input closed, they stop after their task (killed if one does not within 5 s)."""
     for proc in procs:
         try:
             proc.stdin.close()  # type: ignore[union-attr]  # started with stdin=PIPE
         except OSError:
             pass
-        if not wait:
-            continue
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -298,21 +251,15 @@ _MAX_MESSAGE = 2**40
 """No message is this long: a header saying so means the stream lost its framing."""
 
 
-def _serve(*, warm: bool = False) -> None:
+def _serve() -> None:
     """A worker process: tasks in on stdin, results out on stdout, length-prefixed pickles. Ctrl-C is the
-    parent's to handle: a worker stops at the end of its input (the parent closing it, or exiting).
-    ``warm`` (``prestart``): import the reader and the converters before the first task comes."""
+    parent's to handle: a worker stops at the end of its input (the parent closing it, or exiting)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The parent may be gone when a result is ready (it was interrupted): the write fails, and the worker
     # ends quietly (no BrokenPipeError traceback on the terminal).
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    if warm:
-        import orjson  # noqa: F401
-
-        import agentevals.traces._collect  # the converters the tasks name
-        import agentevals.traces.readers.jaeger  # noqa: F401
     source, sink = sys.stdin.fileno(), sys.stdout.fileno()
     while (header := _read_exact(source, 8)) is not None:
         message = _read_exact(source, int.from_bytes(header, "little"))
@@ -388,4 +335,4 @@ def _read_slice(fd: int, start: int, end: int) -> memoryview:
 
 
 if __name__ == "__main__":
-    _serve(warm="--warm" in sys.argv[1:])
+    _serve()
