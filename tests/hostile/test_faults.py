@@ -332,7 +332,10 @@ def test_ctrl_c_in_a_terminal_stops_a_large_run_and_keeps_what_finished(big_proj
     if presses == 1:
         doc = json.loads((root / "out" / "run.json").read_text())
         assert doc["complete"] is False and doc["incomplete"].startswith("interrupted by SIGINT")
-        assert 20 <= len(doc["cases"]) < len(ids)
+        # Twenty evaluations had started (the marks); as many as run at once (the default concurrency: the
+        # cores) may still have been in flight, and held, when the hold file came.
+        finished = [case["case_id"] for case in doc["cases"]]
+        assert 20 - len(os.sched_getaffinity(0)) <= len(finished) < len(ids) and finished == ids[:len(finished)]
         assert stored["exit_code"] == 130
         assert "agentevals: interrupted by SIGINT" in terminal
 
