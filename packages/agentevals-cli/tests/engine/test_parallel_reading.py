@@ -100,3 +100,25 @@ def test_a_trace_the_reader_is_told_to_skip_is_never_parsed(tmp_path, parallel):
     items = [item for item, _ in resolve([str(path)], context=ctx)]
     assert sum(not isinstance(item, ConvertedTrace) for item in items) == 1 and ctx.skipped == 0
 
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_file_asks_skip_trace_once_per_trace(tmp_path, parallel, workers):
+    """A file source leaves skipped traces out itself (before parsing them in workers, before converting them
+    when read serially): ``resolve`` does not ask again (``--unscored`` asks the run store each time)."""
+    from collections import Counter
+
+    from agentevals.trace_sources import ReadContext, resolve
+
+    path = replicate(tmp_path / "t.json", 6)
+    ids = [t["traceID"] for t in json.loads(path.read_text())["data"]]
+    asked: Counter[str] = Counter()
+
+    def skip(trace_id: str) -> bool:
+        asked[trace_id] += 1
+        return trace_id in ids[1:3]
+
+    ctx = ReadContext(workers=workers, skip_trace=skip)
+    items = [item for item, _ in resolve([str(path)], context=ctx)]
+    assert [t.trace_id for t in items] == [ids[0], *ids[3:]] and ctx.skipped == 2
+    assert asked == Counter(ids)  # each once

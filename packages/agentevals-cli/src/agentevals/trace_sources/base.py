@@ -84,6 +84,9 @@ class TraceSource(ABC):
     """Registry key and URI scheme (``<name>://…`` or ``<name>+<transport>://…``)."""
     aliases: ClassVar[tuple[str, ...]] = ()
     """Other names (and URI schemes) this source answers to."""
+    skips_traces: ClassVar[bool] = False
+    """Whether ``read`` itself leaves out the traces ``ctx.skip_trace`` names, before parsing or converting them
+    (counted in ``ctx.skipped``); ``resolve`` asks it of every converted trace of the other sources."""
 
     def __init__(self, item: Any) -> None:
         self.item = item

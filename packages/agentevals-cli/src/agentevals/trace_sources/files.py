@@ -66,6 +66,7 @@ class FileSource(TraceSource):
 
     name: ClassVar[str] = "files"
     aliases: ClassVar[tuple[str, ...]] = ("file",)
+    skips_traces: ClassVar[bool] = True  # a large Jaeger file's before parsing, the others' before converting
 
     def __init__(self, item: Union[str, Path]) -> None:
         if isinstance(item, str) and item.startswith("file://"):
@@ -117,8 +118,7 @@ class FileSource(TraceSource):
                                                       position=position)):
                 if index < done:
                     continue
-                if ctx.skip_trace is not None and ctx.skip_trace(trace.trace_id):  # parsed, never converted
-                    ctx.skipped += 1
+                if _skipped(trace, ctx):
                     continue
                 out: list[ConvertedTrace] = []
                 errors: list[InputError] = []
@@ -131,12 +131,21 @@ class FileSource(TraceSource):
                               position)
 
 
+def _skipped(trace: Trace, ctx: ReadContext) -> bool:
+    """``ctx.skip_trace`` says to leave ``trace`` out: parsed, never converted (counted in ``ctx.skipped``)."""
+    if ctx.skip_trace is None or not ctx.skip_trace(trace.trace_id):
+        return False
+    ctx.skipped += 1
+    return True
+
+
 def _converted(traces: list[Trace], ctx: ReadContext,
                position: ReadPosition) -> Iterator[Union[ConvertedTrace, InputError]]:
     out: list[ConvertedTrace] = []
     errors: list[InputError] = []
     for trace in traces:
-        convert_into(trace, ctx.log_events, ctx.keep_spans, out, errors)
+        if not _skipped(trace, ctx):
+            convert_into(trace, ctx.log_events, ctx.keep_spans, out, errors)
     items: list[Union[ConvertedTrace, InputError]] = [*out, *errors]
     for i, item in enumerate(items):
         position.fraction = (i + 1) / len(items)

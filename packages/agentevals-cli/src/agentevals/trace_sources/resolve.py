@@ -114,8 +114,8 @@ def resolve(inputs: Sequence[TraceInput], *, trace_format: Optional[str] = None,
             position = ReadPosition()
             try:
                 for converted in source.read(ctx, position):
-                    if ctx.skip_trace is not None and isinstance(converted, (ConvertedTrace, PackedTrace)) \
-                            and ctx.skip_trace(converted.trace_id):
+                    if ctx.skip_trace is not None and not source.skips_traces \
+                            and isinstance(converted, (ConvertedTrace, PackedTrace)) and ctx.skip_trace(converted.trace_id):
                         ctx.skipped += 1
                         continue
                     yield converted, (before + position.fraction * weight) / total
