@@ -137,7 +137,9 @@ def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, w
     procs: list[subprocess.Popen] = []
     try:
         for task in tasks:  # the first task: Fallback before any worker starts when the layout is not plain
-            procs = _spawn(max(1, workers))
+            procs = [subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      bufsize=0)
+                     for _ in range(max(1, workers))]
             _send(procs[0], task)
             pending.append(task[3][-1][1])
             break
@@ -163,27 +165,16 @@ def parallel_items(path: Path, source: str, convert: Callable[[Any], list], *, w
             if kind == "fallback":
                 raise Fallback
     finally:
-        _close(procs)
-
-
-def _spawn(workers: int) -> list[subprocess.Popen]:
-    return [subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             bufsize=0)
-            for _ in range(workers)]
-
-
-def _close(procs: list[subprocess.Popen]) -> None:
-    """End workers: their input closed, they stop after their task (killed if one does not within 5 s)."""
-    for proc in procs:
-        try:
-            proc.stdin.close()  # type: ignore[union-attr]  # started with stdin=PIPE
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        for proc in procs:
+            try:
+                proc.stdin.close()  # type: ignore[union-attr]  # started with stdin=PIPE
+            except OSError:
+                pass
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def _tasks(slices: Iterator[Slice], head: tuple[str, str, Callable[[Any], list]],
