@@ -61,33 +61,27 @@ def test_errors_come_out_as_they_were_raised(after):
         asyncio.run(eager_wait_for(fails(after), 5.0))
 
 
+async def sleeper(cancelled: list[bool]) -> None:
+    """Waits long; says when it is cancelled."""
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        cancelled.append(True)
+        raise
+
+
 def test_the_deadline_fires_and_the_coroutine_is_cancelled():
-    cancelled = []
-
-    async def sleeper() -> None:
-        try:
-            await asyncio.sleep(30)
-        except asyncio.CancelledError:
-            cancelled.append(True)
-            raise
-
+    cancelled: list[bool] = []
     with pytest.raises(asyncio.TimeoutError):
-        asyncio.run(eager_wait_for(sleeper(), 0.05))
+        asyncio.run(eager_wait_for(sleeper(cancelled), 0.05))
     assert cancelled == [True]
 
 
 def test_cancelling_the_caller_cancels_the_rest():
-    cancelled = []
-
-    async def sleeper() -> None:
-        try:
-            await asyncio.sleep(30)
-        except asyncio.CancelledError:
-            cancelled.append(True)
-            raise
+    cancelled: list[bool] = []
 
     async def main() -> None:
-        task = asyncio.ensure_future(eager_wait_for(sleeper(), 60.0))
+        task = asyncio.ensure_future(eager_wait_for(sleeper(cancelled), 60.0))
         await asyncio.sleep(0.05)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
