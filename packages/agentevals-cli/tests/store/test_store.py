@@ -239,3 +239,22 @@ def test_a_batch_is_checked_for_secrets_at_once_and_only_its_secret_rows_are_red
     assert loaded[5].metrics[0].details["big"] == 2**70 and loaded[6].metrics[0].details["ratio"] is None
     assert [c.case_id for c in loaded] == [f"c{i}" for i in range(300)]
     store.close()
+
+
+def test_cases_read_by_index_carry_only_their_own_labels(store_url):
+    """``load_cases(indexes=)`` (``--resume``/``--rerun-failed`` read a stored run a chunk at a time) reads the
+    labels of those cases only, each on its own case."""
+    from agentevals.results import CaseResult, MetricResult
+
+    store = RunStore.open(store_url)
+    store.begin_run("r1", started_at="2026-01-01T00:00:00.000Z", **META)
+    cases = [CaseResult(case_id=f"c{i}", trace_ids=[f"t{i}"], sources=["t.json"],
+                        metrics=[MetricResult.scored("m", 1.0, 0.5)]) for i in range(6)]
+    store.record_cases("r1", [(i, case, {}) for i, case in enumerate(cases)])
+    for i in (1, 2, 4):
+        store.add_label("r1", i, verdict="fail", note=f"note {i}")
+    chunk = store.load_cases("r1", indexes=[2, 3, 4])
+    assert [(i, c.case_id, [label.note for label in c.labels]) for i, c in chunk] == [
+        (2, "c2", ["note 2"]), (3, "c3", []), (4, "c4", ["note 4"])]
+    assert store.load_cases("r1", indexes=[]) == []
+    store.close()

@@ -110,15 +110,18 @@ def write_labels(db: Database, records: Sequence[LabelRecord]) -> None:
                     label.created_at))
 
 
-def read_labels(db: Database, run_id: Optional[str] = None, *, index: Optional[int] = None) -> list[LabelRecord]:
-    """Labels of one run (of its case at ``index``, when given), or of every run (oldest run first), each run's in
-    case order, the whole case's label before its metrics' ones."""
+def read_labels(db: Database, run_id: Optional[str] = None, *, index: Optional[int] = None,
+                indexes: Optional[Sequence[int]] = None) -> list[LabelRecord]:
+    """Labels of one run (of its case at ``index``, or its cases at ``indexes``, when given), or of every run
+    (oldest run first), each run's in case order, the whole case's label before its metrics' ones."""
     where = ""
     params: list[Any] = []
     if run_id is not None:
         where, params = " WHERE l.run_id = ?", [run_id]
         if index is not None:
             where, params = where + " AND l.idx = ?", [run_id, index]
+        elif indexes is not None:
+            where, params = where + f" AND l.idx IN ({', '.join('?' * len(indexes))})", [run_id, *indexes]
     rows = db.execute(
         "SELECT l.run_id, l.idx, l.case_id, l.metric, l.verdict, l.score, l.note, l.labeler, l.created_at "
         f"FROM labels l JOIN runs r ON r.run_id = l.run_id{where} "

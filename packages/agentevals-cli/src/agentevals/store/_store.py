@@ -414,10 +414,8 @@ class RunStore:
                 f"SELECT idx, metric_json FROM metric_results WHERE {where} ORDER BY idx, pos", params):
             metrics.setdefault(idx, []).append(_loads(metric_json))
         labels: dict[tuple[int, str], list[Any]] = {}  # by index and case id: never on another case stored there
-        wanted = None if indexes is None else set(indexes)
-        for record in read_labels(self.db, run_id, index=index):
-            if wanted is None or record.index in wanted:
-                labels.setdefault((record.index, record.case_id), []).append(record.label)
+        for record in read_labels(self.db, run_id, index=index, indexes=indexes):
+            labels.setdefault((record.index, record.case_id), []).append(record.label)
         cases = []
         for idx, case_json in self.db.execute(f"SELECT idx, case_json FROM cases WHERE {where} ORDER BY idx", params):
             data = _loads(case_json)
