@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from agentevals.errors import ProtocolError
-from agentevals.protocol import EvalInput, decode_result, encode_input, load_schema, result_warnings
+from agentevals.protocol import (
+    EvalInput,
+    decode_result,
+    encode_input,
+    encode_line,
+    load_schema,
+    result_warnings,
+)
 
 
 @pytest.mark.parametrize(
@@ -53,3 +62,34 @@ def test_encode_defaults_to_current_version():
 
 def test_schema_loads():
     assert load_schema("eval_result", "1.0")["x-protocol-version"] == "1.0"
+
+
+def _rich_input(**config: object) -> EvalInput:
+    return EvalInput(metric_name="m", config={"text": "é\n\u2028", "small": 1e-07, "big": 1e16, **config},
+                     invocations=[{"invocation_id": "a", "user_content": "hi",
+                                   "intermediate_steps": {"tool_calls": [{"name": "t", "args": {"n": 1}}]},
+                                   "trace_id": "t1"}],
+                     performance_metrics={"latency": {"overall": {"median": 1.5, "p95": float("nan")}}})
+
+
+@pytest.mark.parametrize("version", ["1.0", "1.1", "1.2"])
+def test_encode_line_is_encode_input_on_one_line(version):
+    # A persistent worker's line (orjson) says what encode_input (json) says, plus the fields given.
+    eval_input = _rich_input()
+    line = encode_line(eval_input, version, request_id="7")
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    expected = json.loads(encode_input(eval_input, version))
+    if version == "1.2":
+        expected["request_id"] = "7"  # older peers do not get it: the field is not in their schema
+    assert json.loads(line) == expected
+    assert list(json.loads(line)) == list(expected)  # the same field order
+
+
+def test_encode_line_takes_what_orjson_refuses_the_json_way():
+    eval_input = _rich_input(huge=10**30)  # beyond 64 bits: orjson refuses it, json writes it
+    assert json.loads(encode_line(eval_input, "1.2"))["config"]["huge"] == 10**30
+    lone = EvalInput(metric_name="\ud800")  # cannot be UTF-8: refused as encode_input's bytes are
+    with pytest.raises(UnicodeEncodeError):
+        encode_input(lone).encode()
+    with pytest.raises(UnicodeEncodeError):
+        encode_line(lone)

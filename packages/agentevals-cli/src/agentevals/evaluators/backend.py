@@ -24,7 +24,7 @@ from typing import Any, Optional
 from pydantic import Field
 
 from ..errors import AgentevalsError, ConfigError
-from ..execution.backends import EXECUTORS, EvaluatorBackend, SubprocessBackend, create_backend
+from ..execution.backends import EXECUTORS, EvaluatorBackend, SubprocessExecutor, create_backend
 from ..execution.deadline import Deadline, deadline_scope
 from ..execution.manifest import protocol_version_for
 from ..execution.program import ProgramFailure, SetupFailure
@@ -183,7 +183,7 @@ class BackendEvaluator(BaseEvaluator):
                     self._backend = create_backend(self.config.executor, path, self.config.timeout)
                     # --dump-inputs promises the bytes each program read: no worker offer added to them.
                     options = ctx.options
-                    if (isinstance(self._backend, SubprocessBackend) and options.persistent_workers
+                    if (isinstance(self._backend, SubprocessExecutor) and options.persistent_workers
                             and options.dump_inputs is None):
                         self._backend.use_workers(options.concurrency)
                 except AgentevalsError as exc:
@@ -207,14 +207,17 @@ class BackendEvaluator(BaseEvaluator):
             # Remembered: a venv that could not be built is not rebuilt (and waited for) for every case.
             self._setup_error = exc
             raise
-        if isinstance(result, EvalResult):
-            result = result.model_dump(mode="json")
-        if not isinstance(result, dict):
-            raise ProgramFailure(
-                f"executor '{self.config.executor}' returned {type(result).__name__}, expected an EvalResult"
-            )
-        checked = decode_result(result, threshold=self.threshold, n_invocations=len(eval_input.invocations),
-                                sent_version=version, name=self.config.name)
+        if isinstance(result, EvalResult) and type(backend) is SubprocessExecutor:
+            checked = result  # decode_result's own output, for this input (a second pass would change nothing)
+        else:
+            if isinstance(result, EvalResult):
+                result = result.model_dump(mode="json")
+            if not isinstance(result, dict):
+                raise ProgramFailure(
+                    f"executor '{self.config.executor}' returned {type(result).__name__}, expected an EvalResult"
+                )
+            checked = decode_result(result, threshold=self.threshold, n_invocations=len(eval_input.invocations),
+                                    sent_version=version, name=self.config.name)
         return to_metric_result(checked, name=self.config.name, type_=self.name, threshold=self.threshold,
                                 n_invocations=len(eval_input.invocations))
 

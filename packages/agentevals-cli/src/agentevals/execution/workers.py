@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..core.limits import current_limits
-from ..protocol import EvalInput, EvalResult, WorkerOffer, decode_result, encode_input, parse_version
+from ..protocol import EvalInput, EvalResult, WorkerOffer, decode_result, encode_line, parse_version
 from . import containment
 from .commands import set_up
 from .deadline import Deadline
@@ -256,7 +256,7 @@ class WorkerPool:
             worker = None
         if worker is None:
             return await self._fresh(eval_input, request_id, deadline)
-        line = encode_input(eval_input.model_copy(update={"request_id": request_id}), version).encode() + b"\n"
+        line = encode_line(eval_input, version, request_id=request_id)
         return await self._exchange(worker, eval_input, deadline,
                                     lambda: worker.request(line, request_id))
 
@@ -310,8 +310,9 @@ class WorkerPool:
             except RuntimeError as exc:
                 raise ProgramFailure(str(exc)) from None
         read_fd, write_fd = _offered_pipe()
-        offer = eval_input.model_copy(update={"request_id": request_id, "worker": WorkerOffer(input_fd=read_fd)})
-        payload = encode_input(offer, eval_input.protocol_version).encode()
+        # stdin gets the document without the line's newline: the bytes a 1.0 program has always read
+        payload = encode_line(eval_input, eval_input.protocol_version, request_id=request_id,
+                              worker=WorkerOffer(input_fd=read_fd).model_dump(mode="json"))[:-1]
         guard_termination()
         containment.enable_subreaper()
         token = containment.new_token()

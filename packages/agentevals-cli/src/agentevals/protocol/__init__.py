@@ -16,6 +16,7 @@ from ._versions import parse_version as parse_version
 if TYPE_CHECKING:
     from ._codec import decode_result as decode_result
     from ._codec import encode_input as encode_input
+    from ._codec import encode_line as encode_line
     from ._codec import negotiate as negotiate
     from ._codec import result_warnings as result_warnings
     from ._codec import strip_to_version as strip_to_version
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from ._models import WorkerOffer as WorkerOffer
 
 _LAZY = {
-    **dict.fromkeys(("decode_result", "encode_input", "negotiate", "result_warnings", "strip_to_version"), "_codec"),
+    **dict.fromkeys(("decode_result", "encode_input", "encode_line", "negotiate", "result_warnings", "strip_to_version"), "_codec"),
     **dict.fromkeys(("EvalInput", "EvalResult", "EvalStatus", "IntermediateStepData", "InvocationData",
                      "ToolCallData", "ToolResponseData", "WorkerOffer"), "_models"),
 }
@@ -49,6 +50,7 @@ __all__ = [
     "WorkerOffer",
     "decode_result",
     "encode_input",
+    "encode_line",
     "load_schema",
     "negotiate",
     "parse_version",

@@ -7,6 +7,7 @@ import math
 import re
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from ..core._validation import format_validation_error
@@ -14,7 +15,8 @@ from ..errors import ProtocolError, ProtocolVersionError
 from ._models import EvalInput, EvalResult, EvalStatus
 from ._versions import PROTOCOL_VERSION, SUPPORTED_VERSIONS, load_schema, parse_version
 
-__all__ = ["MAX_DEPTH", "decode_result", "encode_input", "negotiate", "result_warnings", "strip_to_version"]
+__all__ = ["MAX_DEPTH", "decode_result", "encode_input", "encode_line", "negotiate", "result_warnings",
+           "strip_to_version"]
 
 MAX_DEPTH = 64
 """How deeply an EvalResult may nest (objects and arrays). Deeper ``details`` could not be stored or written
@@ -70,13 +72,34 @@ def strip_to_version(payload: dict[str, Any], version: str) -> dict[str, Any]:
     return payload
 
 
-def encode_input(eval_input: EvalInput, version: str = PROTOCOL_VERSION) -> str:
-    """Serialise an EvalInput as the JSON document for a peer speaking ``version``."""
+def _payload(eval_input: EvalInput, version: str, fields: dict[str, Any]) -> dict[str, Any]:
     payload = eval_input.model_dump(mode="json")
     payload["protocol_version"] = version
+    payload.update(fields)
     if version != PROTOCOL_VERSION:  # the newest version defines every field: nothing to strip
         strip_to_version(payload, version)
-    return json.dumps(payload, ensure_ascii=False)
+    return payload
+
+
+def encode_input(eval_input: EvalInput, version: str = PROTOCOL_VERSION) -> str:
+    """Serialise an EvalInput as the JSON document for a peer speaking ``version``."""
+    return json.dumps(_payload(eval_input, version, {}), ensure_ascii=False)
+
+
+def encode_line(eval_input: EvalInput, version: str = PROTOCOL_VERSION, **fields: Any) -> bytes:
+    """``encode_input`` as one compact UTF-8 line (newline included), with ``fields`` (already JSON values, e.g.
+    ``request_id``) set on top: what a persistent worker reads once per evaluation.
+
+    The same document, written by orjson: a tenth of ``json.dumps``'s time, the largest part of the host's
+    cost per evaluation. What orjson refuses (an integer beyond 64 bits, a lone surrogate) goes the
+    ``json.dumps`` way, which writes the first and fails on the second exactly as ``encode_input`` does.
+    (``model_dump(mode="json")`` has already made NaN and infinities null, so the two agree on them too.)
+    """
+    payload = _payload(eval_input, version, fields)
+    try:
+        return orjson.dumps(payload) + b"\n"
+    except orjson.JSONEncodeError:
+        return (json.dumps(payload, ensure_ascii=False) + "\n").encode()
 
 
 def decode_result(
