@@ -16,13 +16,11 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import inspect
 import json
 import sys
-import threading
 import traceback
 from collections.abc import Awaitable, Callable
 from typing import IO, Any, Optional, Union, overload
@@ -56,15 +54,23 @@ def format_validation_error(error: ValidationError) -> str:
 
 def parse_input(text: str) -> tuple[EvalInput, str]:
     """Parse stdin text into an EvalInput and the negotiated protocol version."""
+    return _check_input(_parse_json(text))
+
+
+def _parse_json(text: str) -> Any:
     text = text.removeprefix("\ufeff")  # a byte order mark some Windows shells put before piped text
     if not text.strip():
         raise InputError("empty stdin: expected one EvalInput JSON document")
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"stdin is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno} (char {exc.pos})"
         ) from None
+
+
+def _check_input(data: Any) -> tuple[EvalInput, str]:
+    """``parse_input`` of a value already parsed (a worker line is parsed once, for its request_id too)."""
     if not isinstance(data, dict):
         raise InputError(f"stdin must be a JSON object (EvalInput), got {type(data).__name__}")
     used = negotiate(data.get("protocol_version", "1.0"))
@@ -174,9 +180,9 @@ class Evaluator:
                     continue
                 request_id = None
                 try:
-                    data = json.loads(line)
+                    data = json.loads(line)  # once: for its request_id, and as the input
                     request_id = data.get("request_id") if isinstance(data, dict) else None
-                    eval_input, version = parse_input(line)
+                    eval_input, version = _check_input(data)
                     result = self._evaluate_logged(eval_input, version)
                     result.request_id = eval_input.request_id
                     _write(out, _dump(result))
@@ -210,6 +216,10 @@ async def _await(value: Awaitable[Any]) -> Any:
 
 def _run_awaitable(value: Awaitable[Any]) -> Any:
     """Await ``value`` to completion, also when called from code already inside an event loop (async tests)."""
+    # Imported here: asyncio is a tenth of this package's import, and only async evaluators need it.
+    import asyncio
+    import threading
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

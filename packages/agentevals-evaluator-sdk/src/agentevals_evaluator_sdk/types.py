@@ -15,6 +15,8 @@ from typing import Annotated, Any, Optional
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
+from ._docs import ATTRIBUTE_DOCS
+
 __all__ = [
     "PERFORMANCE_METRICS_SCHEMA",
     "EvalInput",
@@ -27,7 +29,7 @@ __all__ = [
     "WorkerOffer",
 ]
 
-_WIRE = ConfigDict(extra="ignore", populate_by_name=True, use_attribute_docstrings=True)
+_WIRE = ConfigDict(extra="ignore", populate_by_name=True, **ATTRIBUTE_DOCS)
 _SINCE_1_1: dict[str, Any] = {"x-protocol-since": "1.1"}
 _SINCE_1_2: dict[str, Any] = {"x-protocol-since": "1.2"}
 
@@ -216,7 +218,7 @@ class EvalResult(BaseModel):
         ```
     """
 
-    model_config = ConfigDict(extra="ignore", validate_assignment=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="ignore", validate_assignment=True, **ATTRIBUTE_DOCS)
 
     score: Optional[UnitScore] = None
     """Overall score in [0, 1]. May be null only when status is NOT_EVALUATED."""
