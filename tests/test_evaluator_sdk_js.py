@@ -38,7 +38,7 @@ def test_the_scaffold_vendors_the_packages_own_files():
 
 def test_the_js_sdk_package_is_dependency_free_and_declares_its_protocol():
     package = json.loads((PACKAGE / "package.json").read_text("utf-8"))
-    assert package["version"] == "0.1.0"
+    assert package["version"] == "0.1.1"
     assert not package.get("dependencies")
     assert f"## {package['version']}" in (PACKAGE / "CHANGELOG.md").read_text("utf-8")
     sdk = (PACKAGE / "index.js").read_text("utf-8")

@@ -19,7 +19,6 @@
  */
 
 import { fstatSync } from "node:fs";
-import { createInterface } from "node:readline";
 import net from "node:net";
 
 /** Highest protocol version this SDK speaks. */
@@ -89,14 +88,22 @@ export function negotiate(theirs, ours = PROTOCOL_VERSION, { peer = "agentevals-
  * Throws `InputError` (one line, naming the field) or `ProtocolVersionError`.
  */
 export function parseInput(text) {
+  return checkInput(parseJson(text));
+}
+
+/** The JSON value of stdin text or a worker line (`InputError` when it is none). */
+function parseJson(text) {
   text = String(text).replace(/^\ufeff/, ""); // a byte order mark some Windows shells put before piped text
   if (!text.trim()) throw new InputError("empty stdin: expected one EvalInput JSON document");
-  let data;
   try {
-    data = JSON.parse(text);
+    return JSON.parse(text);
   } catch (err) {
     throw new InputError(`stdin is not valid JSON: ${err.message}`);
   }
+}
+
+/** `parseInput` of a value already parsed (a worker line is parsed once, for its request_id too). */
+function checkInput(data) {
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
     throw new InputError(`stdin must be a JSON object (EvalInput), got ${typeName(data)}`);
   }
@@ -217,25 +224,23 @@ export class Evaluator {
 
   /** The persistent worker loop: one EvalInput line in, one EvalResult line out, until end of input. */
   async #serve(source, stdout) {
-    const lines = createInterface({ input: source, crlfDelay: Infinity });
-    for await (const line of lines) {
+    for await (const line of lines(source)) {
       if (!line.trim()) continue;
       let requestId = null;
+      let reply;
       try {
-        try {
-          const data = JSON.parse(line);
-          if (data && typeof data === "object") requestId = data.request_id ?? null;
-        } catch {
-          // parseInput says what is wrong with it
-        }
-        const [input, version] = parseInput(line);
-        const result = await this.#evaluateLogged(input, version);
-        await write(stdout, { ...result, request_id: input.request_id ?? requestId });
+        const data = parseJson(line);
+        if (data && typeof data === "object") requestId = data.request_id ?? null;
+        const [input, version] = checkInput(data);
+        reply = { ...(await this.#evaluateLogged(input, version)), request_id: input.request_id ?? requestId };
       } catch (err) {
         const message = oneLine(err && err.message ? err.message : String(err));
         process.stderr.write(`error: ${message}\n`);
-        await write(stdout, { request_id: requestId, error: message, protocol_version: PROTOCOL_VERSION });
+        reply = { request_id: requestId, error: message, protocol_version: PROTOCOL_VERSION };
       }
+      // Not awaited: the host reads each answer before it sends the next input, and exit() waits for
+      // stdout to take everything. Only a full pipe (write() says false) is waited for.
+      if (!stdout.write(encode(reply))) await new Promise((resolve) => stdout.once("drain", resolve));
     }
   }
 }
@@ -328,12 +333,37 @@ async function readAll(stream) {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+/** One protocol line: `data` without the worker fields it leaves unset (a 1.0/1.1 result has none). */
+function encode(data) {
+  for (const key of WORKER_FIELDS) if (data[key] === undefined || data[key] === null) delete data[key];
+  return `${JSON.stringify(data)}\n`;
+}
+
 function write(stream, data) {
-  const result = { ...data };
-  for (const key of WORKER_FIELDS) if (result[key] === undefined || result[key] === null) delete result[key];
   return new Promise((resolve, reject) => {
-    stream.write(`${JSON.stringify(result)}\n`, (err) => (err ? reject(err) : resolve()));
+    stream.write(encode({ ...data }), (err) => (err ? reject(err) : resolve()));
   });
+}
+
+/**
+ * The lines of a readable stream, without their newlines (a last line without one included). Split on the
+ * bytes: a newline byte is never part of a UTF-8 sequence, so each line is decoded whole. (readline's async
+ * iterator costs more per line than the evaluation of a small input.)
+ */
+async function* lines(stream) {
+  let pending = [];
+  for await (const chunk of stream) {
+    let start = 0;
+    let newline;
+    while ((newline = chunk.indexOf(10, start)) !== -1) {
+      pending.push(chunk.subarray(start, newline));
+      yield (pending.length === 1 ? pending[0] : Buffer.concat(pending)).toString("utf8").replace(/\r$/, "");
+      pending = [];
+      start = newline + 1;
+    }
+    if (start < chunk.length) pending.push(chunk.subarray(start));
+  }
+  if (pending.length) yield Buffer.concat(pending).toString("utf8").replace(/\r$/, "");
 }
 
 /** Exit once stdout has taken everything (user code may leave timers or sockets open). */

@@ -166,6 +166,25 @@ test("a worker answers a failed input with error set and goes on", async () => {
   assert.equal(await worker.exited, 0);
 });
 
+test("a worker reads lines however the pipe cuts them: several in one write, one in pieces, CRLF", async () => {
+  const worker = startWorker();
+  await worker.next();
+  const pipe = worker.proc.stdio[3];
+  const line = (id, extra = {}) => JSON.stringify(input({ request_id: id, ...extra }));
+  pipe.write(`${line("2")}\n${line("3")}\r\n`); // two inputs in one write, the second CRLF-terminated
+  assert.deepEqual([(await worker.next()).request_id, (await worker.next()).request_id], ["2", "3"]);
+  // A line cut inside a two-byte UTF-8 character: decoded whole, not as two broken halves.
+  const bytes = Buffer.from(`${line("é4")}\n`);
+  const cut = bytes.indexOf(Buffer.from("é")) + 1;
+  pipe.write(bytes.subarray(0, cut));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  pipe.write(bytes.subarray(cut));
+  assert.equal((await worker.next()).request_id, "é4");
+  pipe.end(line("5")); // the last line needs no newline
+  assert.equal((await worker.next()).request_id, "5");
+  assert.equal(await worker.exited, 0);
+});
+
 test("a worker whose evaluation exits the process ends without an answer (the host restarts it)", async () => {
   const worker = startWorker();
   await worker.next();
