@@ -168,6 +168,8 @@ class BackendEvaluator(BaseEvaluator):
     async def _backend_for(self, deadline: Deadline, ctx: EvalContext) -> tuple[EvaluatorBackend, str]:
         """The evaluator's backend, made on first use with the options of the run that first uses it (``ctx.options``) (its
         worker pool's size), and the protocol version its program speaks."""
+        if self._backend is not None and self._version is not None:
+            return self._backend, self._version  # made once, never unset: no lock needed to read them
         loop = asyncio.get_running_loop()
         if self._lock is None or self._lock[0] is not loop:  # a lock serves one event loop
             self._lock = (loop, asyncio.Lock())
