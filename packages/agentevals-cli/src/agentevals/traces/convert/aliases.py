@@ -114,6 +114,7 @@ events (Strands by default) put content lists like ``[{"text": …}, {"toolUse":
 
 
 _ALIAS_SETS: dict[str, frozenset[str]] = {name: frozenset(keys) for name, keys in ALIASES.items()}
+_HEADS: dict[str, tuple[str, ...]] = {name: tuple(f"{key}." for key in keys) for name, keys in ALIASES.items()}
 
 
 def first_key(attributes: Mapping[str, Any], field: str) -> str | None:
@@ -141,6 +142,9 @@ def indexed(attributes: Mapping[str, Any], field: str) -> list[Any]:
     Dotted segments become nested dicts and runs of numeric keys become lists in index order:
     ``{"llm.input_messages.0.message.role": "user"}`` → ``[{"message": {"role": "user"}}]``.
     """
+    heads = _HEADS[field]
+    if not any(key.startswith(heads) for key in attributes):  # most spans: no flattened list at all
+        return []
     for prefix in ALIASES[field]:
         head = prefix + "."
         tree: dict[str, Any] = {}
