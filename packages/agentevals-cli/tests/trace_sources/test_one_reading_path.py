@@ -103,3 +103,23 @@ def test_late_logs_give_the_same_run_through_api_cli_serve_and_mcp(tmp_path):
         assert case_view(answer) == case_view(api)
     finally:
         stop_server(server.process)
+
+
+def test_traces_in_memory_give_what_the_stream_gives():
+    """``load_traces`` of ``Trace`` objects (serve's sessions) converts them directly: the same traces, and the
+    same error for one that cannot be converted, as the reading path's stream gives."""
+    from agentevals.traces.model import Span, Trace
+    from agentevals.traces.readers.otlp import read_otlp
+
+    traces = list(read_otlp(json.loads(OTLP.read_text()), str(OTLP)))
+    broken = Trace("ff" * 16, [Span("ff" * 16, "01" * 8, "chat", attributes=None)], source="memory:broken")  # type: ignore[arg-type]
+    inputs = [traces[0], broken, *traces[1:]]
+    for keep_spans in (True, False):
+        loaded, errors = load_traces(inputs, keep_spans=keep_spans)
+        streamed = list(iter_traces(inputs, keep_spans=keep_spans))
+        assert [e.error for e in errors] == [e.error for e in streamed if not hasattr(e, "invocations")]
+        assert "memory:broken: trace ffff" in errors[0].error
+        assert [(t.trace_id, t.source, [i.model_dump() for i in t.invocations], t.warnings, t.trace is None)
+                for t in loaded] == [(t.trace_id, t.source, [i.model_dump() for i in t.invocations], t.warnings,
+                                      t.trace is None) for t in streamed if hasattr(t, "invocations")]
+        assert all((t.trace is None) is not keep_spans for t in loaded)

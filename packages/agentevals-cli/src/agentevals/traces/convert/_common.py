@@ -148,13 +148,13 @@ class Measure:
     def add_llm(self, span: Span) -> None:
         self.llm_ms.append(_ms(span.end_ns - span.start_ns))
         attrs = span.attributes
-        self.llm_models.append(str(first(attrs, "request_model")) if first(attrs, "request_model") else None)
+        model = first(attrs, "request_model")
+        self.llm_models.append(str(model) if model else None)
         self.llm_failed.append(span.status_code == "ERROR")
         self.prompt_tokens.append(_count(first(attrs, "input_tokens")))
         self.output_tokens.append(_count(first(attrs, "output_tokens")))
         self.cache_read += _count(first(attrs, "cache_read_tokens"))
         self.cache_creation += _count(first(attrs, "cache_creation_tokens"))
-        model = first(attrs, "request_model")
         if model and model not in self.models:
             self.models.append(str(model))
 
@@ -164,7 +164,11 @@ class Measure:
             self.tool_names.append(name)
 
     def add_turn(self, span: Span) -> None:
-        self.durations_ms.append(_ms(span.end_ns - span.start_ns))
+        self.add_turn_time(span.start_ns, span.end_ns)
+
+    def add_turn_time(self, start_ns: int, end_ns: int) -> None:
+        """A turn from ``start_ns`` to ``end_ns`` (one whose span is not the anchor's alone)."""
+        self.durations_ms.append(_ms(end_ns - start_ns))
         self.invocations += 1
 
     def merge(self, other: Measure) -> None:

@@ -148,6 +148,7 @@ class _TraceView:
         self.children = trace.children()
         self.roles = {s.span_id: _role(s) for s in trace.spans}
         self._messages: dict[tuple[str, bool], list[Message] | None] = {}
+        self._merged: dict[int, tuple[list[Span], list[Span]]] = {}
 
     # -- anchors and turns ---------------------------------------------------------------------------
 
@@ -170,8 +171,11 @@ class _TraceView:
             if found:
                 return outermost(found, self.by_id)
         roots = [s for s in self.trace.spans if s.parent_span_id not in self.by_id]
-        return sorted((r for r in roots if self._llm_spans([r, *descendants(r, self.children)])),
-                      key=START_ORDER)
+        return sorted((r for r in roots if self._has_llm([r, *descendants(r, self.children)])), key=START_ORDER)
+
+    def _has_llm(self, spans: list[Span]) -> bool:
+        """Whether ``_llm_spans(spans)`` would find any (without merging them)."""
+        return any(self.roles[s.span_id] == "llm" for s in spans)
 
     def _split(self, anchor: Span, spans: list[Span]) -> list[_Turn]:
         """Cut a non-agent anchor where the user message of its model calls changes."""
@@ -198,7 +202,19 @@ class _TraceView:
     # -- model calls ---------------------------------------------------------------------------------
 
     def _llm_spans(self, spans: list[Span]) -> list[Span]:
-        """Outermost LLM spans, each merged with the LLM spans nested in it (attributes: outer wins)."""
+        """Outermost LLM spans, each merged with the LLM spans nested in it (attributes: outer wins).
+
+        Asked up to three times of one turn's span list (``_split``, ``_key``, ``_calls``): the answer is kept
+        by the list's identity, the list itself kept beside it so that its id cannot be reused meanwhile
+        (span lists are never changed once built)."""
+        cached = self._merged.get(id(spans))
+        if cached is not None and cached[0] is spans:
+            return cached[1]
+        merged = self._merge_llm(spans)
+        self._merged[id(spans)] = (spans, merged)
+        return merged
+
+    def _merge_llm(self, spans: list[Span]) -> list[Span]:
         llm = [s for s in spans if self.roles[s.span_id] == "llm"]
         ids = {s.span_id for s in llm}
         groups: dict[str, list[Span]] = {}
@@ -259,7 +275,7 @@ class _TraceView:
         where = f"turn {turn.anchor.span_id} ('{turn.anchor.name}')"
         problems: list[str] = []
         measure = Measure()
-        measure.add_turn(replace(turn.anchor, start_ns=turn.start_ns, end_ns=turn.end_ns))
+        measure.add_turn_time(turn.start_ns, turn.end_ns)
         calls = self._calls(turn.spans)
         for span in calls.spans:
             measure.add_llm(span)
