@@ -116,6 +116,18 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             hashed_ns BIGINT NOT NULL
         )""",
     ]),
+    (7, "each input file's key and the cases it made (a rerun takes an unchanged file's cases; store._perfile)", [
+        """CREATE TABLE run_files (
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            pos INTEGER NOT NULL,
+            file_key TEXT NOT NULL,
+            first_idx INTEGER NOT NULL,
+            cases INTEGER NOT NULL,
+            sessions INTEGER NOT NULL,
+            PRIMARY KEY (run_id, pos)
+        )""",
+        "CREATE INDEX run_files_key ON run_files (file_key)",
+    ]),
 ]
 """(version, what it adds, statements). Append; never edit a released entry."""
 

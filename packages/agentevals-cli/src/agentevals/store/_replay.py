@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ._recording import StoreReuse
     from ._store import RunStore
 
-__all__ = ["REPLAY_NOTE", "Carried", "carry", "find_replay", "input_key", "replay"]
+__all__ = ["REPLAY_NOTE", "Carried", "carry", "find_replay", "input_key", "input_keys", "replay"]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,8 @@ _SCANNED = 100
 _SCORES = (Status.PASSED, Status.FAILED, Status.INFORMATIONAL)
 """A run is replayed only when every result is a score: errors and NOT_EVALUATED are tried again."""
 REPLAY_NOTE = "file(s) served from the cache"
+TAKEN_NOTE = "their traces were not read again"
+"""How the note of a run that took stored cases (``carry``, ``store._perfile``) ends."""
 
 
 def input_key(paths: Sequence[str], evaluators: Sequence[Any], *, identity: Callable[[Any], Optional[str]],
@@ -54,6 +56,17 @@ def input_key(paths: Sequence[str], evaluators: Sequence[Any], *, identity: Call
     keys); ``digests``: those of the config and eval set files (``run_meta`` computed them); ``file_digests``:
     the sha256 of each input file (default: hash each, ``keys.file_digest``; the CLI passes
     ``RunStore.file_digests``, which skips files unchanged since they were last hashed)."""
+    keys = input_keys(paths, evaluators, identity=identity, options=options, digests=digests,
+                      trace_format=trace_format, file_digests=file_digests)
+    return None if keys is None else keys[0]
+
+
+def input_keys(paths: Sequence[str], evaluators: Sequence[Any], *, identity: Callable[[Any], Optional[str]],
+               options: dict[str, Any], digests: Sequence[Optional[str]], trace_format: Optional[str],
+               file_digests: Optional[Callable[[list[Path]], list[str]]] = None) -> Optional[tuple[str, list[str]]]:
+    """(``input_key``, each file's key), or None as for ``input_key``. A file's key is the whole-input key with
+    that file alone in place of every input (its name as given, its absolute path and digest), and without
+    the list of inputs in ``options``: what a case read from that file alone depends on (``store._perfile``)."""
     from ..__about__ import __version__
 
     try:
@@ -68,18 +81,20 @@ def input_key(paths: Sequence[str], evaluators: Sequence[Any], *, identity: Call
                 return None
             identities.append(found)
         sums = file_digests(files) if file_digests is not None else [file_digest(f) for f in files]
-        value = {
-            "files": [(os.path.abspath(f), digest) for f, digest in zip(files, sums, strict=True)],
-            "config": list(digests),
-            "evaluators": identities,
-            "options": options,
-            "trace_format": trace_format,
-            "agentevals": __version__,
-        }
     except OSError as exc:
         log.debug("whole-input cache: no key (%s)", exc)
         return None
-    return value_digest(value)
+    rest = {
+        "config": list(digests),
+        "evaluators": identities,
+        "trace_format": trace_format,
+        "agentevals": __version__,
+    }
+    whole = value_digest({"files": [(os.path.abspath(f), digest) for f, digest in zip(files, sums, strict=True)],
+                          "options": options, **rest})
+    alone = {name: value for name, value in options.items() if name != "inputs"}
+    return whole, [value_digest({"file": (str(given), os.path.abspath(f), digest), "options": alone, **rest})
+                   for given, f, digest in zip(paths, files, sums, strict=True)]
 
 
 def find_replay(store: RunStore, key: str) -> Optional[str]:
@@ -166,7 +181,8 @@ async def replay(store: RunStore, prior: str, consumers: Sequence[RunConsumer], 
 
     stored = store.load_run(prior)
     run = RunResult(agentevals_version=__version__, started_at=utc_now())
-    run.notes.extend(n for n in stored.notes if "reused from the run store" not in n and REPLAY_NOTE not in n)
+    run.notes.extend(n for n in stored.notes if "reused from the run store" not in n and REPLAY_NOTE not in n
+                     and not n.endswith(TAKEN_NOTE))  # what that run took from another: this one says its own
     run.input_errors = stored.input_errors
     run._planned = len(stored.cases)  # exact: progress shows a full bar
     # Grows as cases are emitted, as the engine's does (an interrupted run reports them). A CaseList keeps the
