@@ -111,6 +111,11 @@ class Grouper:
         self._shared = self._shared or len(members) > 1
         return seq, []
 
+    def reserve(self) -> int:
+        """A sequence number that is no trace: where a stored file's cases go in the output order."""
+        seq, self._seq = self._seq, self._seq + 1
+        return seq
+
     def pending(self) -> int:
         """The cases the waiting traces would make if the input ended now."""
         return len(self._sessions) if self._conversations() else self._waiting

@@ -69,6 +69,7 @@ class Output:
         """The case (and its failed metric) that stopped the run under ``fail_on_evaluation_error``."""
         self._open: list[int] = []  # heap: sequence numbers that are, or may still become, cases
         self._done: dict[int, CaseResult] = {}
+        self._stored: dict[int, Iterable[CaseResult]] = {}  # see ``stored``
         self._dropped: set[int] = set()
         self._carried: Iterator[tuple[int, CaseResult]] = iter(())  # see ``carry``
         self._next: Optional[tuple[int, CaseResult]] = None
@@ -83,6 +84,12 @@ class Output:
 
     def finished(self, seq: int, result: CaseResult) -> None:
         self._done[seq] = result
+        self._flush()
+
+    def stored(self, seq: int, cases: Iterable[CaseResult]) -> None:
+        """``seq`` (``Grouper.reserve``) stands for ``cases``, a stored input file's, in their order (read as they
+        are emitted): they come out where that file's own cases would, once every case before them has."""
+        self._stored[seq] = cases
         self._flush()
 
     def carry(self, stored: Iterable[tuple[int, CaseResult]]) -> None:
@@ -115,6 +122,15 @@ class Output:
             if seq in self._dropped:
                 heapq.heappop(self._open)
                 self._dropped.discard(seq)
+                continue
+            block = self._stored.pop(seq, None)
+            if block is not None:
+                heapq.heappop(self._open)
+                for case in block:
+                    if self.stopped_by is not None:
+                        break
+                    self._emit(case)
+                    self._release()
                 continue
             result = self._done.pop(seq, None)
             if result is None:

@@ -30,6 +30,7 @@ from ..evalsets import EvalSet, load_eval_set
 from ..evaluators.base import BaseEvaluator
 from ..results import CaseResult, InputError, RunResult, utc_now
 from ..trace_sources import TraceInput, TraceSource, is_conversion_error
+from ..trace_sources.stored import StoredCases
 from ..traces.model import ConvertedTrace, Trace
 from .admission import admissions_for
 from .consumers import ResultReuse, RunConsumer, emit
@@ -74,6 +75,8 @@ async def run_evaluation(
     ``--executor ray`` too: the Ray pool looks them up before it sends a case). ``carried``: finished cases
     of a stored run as ``(position, case)`` in position order, whose traces the read leaves out (``--resume``,
     ``--rerun-failed``: the caller's ``ReadContext.skip_trace``); this run's cases fill the other positions.
+    An input given as ``trace_sources.stored.StoredFile`` (an unchanged file, ``store._perfile``) is its stored
+    cases, placed where the file's own cases would come.
     """
     options = options or RunOptions()
     if isinstance(traces, (str, Path, Trace, ConvertedTrace, TraceSource)):  # one input, not an iterable of characters
@@ -107,6 +110,13 @@ async def run_evaluation(
         async for item, fraction in pool.read(list(traces), trace_format, keep_spans=any(ev.needs_spans for ev in evs) or _filter_needs_spans(options.filter)):
             if isinstance(item, InputError):
                 run.input_errors.append(item)
+                continue
+            if isinstance(item, StoredCases):  # an unchanged file's stored cases, in its place (store._perfile)
+                seq = grouper.reserve()
+                output.expect(seq)
+                output.stored(seq, item.cases)
+                carried_count += item.count
+                seen_traces = seen_traces or item.count > 0
                 continue
             seen_traces = True
             # A pool may hand a stand-in for the trace (RayPool's TraceRef, see TraceHandle): grouping reads
