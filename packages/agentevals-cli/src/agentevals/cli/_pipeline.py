@@ -144,8 +144,15 @@ def execute(req: RunRequest) -> int:
             reuse = StoreReuse(store, cache=req.cache, resume_from=resume_from, rerun_failed_from=rerun_from,
                                ignore=[o.path for o in outputs if o.path is not None])
         meta = _meta(req) if store is not None else {}
-        key, prior = _whole_input(req, meta, store, reuse, sourced, resume_from or rerun_from)
+        keys, prior = _whole_input(req, meta, store, reuse, sourced, resume_from or rerun_from)
+        key = keys[0] if keys is not None else None
         carried = _carry(req, store, reuse, sourced, key, resume_from, rerun_from)
+        per_file = None
+        if keys is not None and prior is None and resume_from is None and rerun_from is None:
+            from ._perfile import PerFile, independent_files
+
+            if independent_files(req):
+                per_file = PerFile.plan(req, store, reuse, sourced.context, keys[1], look=True)
         finisher = _Finisher(gates=gates, baseline=baseline, strict=req.options.strict, reuse=reuse, alpha=req.alpha)
         consumers: list[RunConsumer] = [finisher]
         write_back = _write_back(req, consumers)  # before the store: its summary is stored with the run
@@ -162,6 +169,8 @@ def execute(req: RunRequest) -> int:
             recorder.copied_from = prior
             recorder.stored_at = carried.stored_at if carried is not None else {}
             consumers.append(recorder)
+        if per_file is not None:
+            consumers.append(per_file.tracker)
         color = req.color if req.color is not None else (sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         progress = progress_consumer(quiet=req.quiet, verbose=req.verbose,
                                      color=req.color if req.color is not None else not os.environ.get("NO_COLOR"),
@@ -182,12 +191,19 @@ def execute(req: RunRequest) -> int:
 
                 work = replay(store, prior, consumers, files=len(req.inputs), reuse=reuse)
             else:
-                work = run_evaluation(req.inputs, req.evaluators, eval_set=req.eval_set, options=req.options,
+                work = run_evaluation(per_file.inputs(req.inputs) if per_file is not None else req.inputs,
+                                      req.evaluators, eval_set=req.eval_set, options=req.options,
                                       trace_format=req.trace_format, consumers=consumers, reuse=reuse,
                                       carried=carried if carried is not None else ())
             run, signum = run_interruptible(work,
                 on_abandon=None if recorder is None else lambda signum: recorder.abandon(128 + signum))
         incomplete = None
+        if per_file is not None and run is not None and signum is None and recorder is not None \
+                and recorder.failure is None:
+            try:
+                per_file.record(store, recorder.run_id, run, sourced.context)
+            except Exception:  # the run is stored; a later run reads every file
+                log.debug("per-file keys not stored", exc_info=True)
         if req.unscored and run is not None:
             skipped = sourced.context.skipped
             run.notes.append(f"--unscored: {skipped} trace{'s' if skipped != 1 else ''} the run store already "
@@ -247,8 +263,8 @@ _SOURCE_FAILED = 2
 
 
 def _whole_input(req: RunRequest, meta: dict[str, Any], store: Any, reuse: Any, sourced: Any,
-                 again_from: Optional[str]) -> tuple[Optional[str], Optional[str]]:
-    """(this run's whole-input key, a completed run with the same key to replay), either None.
+                 again_from: Optional[str]) -> tuple[Optional[tuple[str, list[str]]], Optional[str]]:
+    """(this run's whole-input key and each file's key, a completed run with the same key to replay), either None.
 
     Only runs of local files have a key: not --unscored, --write-back, --emit-otel (which act on the traces),
     nor pull sources (their content is a window); --no-cache only with --resume or --rerun-failed (``_carry``
@@ -256,18 +272,18 @@ def _whole_input(req: RunRequest, meta: dict[str, Any], store: Any, reuse: Any, 
     if (store is None or reuse is None or (not req.cache and again_from is None) or req.unscored or req.write_back
             or req.emit_otel or sourced.keys):
         return None, None
-    from ..store._replay import find_replay, input_key
+    from ..store._replay import find_replay, input_keys
 
-    key = input_key(req.inputs, req.evaluators, identity=reuse.identity, options=_run_options(req, settled=False),
-                    digests=[meta["config_digest"], meta["eval_set_digest"]], trace_format=req.trace_format,
-                    file_digests=store.file_digests)
-    if key is None or again_from is not None:
-        return key, None
+    keys = input_keys(req.inputs, req.evaluators, identity=reuse.identity, options=_run_options(req, settled=False),
+                      digests=[meta["config_digest"], meta["eval_set_digest"]], trace_format=req.trace_format,
+                      file_digests=store.file_digests)
+    if keys is None or again_from is not None:
+        return keys, None
     try:
-        return key, find_replay(store, key)
+        return keys, find_replay(store, keys[0])
     except Exception:  # a store that cannot be searched: the run reads its inputs
         log.debug("whole-input cache: lookup failed", exc_info=True)
-        return key, None
+        return keys, None
 
 
 def _carry(req: RunRequest, store: Any, reuse: Any, sourced: Any, key: Optional[str], resume_from: Optional[str],
