@@ -3,13 +3,16 @@ reads only the changed files; the results and report are those of a cold run. An
 cases depend on the other files, and every file is read.
 
 Real parts: the ``agentevals`` CLI, a ``code`` evaluator run as its own process (it marks each trace it scores),
-a SQLite run store in a temp dir. Which files were read is seen by a spy on the file reader (it reads, then
+a SQLite run store in a temp dir, and a Postgres one for the main case (there the CLI runs as its own
+process: run in this one, it would sweep the test's Postgres server as a stray child, ``execution.containment``). Which files were read is seen by a spy on the file reader (it reads, then
 says which file it was asked for).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -67,6 +70,7 @@ def run(root: Path, *extra: str, files: tuple[str, ...] = ("a.json", "b.json", "
         group_by: str = "trace") -> tuple[int, dict, str]:
     result = CliRunner().invoke(cli, ["run", *(str(root / f) for f in files), "-c", str(root / "eval_config.yaml"),
                                       "--group-by", group_by, "-o", "json", *extra], catch_exceptions=False)
+    assert result.stdout, result.stderr
     return result.exit_code, json.loads(result.stdout), result.stderr
 
 
@@ -286,3 +290,23 @@ def test_a_stored_files_cases_come_out_in_its_place():
     assert emitted == [(0, "n0"), (1, "s1"), (2, "s2"), (3, "n2")]
     output.stored(3, iter([]))  # a stored file without a case
     assert len(output.emitted) == 4
+
+
+def test_per_file_reruns_on_postgres(project, postgres_url, tmp_path_factory):
+    def cli_run(store: str = postgres_url) -> dict:
+        done = subprocess.run([sys.executable, "-m", "agentevals", "run", *(str(project / f) for f in ("a.json", "b.json",
+                               "c.json")), "-c", str(project / "eval_config.yaml"), "--group-by", "trace", "-o", "json",
+                               "--store", store], capture_output=True, text=True, timeout=600,
+                              env={**os.environ, "AGENTEVALS_STORE": store})
+        assert done.stdout, done.stderr
+        return json.loads(done.stdout)
+
+    first = cli_run()
+    marks(project)
+    clone_traces(HELM, 4, project / "b.json", start=31)
+    again = cli_run()
+    assert taken(again) == [f"9 cases of 2 files unchanged since run {first['run_id']} taken as stored; "
+                            "their traces were not read again"]
+    assert sorted(marks(project)) == [f"{i:032x}" for i in range(31, 35)]
+    cold = cli_run(str(tmp_path_factory.mktemp("cold") / "runs.sqlite"))
+    assert same_report(again) == same_report(cold)
