@@ -19,16 +19,12 @@ from agentevals.results import CaseResult
 from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `support` is importable
+from support.marking import MARKING_JUDGE, marking_project, marks
 from support.traces import clone_traces
 
 HELM = Path(__file__).resolve().parents[1] / "data" / "adk" / "helm.json"
 
-JUDGE = '''\
-import json, os, sys
-here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-trace = json.load(sys.stdin)["invocations"][0]["trace_id"]
-with open(os.path.join(here, "marks"), "a") as fh:
-    fh.write(trace + "\\n")
+SCORING = '''\
 failing = os.path.exists(os.path.join(here, "failing")) and int(trace, 16) % 4 == 0
 print(json.dumps({"score": 0.0 if failing else 1.0}))
 '''
@@ -36,10 +32,7 @@ print(json.dumps({"score": 0.0 if failing else 1.0}))
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "judge").mkdir()
-    (tmp_path / "judge" / "judge.py").write_text(JUDGE)
-    (tmp_path / "eval_config.yaml").write_text(
-        "evaluators:\n  - name: judge\n    type: code\n    path: ./judge/judge.py\n    threshold: 0.5\n")
+    marking_project(tmp_path, SCORING)
     clone_traces(HELM, 12, tmp_path / "traces.json")
     monkeypatch.setenv("AGENTEVALS_STORE", str(tmp_path / "runs.sqlite"))
     return tmp_path
@@ -49,13 +42,6 @@ def run(root: Path, *extra: str) -> tuple[int, dict, str]:
     result = CliRunner().invoke(cli, ["run", str(root / "traces.json"), "-c", str(root / "eval_config.yaml"),
                                       "--group-by", "trace", "-o", "json", *extra], catch_exceptions=False)
     return result.exit_code, json.loads(result.stdout), result.stderr
-
-
-def marks(root: Path) -> list[str]:
-    path = root / "marks"
-    lines = path.read_text().split() if path.exists() else []
-    path.unlink(missing_ok=True)
-    return lines
 
 
 def statuses(doc: dict) -> list[tuple[str, str]]:
@@ -112,7 +98,7 @@ def test_rerun_failed_after_the_evaluator_changed_reads_every_trace(project):
     run(project)
     marks(project)
     (project / "failing").unlink()
-    (project / "judge" / "judge.py").write_text(JUDGE + "# changed\n")
+    (project / "judge" / "judge.py").write_text(MARKING_JUDGE + SCORING + "# changed\n")
     code, again, err = run(project, "--rerun-failed")
     assert code == 0, err
     assert not any("taken as stored" in note for note in again["notes"])

@@ -21,16 +21,12 @@ from agentevals.cli import cli
 from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `support` is importable
+from support.marking import marking_project, marks
 from support.traces import clone_traces
 
 HELM = Path(__file__).resolve().parents[1] / "data" / "adk" / "helm.json"
 
-JUDGE = '''\
-import json, os, sys
-here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-trace = json.load(sys.stdin)["invocations"][0]["trace_id"]
-with open(os.path.join(here, "marks"), "a") as fh:
-    fh.write(trace + "\\n")
+SCORING = '''\
 if os.path.exists(os.path.join(here, "broken")) and 11 <= int(trace, 16) <= 13:
     sys.exit("broken")  # an ERROR result for b's traces
 print(json.dumps({"score": 1.0 if int(trace, 16) % 3 else 0.0}))
@@ -39,10 +35,7 @@ print(json.dumps({"score": 1.0 if int(trace, 16) % 3 else 0.0}))
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "judge").mkdir()
-    (tmp_path / "judge" / "judge.py").write_text(JUDGE)
-    (tmp_path / "eval_config.yaml").write_text(
-        "evaluators:\n  - name: judge\n    type: code\n    path: ./judge/judge.py\n    threshold: 0.5\n")
+    marking_project(tmp_path, SCORING)
     clone_traces(HELM, 4, tmp_path / "a.json", start=1)
     clone_traces(HELM, 3, tmp_path / "b.json", start=11)
     clone_traces(HELM, 5, tmp_path / "c.json", start=21)
@@ -72,13 +65,6 @@ def run(root: Path, *extra: str, files: tuple[str, ...] = ("a.json", "b.json", "
                                       "--group-by", group_by, "-o", "json", *extra], catch_exceptions=False)
     assert result.stdout, result.stderr
     return result.exit_code, json.loads(result.stdout), result.stderr
-
-
-def marks(root: Path) -> list[str]:
-    path = root / "marks"
-    lines = path.read_text().split() if path.exists() else []
-    path.unlink(missing_ok=True)
-    return lines
 
 
 def same_report(doc: object) -> object:
