@@ -45,16 +45,13 @@ class PerFile:
     taken: Optional[Taken] = None
 
     @classmethod
-    def plan(cls, req: RunRequest, store: Any, reuse: Any, context: Any, keys: list[str],
-             look: bool) -> PerFile:
-        """Track this run's files (to record them); ``look``: take the unchanged ones from a stored run."""
+    def plan(cls, req: RunRequest, store: Any, reuse: Any, context: Any, keys: list[str]) -> PerFile:
+        """Track this run's files (the run records them) and take the unchanged ones from a stored run."""
         from ..store._perfile import FileTracker, find_files
         from ..store._replay import TAKEN_NOTE
 
         found = cls(keys, FileTracker([str(p) for p in req.inputs]))
         context.sessions = set()
-        if not look:
-            return found
         try:
             taken = find_files(store, keys, grouped=req.options.group_by != "trace")
         except Exception:  # a store that cannot be searched: every file is read

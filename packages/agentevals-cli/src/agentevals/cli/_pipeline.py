@@ -152,7 +152,7 @@ def execute(req: RunRequest) -> int:
             from ._perfile import PerFile, independent_files
 
             if independent_files(req):
-                per_file = PerFile.plan(req, store, reuse, sourced.context, keys[1], look=True)
+                per_file = PerFile.plan(req, store, reuse, sourced.context, keys[1])
         finisher = _Finisher(gates=gates, baseline=baseline, strict=req.options.strict, reuse=reuse, alpha=req.alpha)
         consumers: list[RunConsumer] = [finisher]
         write_back = _write_back(req, consumers)  # before the store: its summary is stored with the run
