@@ -110,6 +110,7 @@ class _Finisher(RunConsumer):
 
 def execute(req: RunRequest) -> int:
     """Run, store, report; returns the exit code."""
+    from ..core._startup import collect_again
     from ..engine.run import run_evaluation
     from ._interrupt import run_interruptible
     from ._progress import progress_consumer
@@ -176,6 +177,7 @@ def execute(req: RunRequest) -> int:
             consumers.append(emitter)
         emitter = _write_back_setup(write_back, consumers, emitter, recorder)
 
+        collect_again()  # start-up is over (cli._main paused the collector for it)
         with contextlib.redirect_stdout(sys.stderr) if req.stdout_to_stderr else contextlib.nullcontext():
             if prior is not None and store is not None:  # every file and setting as in a completed run: nothing is read
                 from ..store._replay import replay
