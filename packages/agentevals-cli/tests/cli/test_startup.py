@@ -45,7 +45,8 @@ NEVER = ["jinja2", "requests", "httpx", "urllib3", "rich", "sqlite3", "psycopg",
          "agentevals.transpile", "agentevals.judges", "agentevals.sources", "agentevals.config.schema",
          "agentevals.report.html", "agentevals.report.junit", "agentevals.report.markdown", "agentevals.report.json",
          "agentevals.evaluators.openai_eval", "agentevals.evaluators.llm", "agentevals.trace_sources.pull",
-         "agentevals.trace_sources.http", "agentevals.engine.filters", "statistics", "ctypes"]
+         "agentevals.trace_sources.http", "agentevals.engine.filters", "agentevals.results.compare",
+         "agentevals.results.paired", "statistics", "ctypes"]
 
 
 def probe(tmp_path: Path, *args: str) -> list[str]:

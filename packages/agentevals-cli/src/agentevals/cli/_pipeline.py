@@ -22,11 +22,11 @@ from ..errors import ConfigError
 from ..report import ReportContext
 from ..results import RunResult
 from ..results.cases import CaseList
-from ..results.compare import Comparison, compare_runs, load_baseline
 from ..results.gates import GateOutcome, Gates, check_gates, parse_min_pass_rates
 from ._outputs import parse_outputs, stdout_format, write_outputs
 
 if TYPE_CHECKING:
+    from ..results.compare import Comparison
     from ..store import RunStore
 
 __all__ = ["RunRequest", "execute"]
@@ -98,6 +98,8 @@ class _Finisher(RunConsumer):
             run.notes.append(f"{n} result{'s' if n != 1 else ''} reused from the run store, not run again "
                              "(--no-cache runs everything)")
         if self.baseline is not None:
+            from ..results.compare import compare_runs
+
             base, label = self.baseline
             self.gates.comparison = compare_runs(base, run, baseline_label=label, current_label=run.run_id or "this run",
                                                  alpha=self.alpha)
@@ -128,7 +130,11 @@ def execute(req: RunRequest) -> int:
     store = None if req.no_store else _open_store(req.store)
     emitter = None
     try:
-        baseline = load_baseline(req.baseline, store) if req.baseline else None
+        baseline = None
+        if req.baseline:
+            from ..results.compare import load_baseline
+
+            baseline = load_baseline(req.baseline, store)
         run_id, resume_from, rerun_from = _run_identity(req, store)
         from ._sourced import SourcedInputs
 
