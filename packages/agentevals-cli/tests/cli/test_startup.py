@@ -4,6 +4,7 @@ everything). No time is asserted; a module list is what start-up time is made of
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -44,7 +45,8 @@ NEVER = ["jinja2", "requests", "httpx", "urllib3", "rich", "sqlite3", "psycopg",
          "agentevals.transpile", "agentevals.judges", "agentevals.sources", "agentevals.config.schema",
          "agentevals.report.html", "agentevals.report.junit", "agentevals.report.markdown", "agentevals.report.json",
          "agentevals.evaluators.openai_eval", "agentevals.evaluators.llm", "agentevals.trace_sources.pull",
-         "agentevals.trace_sources.http", "agentevals.engine.filters", "statistics", "ctypes"]
+         "agentevals.trace_sources.http", "agentevals.engine.filters", "agentevals.results.compare",
+         "agentevals.results.paired", "statistics", "ctypes"]
 
 
 def probe(tmp_path: Path, *args: str) -> list[str]:
@@ -104,3 +106,78 @@ def test_help_lists_each_command_as_its_own_help_says(name):
     listed = click.Command(name, help=SUMMARIES[name])
     for width in (20, 45, 80, 1000):
         assert listed.get_short_help_str(width) == command.get_short_help_str(width)
+
+
+# Runs the CLI in this interpreter and writes whether the cyclic collector was on as the run command set up
+# (parse_outputs, execute's first step), as the engine started (its first event) and after main() returned.
+GC_PROBE = """
+import gc, json, sys
+import agentevals.cli._pipeline as pipeline
+from agentevals.cli import main
+
+setup, seen = [], []
+parse = pipeline.parse_outputs
+def parse_outputs(*args):
+    setup.append(gc.isenabled())
+    return parse(*args)
+pipeline.parse_outputs = parse_outputs
+real = pipeline._Finisher.run_started
+def run_started(self, run):
+    seen.append(gc.isenabled())
+    return real(self, run)
+pipeline._Finisher.run_started = run_started
+try:
+    main(sys.argv[2:])
+except SystemExit:
+    pass
+with open(sys.argv[1], "w") as f:
+    json.dump({"at_setup": setup, "at_engine_start": seen, "after": gc.isenabled()}, f)
+"""
+
+
+def gc_probe(tmp_path: Path, *args: str) -> dict:
+    out = tmp_path / "gc.json"
+    out.unlink(missing_ok=True)
+    proc = subprocess.run([sys.executable, "-c", GC_PROBE, str(out), *args], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert out.exists(), proc.stderr
+    result: dict = json.loads(out.read_text())
+    return result
+
+
+def test_run_pauses_the_garbage_collector_only_while_it_starts(tmp_path):
+    probe = gc_probe(tmp_path, *RUN)
+    assert probe == {"at_setup": [False], "at_engine_start": [True], "after": True}
+    failed = gc_probe(tmp_path, "run", *RUN[1:4], "-m", "no_such_metric", "--no-store")  # fails before its work
+    assert failed == {"at_setup": [], "at_engine_start": [], "after": True}
+    assert gc_probe(tmp_path, "--version")["after"] is True
+
+
+def test_collection_pause_keeps_a_collector_the_caller_disabled():
+    from agentevals.core._startup import collect_again, startup_without_collection
+
+    was = gc.isenabled()
+    try:
+        gc.disable()
+        startup_without_collection()
+        collect_again()
+        assert not gc.isenabled()
+        gc.enable()
+        startup_without_collection()
+        assert not gc.isenabled()
+        collect_again()
+        assert gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_exit_leaves_the_heap_to_the_system(tmp_path):
+    """``main`` registers an exit handler that freezes the heap: Python's finalization then collects nothing. A
+    handler registered before it runs after it (last in, first out) and sees the heap frozen."""
+    script = ("import atexit, gc, os\n"
+              "from agentevals.cli import main\n"
+              "atexit.register(lambda: os.write(1, b'%d' % gc.get_freeze_count()))\n"
+              "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout.strip().splitlines()[-1]) > 0

@@ -148,8 +148,17 @@ def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     """Entry point of the ``agentevals`` console script."""
-    from ..core._startup import loud_interrupts
+    from ..core._startup import (
+        collect_again,
+        loud_interrupts,
+        skip_collection_at_exit,
+        startup_without_collection,
+    )
 
+    skip_collection_at_exit()
+    args = sys.argv[1:] if argv is None else argv
+    if next((arg for arg in args if not arg.startswith("-")), None) == "run":
+        startup_without_collection()  # until the run's work starts (cli/_pipeline.py), else until it fails
     try:
         loud_interrupts()  # inside: a Ctrl-C landing as Python's handler comes back is a KeyboardInterrupt here
         return cli.main(args=argv, prog_name="agentevals", standalone_mode=False)
@@ -175,3 +184,5 @@ def main(argv: list[str] | None = None) -> Any:
         click.echo(redact(f"Error: internal error: {type(exc).__name__}: {exc} (run with -vv for the traceback; "
                           "please report it)"), err=True)
         sys.exit(1)
+    finally:
+        collect_again()

@@ -22,11 +22,11 @@ from ..errors import ConfigError
 from ..report import ReportContext
 from ..results import RunResult
 from ..results.cases import CaseList
-from ..results.compare import Comparison, compare_runs, load_baseline
 from ..results.gates import GateOutcome, Gates, check_gates, parse_min_pass_rates
 from ._outputs import parse_outputs, stdout_format, write_outputs
 
 if TYPE_CHECKING:
+    from ..results.compare import Comparison
     from ..store import RunStore
 
 __all__ = ["RunRequest", "execute"]
@@ -98,6 +98,8 @@ class _Finisher(RunConsumer):
             run.notes.append(f"{n} result{'s' if n != 1 else ''} reused from the run store, not run again "
                              "(--no-cache runs everything)")
         if self.baseline is not None:
+            from ..results.compare import compare_runs
+
             base, label = self.baseline
             self.gates.comparison = compare_runs(base, run, baseline_label=label, current_label=run.run_id or "this run",
                                                  alpha=self.alpha)
@@ -110,6 +112,7 @@ class _Finisher(RunConsumer):
 
 def execute(req: RunRequest) -> int:
     """Run, store, report; returns the exit code."""
+    from ..core._startup import collect_again
     from ..engine.run import run_evaluation
     from ._interrupt import run_interruptible
     from ._progress import progress_consumer
@@ -127,7 +130,11 @@ def execute(req: RunRequest) -> int:
     store = None if req.no_store else _open_store(req.store)
     emitter = None
     try:
-        baseline = load_baseline(req.baseline, store) if req.baseline else None
+        baseline = None
+        if req.baseline:
+            from ..results.compare import load_baseline
+
+            baseline = load_baseline(req.baseline, store)
         run_id, resume_from, rerun_from = _run_identity(req, store)
         from ._sourced import SourcedInputs
 
@@ -185,6 +192,7 @@ def execute(req: RunRequest) -> int:
             consumers.append(emitter)
         emitter = _write_back_setup(write_back, consumers, emitter, recorder)
 
+        collect_again()  # start-up is over (cli._main paused the collector for it)
         with contextlib.redirect_stdout(sys.stderr) if req.stdout_to_stderr else contextlib.nullcontext():
             if prior is not None and store is not None:  # every file and setting as in a completed run: nothing is read
                 from ..store._replay import replay

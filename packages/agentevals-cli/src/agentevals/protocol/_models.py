@@ -11,6 +11,7 @@ from typing import Annotated, Any, Optional
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 
+from ..core._defaults import new_dict, new_list
 from ..core._docs import ATTRIBUTE_DOCS
 
 __all__ = [
@@ -91,7 +92,7 @@ class ToolCallData(BaseModel):
 
     name: str
     """Tool name."""
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, Any] = Field(default_factory=new_dict)
     """Arguments the agent passed, as a JSON object."""
     id: Optional[str] = Field(default=None, json_schema_extra=_SINCE_1_1)
     """Call id as recorded in the trace, when there is one."""
@@ -119,9 +120,9 @@ class IntermediateStepData(BaseModel):
 
     model_config = _WIRE
 
-    tool_calls: list[ToolCallData] = Field(default_factory=list)
+    tool_calls: list[ToolCallData] = Field(default_factory=new_list)
     """Tools the agent called, in call order."""
-    tool_responses: list[ToolResponseData] = Field(default_factory=list)
+    tool_responses: list[ToolResponseData] = Field(default_factory=new_list)
     """Responses the agent received from tools, in order."""
 
 
@@ -173,9 +174,9 @@ class EvalInput(BaseModel):
     """Name of this evaluator in the user's config."""
     threshold: float = 0.5
     """Score at or above which the result passes."""
-    config: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=new_dict)
     """User-provided config from the YAML entry."""
-    invocations: list[InvocationData] = Field(default_factory=list)
+    invocations: list[InvocationData] = Field(default_factory=new_list)
     """Agent turns to evaluate."""
     expected_invocations: Optional[list[InvocationData]] = None
     """Golden reference turns from the eval set, or null."""
@@ -221,7 +222,7 @@ class EvalResult(BaseModel):
     """Overall score in [0, 1]. May be null only when status is NOT_EVALUATED."""
     status: Optional[EvalStatus] = None
     """PASSED, FAILED or NOT_EVALUATED; when omitted the host derives it from score vs threshold."""
-    per_invocation_scores: list[Optional[UnitScore]] = Field(default_factory=list)
+    per_invocation_scores: list[Optional[UnitScore]] = Field(default_factory=new_list)
     """Per-turn scores in input order (empty when not computed)."""
     details: Optional[dict[str, Any]] = None
     """Free-form metadata for debugging."""

@@ -17,6 +17,7 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
+from ..core._defaults import new_dict, new_list
 from ..core._docs import ATTRIBUTE_DOCS
 
 __all__ = ["SKIP_KINDS", "CaseResult", "HumanLabel", "InputError", "MetricResult", "RunResult", "SpanRef", "Status", "Verdict",
@@ -77,18 +78,18 @@ class MetricResult(BaseModel):
     status: Status
     score: Optional[float] = None
     threshold: Optional[float] = None
-    per_invocation_scores: list[Optional[float]] = Field(default_factory=list)
+    per_invocation_scores: list[Optional[float]] = Field(default_factory=new_list)
     value: Any = None
     """Reported value of an informational metric (never pass/fail)."""
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: dict[str, Any] = Field(default_factory=new_dict)
     error: Optional[str] = None
     """One-line cause when status is ERROR."""
     reason: Optional[str] = None
     """Why the result is NOT_EVALUATED (or a note on how it was scored)."""
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=new_list)
     """What is odd but was kept (e.g. an explicit status that contradicts score vs threshold)."""
-    hits: list[str] = Field(default_factory=list)
-    misses: list[str] = Field(default_factory=list)
+    hits: list[str] = Field(default_factory=new_list)
+    misses: list[str] = Field(default_factory=new_list)
     reasoning: Optional[str] = None
     weight: float = 1.0
     required: Optional[float] = None
@@ -164,10 +165,10 @@ class CaseResult(BaseModel):
     match_reason: Optional[str] = None
     """How (or why not) the eval case was matched."""
     invocation_count: int = 0
-    user_contents: list[str] = Field(default_factory=list)
+    user_contents: list[str] = Field(default_factory=new_list)
     performance_metrics: Optional[dict[str, Any]] = None
-    metrics: list[MetricResult] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    metrics: list[MetricResult] = Field(default_factory=new_list)
+    warnings: list[str] = Field(default_factory=new_list)
     score: Optional[float] = None
     """Weighted score over the metrics with a score (required gates applied)."""
     verdict: Optional[Verdict] = None
@@ -181,16 +182,16 @@ class CaseResult(BaseModel):
     provenance: Optional[dict[str, Any]] = Field(default=None, exclude_if=lambda value: value is None)
     """Where the matched eval case came from, when it has one: its ``metadata.provenance`` as
     ``agentevals evalset from-run`` writes it (run id, case id, trace ids, sources); left out when none."""
-    labels: list[HumanLabel] = Field(default_factory=list, exclude_if=lambda labels: not labels)
+    labels: list[HumanLabel] = Field(default_factory=new_list, exclude_if=lambda labels: not labels)
     """Human labels of the case and its metrics, from the run store (``agentevals labels``); left out of the
     document when there are none."""
-    invocation_spans: SkipJsonSchema[list[Optional[SpanRef]]] = Field(default_factory=list, exclude=True)
+    invocation_spans: SkipJsonSchema[list[Optional[SpanRef]]] = Field(default_factory=new_list, exclude=True)
     """The span that delimits each invocation (in ``user_contents`` order), for parenting results
     (``--emit-otel``). Internal: not part of the ``-o json`` document."""
-    trace_sources: SkipJsonSchema[list[str]] = Field(default_factory=list, exclude=True)
+    trace_sources: SkipJsonSchema[list[str]] = Field(default_factory=new_list, exclude=True)
     """The source of each trace (in ``trace_ids`` order), for ``--write-back``. Internal: not part of the
     ``-o json`` document (``sources`` lists them without repeats)."""
-    _transcript: list[dict[str, Any]] = PrivateAttr(default_factory=list)
+    _transcript: list[dict[str, Any]] = PrivateAttr(default_factory=new_list)
     """The conversation, compact (user text, tool calls, response per turn), for the HTML report and the
     run store; not part of the JSON document."""
     _evaluator_rows: Optional[list[int]] = PrivateAttr(default=None)
@@ -212,11 +213,11 @@ class RunResult(BaseModel):
     schema_version: str = RESULT_SCHEMA_VERSION
     agentevals_version: str = ""
     # In output order: a list, or the engine's ``results.cases.CaseList`` (spills big runs to disk).
-    cases: Sequence[CaseResult] = Field(default_factory=list)
-    input_errors: list[InputError] = Field(default_factory=list)
-    repetitions: list[dict[str, Any]] = Field(default_factory=list)
+    cases: Sequence[CaseResult] = Field(default_factory=new_list)
+    input_errors: list[InputError] = Field(default_factory=new_list)
+    repetitions: list[dict[str, Any]] = Field(default_factory=new_list)
     """Per eval case repetition statistics (n, mean, std, pass rate, pass@k, pass^k)."""
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=new_list)
     """Run-level messages (e.g. why nothing was evaluated)."""
     aborted: Optional[str] = None
     """Set when the run stopped early (fail_on_evaluation_error, or interrupted by a signal)."""

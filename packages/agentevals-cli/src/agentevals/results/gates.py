@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..errors import ConfigError
 from . import RunResult, evaluated_cases
-from .compare import Comparison
 from .intervals import format_interval, rate_interval
+
+if TYPE_CHECKING:  # the comparison module (and its paired tests) loads only for a run with a baseline
+    from .compare import Comparison
 
 __all__ = ["GateOutcome", "Gates", "check_gates", "format_rate", "parse_min_pass_rates"]
 
