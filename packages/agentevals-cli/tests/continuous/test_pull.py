@@ -17,7 +17,7 @@ from typing import Any, Optional
 import pytest
 from agentevals.errors import ConfigError
 from agentevals.serve.pull import check_pull_sources, next_delay
-from standins._traces import TraceBank, load_templates
+from standins._traces import SESSION_KEYS, TraceBank, load_templates
 from standins.cli import HELM, K8S
 from standins.jaeger import JaegerStandIn
 
@@ -193,6 +193,52 @@ def test_traces_older_than_the_overlap_are_confirmed_and_scored(servers, tmp_pat
         wait_for(lambda: len(scored(server)) >= 20, what="all 20 sessions")
         time.sleep(2.5)  # more polls: nothing is evaluated again
         assert set(scored(server)) == {f"session-c0-{i}" for i in range(20)}
+        stop_server(server.process)
+    assert stored_trace_cases(tmp_path / "runs.sqlite") == {t: 1 for t in wanted}
+
+
+class IngestingBank(GrowingBank):
+    """Two helm traces a backend ingests as Phoenix does, in batches that cut across traces: each search (one
+    per poll) shows trace 1 with 20 more spans, and trace 0 without its spans holding the conversation id
+    until trace 1 is whole; trace 0 meanwhile keeps the same partial span count from read to read."""
+
+    def __init__(self) -> None:
+        super().__init__(load_templates([HELM]), 2, spacing=2.0, fresh_ids=True, prefix="d0")
+        self.reads = 0
+        self.total = sum(len(scope["spans"]) for batch in self.template(0).otlp for scope in batch["scopeSpans"])
+
+    def search(self, *args: Any, **kwargs: Any) -> Iterator[int]:
+        with self._lock:
+            self.reads += 1
+        return super().search(*args, **kwargs)
+
+    def otlp(self, i: int) -> list[dict[str, Any]]:
+        batches = super().otlp(i)
+        whole = min(self.total, 20 * self.reads)
+        spans = [span for batch in batches for scope in batch["scopeSpans"] for span in scope["spans"]]
+        if i == 1:
+            keep = {id(span) for span in spans[:whole]}
+        elif whole < self.total:
+            keep = {id(span) for span in spans if not any(a["key"] in SESSION_KEYS for a in span.get("attributes") or ())}
+        else:
+            return batches
+        for batch in batches:
+            for scope in batch["scopeSpans"]:
+                scope["spans"] = [span for span in scope["spans"] if id(span) in keep]
+        return batches
+
+
+def test_a_trace_is_scored_only_once_the_backend_has_stopped_ingesting(servers, tmp_path):
+    """Stand-in, Jaeger API v3. A trace whose span count stays the same over two reads while the backend
+    is still inserting other spans (Phoenix under load) is not complete yet: it is scored only once a read
+    finds nothing growing, whole, in its own conversation."""
+    bank = IngestingBank()
+    wanted = set(bank.show(0, 1))
+    with JaegerStandIn(bank) as backend:
+        server = servers(*pull_args(tmp_path / "runs.sqlite", source(backend)))
+        sessions = wait_for(lambda: s if len(s := scored(server)) >= 2 else None, what="two sessions")
+        assert set(sessions) == {"session-d0-0", "session-d0-1"}
+        assert {s["metrics"][METRIC] for s in sessions.values()} == {"PASSED"}
         stop_server(server.process)
     assert stored_trace_cases(tmp_path / "runs.sqlite") == {t: 1 for t in wanted}
 

@@ -72,7 +72,8 @@ class SourceStatus:
     traces_read: int = 0
     sessions_scored: int = 0
     unsettled: int = 0
-    """New traces read once and waiting for a second read to confirm they are complete (``serve.pull``)."""
+    """New traces read but not yet confirmed complete: a second read must agree on them, and find the
+    source quiet (``serve.pull``)."""
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)

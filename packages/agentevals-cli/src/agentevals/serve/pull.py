@@ -54,9 +54,15 @@ DEFAULT_OVERLAP = 300.0
 """Seconds each poll reads back before the watermark (at most: never more than the time since serve
 started pulling plus the first window), for traces indexed late; duplicates are left out by trace id."""
 DEFAULT_SETTLE = 5.0
-"""A trace is scored once two reads agree on it (the same span count): a backend still ingesting a trace
-shows part of it, and a trace id is scored only once. A poll that found new traces is followed by the next
-one after ``min(every, DEFAULT_SETTLE)`` seconds, to confirm them, instead of a whole ``every``."""
+"""A trace is scored once two reads agree on it (the same span count) and the second read found nothing
+else new or growing: a backend still ingesting shows part of a trace, and a trace id is scored only once.
+(Phoenix inserts an export in transactions of 100 spans, in the order the OTLP export grouped them: by
+instrumentation scope, not by trace. Under load one trace keeps a partial count for seconds while others grow.)
+A poll that found new traces is followed by the next one after ``min(every, DEFAULT_SETTLE)`` seconds, to
+confirm them, instead of a whole ``every``."""
+MAX_HOLD = 60.0
+"""Seconds a trace whose span count no longer changes is held back while other traces keep arriving; then
+it is scored anyway (a backend that never falls quiet still gets its traces scored)."""
 BATCH_TRACES = 500
 """Traces handed to the evaluator at a time within one poll (memory stays bounded on a large first window)."""
 _SEEN = 200_000
@@ -113,7 +119,9 @@ class SourcePoller:
         self.newest: Optional[datetime] = None
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._unsettled: dict[str, int] = {}
-        """Traces the last poll read for the first time (or with more spans than before), by their span count."""
+        """Traces read but not yet scored (new, growing, or held back while others grow), by span count."""
+        self._waiting: dict[str, float] = {}
+        """When each unsettled trace was first read (``clock``), for ``MAX_HOLD``."""
         self._stop = threading.Event()
         found = runs.watermark(self.key, live=True) if runs is not None else None
         if found is not None:
@@ -139,10 +147,12 @@ class SourcePoller:
         keep_spans = bool(getattr(self.worker, "_needs_spans", True))
         ctx = ReadContext(keep_spans=True, pinned={source.label: (start, end)})  # spans counted, then let go
         unsettled: dict[str, int] = {}
-        oldest_unsettled: Optional[float] = None
         sessions = skipped = 0
         pending: dict[str, list[ConvertedTrace]] = {}
         held = 0
+        stable: list[ConvertedTrace] = []  # read twice with the same span count: scored once this read is quiet
+        begun: dict[str, float] = {}
+        now = self.clock()
         try:
             for item in source.read(ctx, ReadPosition()):
                 if self._stop.is_set():
@@ -156,14 +166,21 @@ class SourcePoller:
                     skipped += 1
                     continue
                 spans = len(item.trace.spans) if item.trace is not None else 0
+                if item.start_ns > 0:
+                    begun[item.trace_id] = item.start_ns / 1e9
                 if self._unsettled.get(item.trace_id) != spans:  # new, or still growing: read it again first
                     unsettled[item.trace_id] = spans
-                    if item.start_ns > 0:
-                        begun = item.start_ns / 1e9
-                        oldest_unsettled = begun if oldest_unsettled is None else min(oldest_unsettled, begun)
                     continue
                 if not keep_spans:
                     item.trace = None
+                stable.append(item)
+            # a read that found anything new or growing means the backend is still ingesting: a trace
+            # unchanged meanwhile may be missing spans it has yet to insert, so it waits (MAX_HOLD at most)
+            busy = bool(unsettled)
+            for item in stable:
+                if busy and now - self._waiting.get(item.trace_id, now) < MAX_HOLD:
+                    unsettled[item.trace_id] = self._unsettled[item.trace_id]
+                    continue
                 pending.setdefault(item.session_id or item.trace_id, []).append(item)
                 held += 1
                 if held >= BATCH_TRACES:
@@ -172,6 +189,8 @@ class SourcePoller:
             sessions += self._evaluate(pending)
         finally:
             source.close()
+        oldest_unsettled = min((begun[t] for t in unsettled if t in begun), default=None)
+        self._waiting = {t: self._waiting.get(t, now) for t in unsettled}
         self._unsettled = unsettled
         self.status.unsettled = len(unsettled)
         window = ctx.windows.get(source.label)
