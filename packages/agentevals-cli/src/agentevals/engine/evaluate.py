@@ -19,7 +19,7 @@ from ..evalsets.matching import normalize_text
 from ..evaluators.base import BaseEvaluator, EvalContext
 from ..evaluators.pricing import Prices
 from ..evaluators.usage import UsageMeter, metering
-from ..execution.deadline import Deadline, deadline_scope
+from ..execution.deadline import Deadline, set_current
 from ..results import CaseResult, MetricResult, SpanRef, Status, verdict_for
 from ..results._transcript import transcript
 from ..traces._collect import one_line
@@ -146,7 +146,7 @@ async def eager_wait_for(coro: Coroutine[Any, Any, T], timeout: float) -> T:
     # it, pauses it too while a set-up runs (a venv, Ray actors) under the set-up deadline: that set-up
     # depends on the machine's load, not on the evaluator, and must not turn into "timed out".
     guard = Deadline(timeout)
-    context.run(deadline_scope(guard).__enter__)
+    context.run(set_current, guard)
     try:
         pending = context.run(coro.send, None)
     except StopIteration as done:

@@ -17,7 +17,7 @@ from typing import Optional, TypeVar
 
 from ..errors import EvaluatorFailure
 
-__all__ = ["Deadline", "current_deadline", "deadline_scope"]
+__all__ = ["Deadline", "current_deadline", "deadline_scope", "set_current"]
 
 T = TypeVar("T")
 
@@ -120,6 +120,12 @@ def current_deadline(default_seconds: float) -> Deadline:
     deadline of the evaluator entry that called it.
     """
     return _CURRENT.get() or Deadline(default_seconds)
+
+
+def set_current(deadline: Deadline) -> object:
+    """Make ``deadline`` current in the running context for good (in a context copy that is discarded after,
+    as ``contextvars.Context.run(set_current, d)``); the token to reset it."""
+    return _CURRENT.set(deadline)
 
 
 class deadline_scope:
