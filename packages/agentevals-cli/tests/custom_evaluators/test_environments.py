@@ -13,11 +13,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from agentevals.engine.evaluate import run_one
 from agentevals.evaluators.code import CodeEvaluator
 from agentevals.execution.cache import cache_root
 from agentevals.execution.environments import check_requirements, requirement_lines
 from agentevals.execution.program import ProgramFailure
-from agentevals.results import Status
+from agentevals.results import MetricResult, Status
 from custom_eval_helpers import evaluate, write
 
 REPO = Path(__file__).resolve().parents[4]
@@ -121,19 +122,34 @@ def another_run_building(tmp_path: Path, ctx) -> Iterator[None]:
         lock.release()
 
 
+def through_the_engine(evaluator: CodeEvaluator, context) -> MetricResult:
+    """One evaluation as a run makes it: under the engine's own per-evaluation limit (``run_one``)."""
+
+    async def once() -> MetricResult:
+        try:
+            (metric,), _ = await run_one(evaluator, context)
+            return metric
+        finally:
+            await evaluator.aclose()
+
+    return asyncio.run(once())
+
+
 @pytest.mark.timeout(120)
-def test_a_slow_environment_setup_does_not_use_up_the_evaluation_timeout(tmp_path, ctx):
+@pytest.mark.parametrize("how", [evaluate, through_the_engine], ids=["evaluator", "engine"])
+def test_a_slow_environment_setup_does_not_use_up_the_evaluation_timeout(tmp_path, ctx, how):
     """On a busy machine a venv takes longer to build than a 2 s evaluation; the result must not change.
 
     The other run holds the build lock for 8 s, longer than the evaluator's whole timeout: the wait and the
-    build that follows run under the setup deadline, and the evaluation keeps its 2 s for the run itself.
+    build that follows run under the setup deadline, and the evaluation keeps its 2 s for the run itself
+    (also under the engine's limit around each evaluation, which the set-up pauses as well).
     """
     write(tmp_path / "e.py", PLAIN)
     write(tmp_path / "requirements.txt", "# nothing to install\n")
     result: list = []
     with another_run_building(tmp_path, ctx):
         evaluator = build(tmp_path, path="e.py", timeout=2)
-        worker = threading.Thread(target=lambda: result.append(evaluate(evaluator, ctx)))
+        worker = threading.Thread(target=lambda: result.append(how(evaluator, ctx)))
         worker.start()
         worker.join(timeout=8)  # the other run's build takes this long
     worker.join(timeout=100)

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from typing import Any, Optional, TypeVar, cast
 
 from ..core.limits import EVALUATOR_TIMEOUT
-from ..errors import AgentevalsError
+from ..errors import AgentevalsError, EvaluatorFailure
 from ..evalsets import EvalSet, match_case
 from ..evalsets.matching import normalize_text
 from ..evaluators.base import BaseEvaluator, EvalContext
 from ..evaluators.pricing import Prices
 from ..evaluators.usage import UsageMeter, metering
+from ..execution.deadline import Deadline, set_current
 from ..results import CaseResult, MetricResult, SpanRef, Status, verdict_for
 from ..results._transcript import transcript
 from ..traces._collect import one_line
@@ -141,6 +142,11 @@ async def eager_wait_for(coro: Coroutine[Any, Any, T], timeout: float) -> T:
     as a task under the deadline, from where its first step left off. The whole of it runs in one copy of the
     caller's context, as in a task of its own (a context variable set in one step is reset in another)."""
     context = contextvars.copy_context()
+    # The limit is a Deadline current in that context, so the evaluator's own deadline, made current within
+    # it, pauses it too while a set-up runs (a venv, Ray actors) under the set-up deadline: that set-up
+    # depends on the machine's load, not on the evaluator, and must not turn into "timed out".
+    guard = Deadline(timeout)
+    context.run(set_current, guard)
     try:
         pending = context.run(coro.send, None)
     except StopIteration as done:
@@ -148,7 +154,17 @@ async def eager_wait_for(coro: Coroutine[Any, Any, T], timeout: float) -> T:
     except BaseException:
         coro.close()
         raise
-    return await asyncio.wait_for(_resumed(coro, pending, context), timeout)
+    task = asyncio.ensure_future(_finish(coro, pending, context))
+    try:
+        return await guard.wait(task)
+    except EvaluatorFailure as exc:
+        if task.cancelled() or task.exception() is not exc:  # the guard's deadline passed, not the evaluation's
+            raise asyncio.TimeoutError from None
+        raise
+
+
+async def _finish(coro: Coroutine[Any, Any, T], pending: Any, context: contextvars.Context) -> T:
+    return await _resumed(coro, pending, context)  # a coroutine (a task cannot wrap a generator on 3.12+)
 
 
 @types.coroutine

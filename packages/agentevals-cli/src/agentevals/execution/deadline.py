@@ -17,7 +17,7 @@ from typing import Optional, TypeVar
 
 from ..errors import EvaluatorFailure
 
-__all__ = ["Deadline", "current_deadline", "deadline_scope"]
+__all__ = ["Deadline", "current_deadline", "deadline_scope", "set_current"]
 
 T = TypeVar("T")
 
@@ -41,6 +41,9 @@ class Deadline:
         """What the evaluation is doing now; named in the timeout message."""
         self.note = note
         """Appended to the timeout message in parentheses (e.g. which setting raises the limit)."""
+        self.outer: Optional[Deadline] = None
+        """The deadline that was current where this one was made current (``deadline_scope``): paused with
+        it, so an enclosing limit (the engine's per-evaluation guard) does not count a set-up either."""
 
     @property
     def end(self) -> float:
@@ -69,7 +72,11 @@ class Deadline:
             return
         self._paused_at = time.monotonic()
         try:
-            yield
+            if self.outer is not None:
+                with self.outer.paused():
+                    yield
+            else:
+                yield
         finally:
             self._end += time.monotonic() - self._paused_at
             self._paused_at = None
@@ -115,13 +122,23 @@ def current_deadline(default_seconds: float) -> Deadline:
     return _CURRENT.get() or Deadline(default_seconds)
 
 
+def set_current(deadline: Deadline) -> object:
+    """Make ``deadline`` current in the running context for good (in a context copy that is discarded after,
+    as ``contextvars.Context.run(set_current, d)``); the token to reset it."""
+    return _CURRENT.set(deadline)
+
+
 class deadline_scope:
-    """``with deadline_scope(deadline):`` makes ``deadline`` current for this task and its children."""
+    """``with deadline_scope(deadline):`` makes ``deadline`` current for this task and its children; the one
+    it replaces becomes its ``outer`` (paused whenever it is)."""
 
     def __init__(self, deadline: Deadline) -> None:
         self._deadline = deadline
 
     def __enter__(self) -> Deadline:
+        enclosing = _CURRENT.get()
+        if self._deadline.outer is None and enclosing is not None and enclosing is not self._deadline:
+            self._deadline.outer = enclosing
         self._token = _CURRENT.set(self._deadline)
         return self._deadline
 
