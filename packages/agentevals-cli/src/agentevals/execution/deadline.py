@@ -33,6 +33,9 @@ class Deadline:
         ```
     """
 
+    # one is made per evaluation (and a guard around it): slots keep them small and quick to build
+    __slots__ = ("_end", "_paused_at", "note", "outer", "phase", "seconds")
+
     def __init__(self, seconds: float, *, note: str = "") -> None:
         self.seconds = float(seconds)
         self._end = time.monotonic() + self.seconds
