@@ -223,6 +223,36 @@ def test_no_grandchild_of_a_code_evaluator_survives(workdir: Path, mode: str) ->
     assert wait_dead(grandchild(workdir)), f"the setsid grandchild survived a {mode} run"
 
 
+# As FORKER, but the grandchild execs a program with an empty environment: no token names its evaluation,
+# only the subreaper (the agentevals program owns its process tree) can still find it.
+CLEARED = textwrap.dedent("""
+    import json, os, sys, time
+    json.load(sys.stdin)
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            code = "import os, time; open('grandchild.pid.tmp', 'w').write(str(os.getpid())); "
+            code += "os.rename('grandchild.pid.tmp', 'grandchild.pid'); time.sleep(120)"
+            os.execve(sys.executable, [sys.executable, "-c", code], {})
+        os._exit(0)
+    while not os.path.exists("grandchild.pid"):
+        time.sleep(0.01)
+    print(json.dumps({"score": 1}))
+""")
+
+
+def test_no_grandchild_that_cleared_its_environment_survives_the_program(workdir: Path) -> None:
+    (workdir / "forker.py").write_text(CLEARED)
+    (workdir / "c.yaml").write_text(json.dumps({"evaluators": [
+        {"name": "forker", "type": "code", "path": "forker.py", "timeout": 10}]}))
+    result = agentevals(["run", "helm.json", "-c", "c.yaml"], workdir)
+    assert result["code"] == 0, result
+    assert wait_dead(grandchild(workdir)), "the setsid grandchild without a token survived the run"
+
+
 def test_no_grandchild_of_a_code_judge_survives(workdir: Path) -> None:
     (workdir / "judge.py").write_text(FORKER.replace("MODE", MODES["success"]))
     (workdir / "c.yaml").write_text(json.dumps({"evaluators": [
