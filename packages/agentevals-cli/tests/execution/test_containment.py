@@ -19,30 +19,12 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ → `support` is importable
+from support.leftovers import double_fork
+
 HELM = Path(__file__).resolve().parents[4] / "examples" / "traces" / "helm.json"
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux (/proc, prctl)")
-
-# Double-forks a daemon into a session of its own (as pg_ctl does), writes its pid to argv[1], and exits:
-# the daemon is re-parented to the nearest subreaper above this launcher, else to init.
-DAEMON = textwrap.dedent("""
-    import os, sys, time
-    pidfile = sys.argv[1]
-    if os.fork() == 0:
-        os.setsid()
-        if os.fork() == 0:
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            with open(pidfile + ".tmp", "w") as f:
-                f.write(str(os.getpid()))
-            os.rename(pidfile + ".tmp", pidfile)
-            time.sleep(300)
-        os._exit(0)
-    os.wait()
-    while not os.path.exists(pidfile):
-        time.sleep(0.01)
-""")
 
 EVALUATOR = textwrap.dedent("""
     import json, sys
@@ -84,7 +66,7 @@ def kill(pid: int) -> None:
 
 
 def start_daemon(pidfile: Path) -> int:
-    subprocess.run([sys.executable, "-c", DAEMON, str(pidfile)], check=True, timeout=60)
+    subprocess.run([sys.executable, "-c", double_fork(str(pidfile))], check=True, timeout=60)
     return int(pidfile.read_text())
 
 
@@ -128,8 +110,6 @@ OWNER = textwrap.dedent("""
         time.sleep(0.01)
     time.sleep(0.1)  # a few clock ticks (the unit of /proc start times) before the subreaper is set
     asyncio.run(run_process([sys.executable, "-c", FORKER], stdin=b"{}", timeout=60))
-    while not os.path.exists("late.pid"):
-        time.sleep(0.01)
     helper.stdin.close()
     helper.wait()
     early, late = int(open("early.pid").read()), int(open("late.pid").read())
@@ -157,21 +137,8 @@ HELPER = textwrap.dedent("""
         os._exit(0)
     sys.stdin.read()
 """)
-FORKER = textwrap.dedent("""
-    import json, os, sys, time
-    json.load(sys.stdin)
-    if os.fork() == 0:
-        os.setsid()
-        if os.fork() == 0:
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):  # not the evaluator's pipes: whoever holds them is killed as a straggler
-                os.dup2(null, fd)
-            code = "import os, time; open('late.pid.tmp', 'w').write(str(os.getpid())); "
-            code += "os.rename('late.pid.tmp', 'late.pid'); time.sleep(300)"
-            os.execve(sys.executable, [sys.executable, "-c", code], {})  # no token left in its environment
-        os._exit(0)
-    print(json.dumps({"score": 1}))
-""")
+FORKER = double_fork("late.pid", before="json.load(sys.stdin)", after='print(json.dumps({"score": 1}))',
+                     clear_env=True)
 
 
 def test_the_program_sweeps_an_evaluators_orphan_but_not_its_own_earlier_daemon(tmp_path: Path) -> None:
