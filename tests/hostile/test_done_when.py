@@ -26,6 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 HELM = ROOT / "examples" / "traces" / "helm.json"
 GiB = 2**30
 
+sys.path.insert(0, str(ROOT / "packages" / "agentevals-cli" / "tests"))
+from support.leftovers import double_fork  # noqa: E402
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux (/proc, rlimits)")
 
 # Runs agentevals as its child under RLIMIT_AS and prints the child's exit code and peak RSS (bytes).
@@ -165,25 +168,7 @@ def test_memory_stays_bounded_on_a_yaml_bomb(workdir: Path) -> None:
 
 # -- no survivors -------------------------------------------------------------------------------------
 
-FORKER = textwrap.dedent("""
-    import json, os, sys, time
-    json.load(sys.stdin)
-    if os.fork() == 0:
-        os.setsid()
-        if os.fork() == 0:
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            with open("grandchild.pid.tmp", "w") as f:
-                f.write(str(os.getpid()))
-            os.rename("grandchild.pid.tmp", "grandchild.pid")
-            time.sleep(120)
-            os._exit(0)
-        os._exit(0)
-    while not os.path.exists("grandchild.pid"):
-        time.sleep(0.01)
-    MODE
-""")
+FORKER = double_fork("grandchild.pid", before="json.load(sys.stdin)", after="MODE")
 MODES = {
     "success": 'print(json.dumps({"score": 1}))',
     "timeout": "time.sleep(60)",
@@ -221,6 +206,21 @@ def test_no_grandchild_of_a_code_evaluator_survives(workdir: Path, mode: str) ->
     result = agentevals(["run", "helm.json", "-c", "c.yaml"], workdir)
     assert result["code"] == (0 if mode == "success" else 1), result
     assert wait_dead(grandchild(workdir)), f"the setsid grandchild survived a {mode} run"
+
+
+# As FORKER, but the grandchild execs a program with an empty environment: no token names its evaluation,
+# only the subreaper (the agentevals program owns its process tree) can still find it.
+CLEARED = double_fork("grandchild.pid", before="json.load(sys.stdin)", after='print(json.dumps({"score": 1}))',
+                      clear_env=True)
+
+
+def test_no_grandchild_that_cleared_its_environment_survives_the_program(workdir: Path) -> None:
+    (workdir / "forker.py").write_text(CLEARED)
+    (workdir / "c.yaml").write_text(json.dumps({"evaluators": [
+        {"name": "forker", "type": "code", "path": "forker.py", "timeout": 10}]}))
+    result = agentevals(["run", "helm.json", "-c", "c.yaml"], workdir)
+    assert result["code"] == 0, result
+    assert wait_dead(grandchild(workdir)), "the setsid grandchild without a token survived the run"
 
 
 def test_no_grandchild_of_a_code_judge_survives(workdir: Path) -> None:

@@ -3,9 +3,8 @@ reads only the changed files; the results and report are those of a cold run. An
 cases depend on the other files, and every file is read.
 
 Real parts: the ``agentevals`` CLI, a ``code`` evaluator run as its own process (it marks each trace it scores),
-a SQLite run store in a temp dir, and a Postgres one for the main case (there the CLI runs as its own
-process: run in this one, it would sweep the test's Postgres server as a stray child, ``execution.containment``). Which files were read is seen by a spy on the file reader (it reads, then
-says which file it was asked for).
+a SQLite run store in a temp dir, and a Postgres one for the main case (there the CLI runs as its own process).
+Which files were read is seen by a spy on the file reader (it reads, then says which file it was asked for).
 """
 
 from __future__ import annotations

@@ -15,8 +15,6 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -59,30 +57,6 @@ def _as(user: Optional[str], cmd: list[str], *, timeout: float, check: bool = Tr
     if user is not None:
         cmd = ["runuser", "-u", user, "--", *cmd]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=check)
-
-
-@contextmanager
-def _outside_our_subreaper() -> Iterator[None]:
-    """While ``pg_ctl`` starts the server, this process is not a subreaper (Linux ``PR_SET_CHILD_SUBREAPER``).
-
-    An in-process run makes the test process a subreaper (``agentevals.execution.containment``); the postmaster,
-    a daemon in a session of its own, would then be re-parented to it, taken for an evaluator's orphan and killed
-    by the next in-process run's sweep, and every later Postgres test would fail. Outside, it goes to init."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        flag = ctypes.c_int(0)
-        was = libc.prctl(37, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value != 0  # PR_GET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        was = False
-    if was:
-        libc.prctl(36, 0, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER off
-    try:
-        yield
-    finally:
-        if was:
-            libc.prctl(36, 1, 0, 0, 0)
 
 
 def _free_port() -> int:
@@ -128,11 +102,10 @@ def start_postgres() -> Union[PostgresServer, str]:
         for attempt in range(3):
             port = _free_port()
             try:
-                with _outside_our_subreaper():
-                    _as(user, [os.path.join(bindir, "pg_ctl"), "-D", datadir, "-w", "-t", "60", "-l",
-                               os.path.join(root, "log"), "-o",
-                               f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off", "start"],
-                        timeout=90)
+                _as(user, [os.path.join(bindir, "pg_ctl"), "-D", datadir, "-w", "-t", "60", "-l",
+                           os.path.join(root, "log"), "-o",
+                           f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off", "start"],
+                    timeout=90)
                 break
             except subprocess.CalledProcessError:
                 if attempt == 2 or not _port_was_taken(os.path.join(root, "log")):

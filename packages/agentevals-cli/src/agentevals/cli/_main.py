@@ -147,7 +147,12 @@ def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Entry point of the ``agentevals`` console script."""
+    """Entry point of the ``agentevals`` console script (and of ``python -m agentevals``).
+
+    Run as the program (arguments from ``sys.argv``, called from ``__main__``), the process owns its
+    process tree: it becomes the subreaper of evaluator descendants and sweeps their orphans
+    (``execution.containment``). Called by a host with arguments (a test, an application), it does not:
+    the host's own daemons are not agentevals' to reap or kill."""
     from ..core._startup import (
         collect_again,
         loud_interrupts,
@@ -155,6 +160,10 @@ def main(argv: list[str] | None = None) -> Any:
         startup_without_collection,
     )
 
+    if argv is None and getattr(sys.modules.get("__main__"), "main", None) is main:
+        from ..execution.containment import own_process_tree
+
+        own_process_tree()
     skip_collection_at_exit()
     args = sys.argv[1:] if argv is None else argv
     if next((arg for arg in args if not arg.startswith("-")), None) == "run":
