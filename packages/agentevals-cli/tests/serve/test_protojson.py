@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from agentevals.serve._protojson import message_to_dict
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.struct_pb2 import Struct
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -12,8 +13,6 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyVa
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ResourceLogs, ScopeLogs
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, Status
-
-from agentevals.serve._protojson import message_to_dict
 
 
 def _kv(key: str, **value) -> KeyValue:

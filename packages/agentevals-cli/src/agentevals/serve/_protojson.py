@@ -65,12 +65,12 @@ def _converter(field: FieldDescriptor) -> _Converter | None:
     cpp = field.cpp_type
     if cpp == FieldDescriptor.CPPTYPE_MESSAGE:
         message_type = field.message_type
-        if message_type.GetOptions().map_entry:
+        if message_type is None or message_type.GetOptions().map_entry:
             return None
         return _Nested(message_type)
     if cpp == FieldDescriptor.CPPTYPE_ENUM:
         enum = field.enum_type
-        if enum.is_closed or enum.full_name == "google.protobuf.NullValue" or any(
+        if enum is None or enum.is_closed or enum.full_name == "google.protobuf.NullValue" or any(
                 v.has_options for v in enum.values):
             return None
         names = {v.number: v.name for v in enum.values}
