@@ -290,10 +290,16 @@ def case_status(case: CaseResult) -> Status:
     """One status for a case: ERROR if any row errored, else FAILED if any failed, else PASSED if any
     passed, else INFORMATIONAL if any row is informational, else NOT_EVALUATED."""
     present = {m.status for m in case.metrics}
-    for status in (Status.ERROR, Status.FAILED, Status.PASSED, Status.INFORMATIONAL):
+    for status in _CASE_STATUS_ORDER:
         if status in present:
             return status
     return Status.NOT_EVALUATED
+
+
+# Read once: an enum member's attribute (``Status.ERROR``) and its ``.value`` are descriptor calls, and the
+# keys below are asked for several times per case (run totals, store rows, live counters).
+_CASE_STATUS_ORDER = (Status.ERROR, Status.FAILED, Status.PASSED, Status.INFORMATIONAL)
+_STATUS_VALUES = {status: status.value for status in Status}
 
 
 SKIP_KINDS = ("sampled_out", "filtered_out", "over_budget")
@@ -303,7 +309,7 @@ SKIP_KINDS = ("sampled_out", "filtered_out", "over_budget")
 def row_key(metric: MetricResult) -> str:
     """What a row is counted as: its skip kind (``details["skipped"]``) or its status."""
     kind = metric.details.get("skipped") if metric.details else None
-    return kind if kind in SKIP_KINDS else metric.status.value
+    return kind if kind in SKIP_KINDS else _STATUS_VALUES[metric.status]
 
 
 def case_key(case: CaseResult) -> str:
@@ -312,7 +318,7 @@ def case_key(case: CaseResult) -> str:
     keys = [row_key(m) for m in case.metrics]
     if keys and all(k in SKIP_KINDS for k in keys):
         return keys[0]
-    return case_status(case).value
+    return _STATUS_VALUES[case_status(case)]
 
 
 def tally_statuses(cases: Iterable[CaseResult], case_counts: Optional[dict[str, int]] = None,

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union, overload
 
 from ..core.spill import Spilled, SpillFile, spill_threshold
+from . import tally_statuses
+from .intervals import add_score_clusters
 
 if TYPE_CHECKING:
     from . import CaseResult
@@ -46,9 +48,6 @@ class CaseList(Sequence["CaseResult"]):
             self.append(case)
 
     def append(self, case: CaseResult) -> None:
-        from . import tally_statuses
-        from .intervals import add_score_clusters
-
         tally_statuses((case,), self._case_counts, self._metric_counts)
         add_score_clusters(self.score_clusters, len(self), case)
         if len(self._memory) < self.threshold:

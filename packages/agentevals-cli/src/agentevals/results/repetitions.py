@@ -87,6 +87,8 @@ class RepetitionTally:
 
     def add(self, i: int, case: CaseResult) -> None:
         """Case number ``i`` of the run (its position in ``cases``)."""
+        if case.repeat_group is None and case.repeat_index is None:  # most cases: nothing to tally (asked first)
+            return
         if case_key(case) in SKIP_KINDS:  # sampled or filtered out by every evaluator: not a repetition that ran
             return
         if case.repeat_group is None:  # not a repetition (none asked for, no trace says so)

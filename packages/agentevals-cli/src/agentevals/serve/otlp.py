@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from google.protobuf.json_format import MessageToDict
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -17,6 +16,7 @@ from ..errors import InputFileError
 from ..traces.model import Span
 from ..traces.readers.otlp import batch_spans
 from ..traces.readers.otlp_logs import LogEvents, add_log_events
+from ._protojson import message_to_dict
 
 __all__ = ["OtlpDecodeError", "decode_logs", "decode_spans", "logs_document", "spans_document"]
 
@@ -75,4 +75,4 @@ def _document(body: bytes, json: bool, message_type: type, key: str) -> dict[str
 
 def message_to_document(message: Any) -> dict[str, Any]:
     """A parsed export request as its JSON mapping (ids base64, 64-bit integers as strings)."""
-    return MessageToDict(message, preserving_proto_field_name=False)
+    return message_to_dict(message)

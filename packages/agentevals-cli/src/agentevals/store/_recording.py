@@ -456,7 +456,8 @@ class LiveRunRecorder(RunConsumer):
             cases[status] = cases.get(status, 0) + 1
             for m in case.metrics:
                 per = metrics.setdefault(m.name, {})
-                per[row_key(m)] = per.get(row_key(m), 0) + 1
+                key = row_key(m)
+                per[key] = per.get(key, 0) + 1
             rows.append((index, case, {}))
         self.store.record_cases(self.run_id, rows, totals=tally_totals(cases, metrics))
         self._cases, self._metrics = cases, metrics
