@@ -75,7 +75,7 @@ def case_digest(case: Case, *, expected: Optional[str] = None) -> str:
         "eval_id": case.eval_case.eval_id if case.eval_case else None,
     }, option=orjson.OPT_SORT_KEYS, default=str))
     for inv in invocations:  # each turn's JSON as pydantic writes it (no dict built for it; a turn's JSON ends itself)
-        h.update(pydantic_core.to_json(inv, fallback=str))
+        h.update(pydantic_core.to_json(inv))
     return h.hexdigest()
 
 
@@ -86,7 +86,7 @@ def expected_digest(eval_case: Optional[EvalCase]) -> Optional[str]:
         return None
     h = hashlib.sha256()
     for inv in expected:
-        h.update(pydantic_core.to_json(inv, fallback=str))
+        h.update(pydantic_core.to_json(inv))
     return h.hexdigest()
 
 
