@@ -41,6 +41,25 @@ def test_unchanged_pairs_are_reused_and_no_cache_runs_them(store_url):
     store.close()
 
 
+def test_a_cold_cache_is_asked_once_per_evaluator_not_per_case(store_url):
+    store = RunStore.open(store_url)
+    lookups: list[str] = []
+    if store.db.kind == "sqlite":  # what SQLite runs, as it runs it (Postgres: the probe's answers below)
+        store.db.conn.set_trace_callback(lambda sql: lookups.append(sql) if "m.work_key = " in sql else None)
+    _, cold = record(store, [HELM, K8S])
+    assert cold.reused == 0 and lookups == []  # nothing stored yet: no case was looked up
+    second, warm = record(store, [HELM, K8S])
+    assert warm.reused == 2 and len(lookups) == (2 if store.db.kind == "sqlite" else 0)
+    keys = {row[0] for row in store.db.execute("SELECT work_key FROM metric_results WHERE run_id = ?",
+                                               (second.run_id,))}
+    assert len({key[:16] for key in keys}) == 1 and all(len(key) == 64 for key in keys)  # one evaluator's prefix
+    prefix = next(iter(keys))[:16]
+    assert store.has_key_prefix(prefix) and store.has_key_prefix(prefix[:15])
+    before, after = (f"{int(prefix, 16) + step:016x}"[-16:] for step in (-1, 1))
+    assert not store.has_key_prefix(before) and not store.has_key_prefix(after)
+    store.close()
+
+
 def test_rerun_failed_runs_only_what_failed(store_url):
     store = RunStore.open(store_url)
     first, _ = record(store, [HELM, K8S])

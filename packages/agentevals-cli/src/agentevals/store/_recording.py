@@ -21,7 +21,15 @@ from ..results import (
     tally_totals,
     utc_now,
 )
-from .keys import NotCacheable, case_digest, evaluator_identity, file_digest, work_key
+from .keys import (
+    KEY_PREFIX,
+    NotCacheable,
+    case_digest,
+    evaluator_identity,
+    expected_digest,
+    file_digest,
+    work_key,
+)
 
 if TYPE_CHECKING:
     from ..engine.grouping import Case
@@ -102,6 +110,8 @@ class StoreReuse:
         self._ignore = [*ignore, *_store_files(store)]
         self._identities: dict[int, Optional[str]] = {}
         self._keys: dict[int, str] = {}  # id(MetricResult) → work key, until its case is recorded
+        self._expected: dict[int, tuple[Any, Optional[str]]] = {}  # id(eval case) → (it, expected_digest)
+        self._stored: dict[str, bool] = {}  # a key prefix (evaluator) → whether the store had any of its results
 
     @property
     def ignored(self) -> list[Path]:
@@ -129,7 +139,13 @@ class StoreReuse:
         # Kept on the case itself: cases come and go while the run streams, and an id() could be reused.
         digest = getattr(case, "_work_digest", None)
         if digest is None:
-            digest = case_digest(case)
+            expected = None
+            if case.eval_case is not None:  # one eval case often matches many cases: its digest is made once
+                held = self._expected.get(id(case.eval_case))
+                if held is None:  # (the eval case is held with it: its id stays its own)
+                    held = self._expected[id(case.eval_case)] = (case.eval_case, expected_digest(case.eval_case))
+                expected = held[1]
+            digest = case_digest(case, expected=expected)
             case._work_digest = digest  # type: ignore[attr-defined]  # a cache the model does not declare
         return work_key(digest, identity)
 
@@ -159,9 +175,17 @@ class StoreReuse:
                 return None  # failed last time: run it, whatever the cache holds
             if statuses:
                 found = self.store.lookup(key, run_id=self.rerun_failed_from)
-        if found is None and self.cache and evaluator.reproducible:
+        if found is None and self.cache and evaluator.reproducible and self._any_stored(key):
             found = self.store.lookup(key, statuses=_CACHEABLE)
         return found
+
+    def _any_stored(self, key: str) -> bool:
+        """Whether the store held any result of this key's evaluator when the run first asked (its keys share
+        their first ``KEY_PREFIX`` digits): a new evaluator, or a new store, is looked up once, not per case."""
+        prefix = key[:KEY_PREFIX]
+        if prefix not in self._stored:
+            self._stored[prefix] = self.store.has_key_prefix(prefix)
+        return self._stored[prefix]
 
     def produced(self, case: Case, evaluator: BaseEvaluator, metrics: list[MetricResult]) -> None:
         key = self.key(case, evaluator)

@@ -428,6 +428,14 @@ class RunStore:
             cases.append((idx, case))
         return cases
 
+    def has_key_prefix(self, prefix: str) -> bool:
+        """Whether any stored result has a work key starting with ``prefix`` (hex digits: ``store.keys.KEY_PREFIX``
+        of an evaluator's identity), by one probe of the work-key index."""
+        # A range, not LIKE: Postgres uses a text index for LIKE only under the C collation; every key with the
+        # prefix sorts between it and the prefix followed by "g", hex digits being [0-9a-f].
+        return bool(self.db.execute("SELECT 1 FROM metric_results WHERE work_key >= ? AND work_key < ? LIMIT 1",
+                                    (prefix, f"{prefix}g")))
+
     def lookup(self, key: str, *, run_id: Optional[str] = None,
                statuses: tuple[Status, ...] = (), exclude_run: Optional[str] = None) -> Optional[list[MetricResult]]:
         """The stored results of one (case, evaluator) pair by work key: from ``run_id``, or else from

@@ -1,6 +1,6 @@
 """Result-cache keys: what a (case, evaluator) result depends on, as one digest.
 
-    work key = sha256(case content digest, evaluator identity)
+    work key = the identity's first 16 hex digits, then sha256(case content digest, evaluator identity)'s last 48
     case content   = trace ids, the agent's turns (inputs, tool calls, responses, figures), the golden turns
     evaluator      = type and class, its config as validated (name, threshold, paths, …), the contents of
                      every file or folder its config names, its code's folder (or top package) tree, the
@@ -35,16 +35,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import orjson
+import pydantic_core
 
 from ..__about__ import __version__
 from ..evaluators.base import NotCacheable
 
 if TYPE_CHECKING:
     from ..engine.grouping import Case
+    from ..evalsets.model import EvalCase
     from ..evaluators.base import BaseEvaluator
 
-__all__ = ["MAX_TREE_BYTES", "MAX_TREE_FILES", "NotCacheable", "case_digest", "code_root", "evaluator_identity",
-           "file_digest", "tree_digest", "value_digest", "work_key"]
+__all__ = ["KEY_PREFIX", "MAX_TREE_BYTES", "MAX_TREE_FILES", "NotCacheable", "case_digest", "code_root",
+           "evaluator_identity", "expected_digest", "file_digest", "tree_digest", "value_digest", "work_key"]
 
 MAX_TREE_FILES = 2000
 """A code folder with more files than this is not hashed: its evaluator is not cached (and the run says so)."""
@@ -60,17 +62,32 @@ def value_digest(value: Any) -> str:
     return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)).hexdigest()
 
 
-def case_digest(case: Case) -> str:
-    """Digest of everything an evaluator can read about one case."""
-    expected = case.eval_case.conversation if case.eval_case else None
-    return value_digest({
+def case_digest(case: Case, *, expected: Optional[str] = None) -> str:
+    """Digest of everything an evaluator can read about one case. ``expected``: ``expected_digest`` of its eval
+    case, when the caller keeps it (one eval case is often matched by many cases)."""
+    invocations = case.invocations
+    h = hashlib.sha256(orjson.dumps({
         "case": case.case_id,
         "traces": [t.trace_id for t in case.traces],
-        "turns": [inv.model_dump(mode="json") for inv in case.invocations],
+        "turns": len(invocations),
         "figures": [t.performance_metrics for t in case.traces],
-        "expected": [inv.model_dump(mode="json") for inv in expected] if expected else None,
+        "expected": expected if expected is not None else expected_digest(case.eval_case),
         "eval_id": case.eval_case.eval_id if case.eval_case else None,
-    })
+    }, option=orjson.OPT_SORT_KEYS, default=str))
+    for inv in invocations:  # each turn's JSON as pydantic writes it (no dict built for it; a turn's JSON ends itself)
+        h.update(pydantic_core.to_json(inv))
+    return h.hexdigest()
+
+
+def expected_digest(eval_case: Optional[EvalCase]) -> Optional[str]:
+    """Digest of an eval case's golden turns (None without any): part of ``case_digest``."""
+    expected = eval_case.conversation if eval_case else None
+    if not expected:
+        return None
+    h = hashlib.sha256()
+    for inv in expected:
+        h.update(pydantic_core.to_json(inv))
+    return h.hexdigest()
 
 
 def _file_bytes_digest(path: Path) -> str:
@@ -222,6 +239,11 @@ def evaluator_identity(ev: BaseEvaluator, *, ignore: Collection[Path] = ()) -> s
     })
 
 
+KEY_PREFIX = 16
+"""Hex digits of the evaluator identity a work key starts with: one index probe tells whether the store holds
+any result of an evaluator (``RunStore.has_key_prefix``), and a run of a new evaluator looks up none."""
+
+
 def work_key(case_content: str, identity: str) -> str:
-    """The cache key of one (case, evaluator) pair."""
-    return hashlib.sha256(f"{case_content}:{identity}".encode()).hexdigest()
+    """The cache key of one (case, evaluator) pair: 64 hex digits, the identity's first ``KEY_PREFIX`` leading."""
+    return identity[:KEY_PREFIX] + hashlib.sha256(f"{case_content}:{identity}".encode()).hexdigest()[KEY_PREFIX:]
