@@ -174,3 +174,16 @@ def test_tree_digest_skips_vcs_caches_and_installed_dependencies(tmp_path):
         sparse.truncate(MAX_TREE_BYTES + 1)
     with pytest.raises(NotCacheable, match=r"holds more than 64 MiB to hash"):
         tree_digest(tmp_path)
+
+
+def test_a_config_orjson_cannot_encode_is_keyed_and_its_change_runs_it_again(tmp_path):
+    # orjson refuses an integer past 64 bits: the key falls back to the stdlib instead of failing the run
+    # ("internal error: TypeError: Integer exceeds 64-bit range")
+    (tmp_path / "judge.py").write_text(PY_FROM_ENV)
+    entry = "evaluators:\n  - name: judge\n    type: code\n    path: judge.py\n    env: [SCORE_FROM_ENV]\n"
+    (tmp_path / "c.yaml").write_text(entry + "    config:\n      seed: 123456789012345678901234567890\n", "utf-8")
+    env = {"SCORE_FROM_ENV": "0.75"}
+    assert scored(tmp_path, env=env)[:2] == ("PASSED", 0.75)
+    assert REUSED in scored(tmp_path, env=env)[2]
+    (tmp_path / "c.yaml").write_text(entry + "    config:\n      seed: 123456789012345678901234567891\n", "utf-8")
+    assert "reused" not in scored(tmp_path, env=env)[2]

@@ -59,21 +59,41 @@ dependencies (covered by the lockfile or requirements beside them, and the runti
 
 def value_digest(value: Any) -> str:
     """sha256 of ``value`` as sorted-key JSON (anything orjson cannot encode as its ``str``)."""
-    return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)).hexdigest()
+    return hashlib.sha256(_sorted_json(value)).hexdigest()
+
+
+def _sorted_json(value: Any) -> bytes:
+    """``value`` as sorted-key JSON bytes: orjson, or the stdlib for what orjson refuses (an integer past 64 bits,
+    a key that is not a string: YAML reads ``1: x`` as an int key), keys made strings so that they sort."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
+    except TypeError:  # orjson.JSONEncodeError is one
+        import json
+
+        return json.dumps(_str_keys(value), sort_keys=True, default=str, ensure_ascii=False,
+                          separators=(",", ":")).encode()
+
+
+def _str_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _str_keys(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_str_keys(v) for v in value]
+    return value
 
 
 def case_digest(case: Case, *, expected: Optional[str] = None) -> str:
     """Digest of everything an evaluator can read about one case. ``expected``: ``expected_digest`` of its eval
     case, when the caller keeps it (one eval case is often matched by many cases)."""
     invocations = case.invocations
-    h = hashlib.sha256(orjson.dumps({
+    h = hashlib.sha256(_sorted_json({
         "case": case.case_id,
         "traces": [t.trace_id for t in case.traces],
         "turns": len(invocations),
         "figures": [t.performance_metrics for t in case.traces],
         "expected": expected if expected is not None else expected_digest(case.eval_case),
         "eval_id": case.eval_case.eval_id if case.eval_case else None,
-    }, option=orjson.OPT_SORT_KEYS, default=str))
+    }))
     for inv in invocations:  # each turn's JSON as pydantic writes it (no dict built for it; a turn's JSON ends itself)
         h.update(pydantic_core.to_json(inv))
     return h.hexdigest()
