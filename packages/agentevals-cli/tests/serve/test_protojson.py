@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import math
+import os
+import re
+import subprocess
+import sys
+import venv
+from pathlib import Path
 
+import google.protobuf
+import pytest
 from agentevals.serve._protojson import message_to_dict
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.struct_pb2 import Struct
@@ -60,3 +68,31 @@ def test_well_known_types_are_printed_by_message_to_dict() -> None:
     message = Struct()
     message.update({"a": [1, "b", None], "c": {"d": True}})
     assert message_to_dict(message) == MessageToDict(message) == {"a": [1.0, "b", None], "c": {"d": True}}
+
+
+LOWEST = "protobuf==5.26.*"
+"""The oldest protobuf the package allows (``protobuf>=5.26`` in its pyproject): its descriptors lack newer
+properties (``FieldDescriptor.is_repeated`` came with 6), so the table is checked on it too."""
+
+
+@pytest.mark.timeout(600)
+def test_the_same_on_the_oldest_protobuf_the_package_allows(tmp_path) -> None:
+    floor = re.search(r'"protobuf>=([\d.]+)"', (Path(__file__).parents[2] / "pyproject.toml").read_text("utf-8"))
+    assert floor and LOWEST == f"protobuf=={floor[1]}.*", "LOWEST follows the pyproject's protobuf floor"
+    pip = tmp_path / "pip"
+    venv.create(pip, with_pip=True)  # this environment may have no pip of its own (uv)
+    target = tmp_path / "lowest"
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+    done = subprocess.run([pip / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps", "--only-binary=:all:",
+                           "--target", target, LOWEST], env=env, capture_output=True, text=True, timeout=400)
+    assert done.returncode == 0, f"cannot install {LOWEST} from the package registry: {done.stderr[-2000:]}"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(target), env.get("PYTHONPATH", "")]))
+    env["EXPECT_PROTOBUF"] = floor[1]
+    done = subprocess.run([sys.executable, "-m", "pytest", __file__, "-q", "-p", "no:cacheprovider", "-k",
+                           "not oldest"], env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0 and re.search(r"\b4 passed", done.stdout), done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def test_the_protobuf_under_test_is_the_one_expected() -> None:
+    expected = os.environ.get("EXPECT_PROTOBUF")  # set by the test above for its run on the oldest protobuf
+    assert expected is None or google.protobuf.__version__.startswith(expected + "."), google.protobuf.__version__

@@ -45,7 +45,7 @@ def _build(descriptor: Descriptor) -> Callable[[Any], dict[str, Any]]:
             convert = _converter(field)
             if convert is None:
                 break
-            fields[field] = (field.json_name, convert, field.is_repeated)
+            fields[field] = (field.json_name, convert, _repeated(field))
             if isinstance(convert, _Nested):
                 convert.table, convert.field = fields, field
         else:
@@ -58,6 +58,14 @@ def _build(descriptor: Descriptor) -> Callable[[Any], dict[str, Any]]:
 
             return codec
     return MessageToDict
+
+
+def _repeated(field: FieldDescriptor) -> bool:
+    # ``is_repeated`` is new (protobuf 6; our floor is 5.26), and protobuf 7 dropped the ``label`` it replaces
+    repeated = getattr(field, "is_repeated", None)
+    if repeated is None:
+        return bool(field.label == FieldDescriptor.LABEL_REPEATED)
+    return bool(repeated() if callable(repeated) else repeated)
 
 
 def _converter(field: FieldDescriptor) -> _Converter | None:
