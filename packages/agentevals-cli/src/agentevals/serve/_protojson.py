@@ -64,7 +64,7 @@ def _repeated(field: FieldDescriptor) -> bool:
     # ``is_repeated`` is new (protobuf 6; our floor is 5.26), and protobuf 7 dropped the ``label`` it replaces
     repeated = getattr(field, "is_repeated", None)
     if repeated is None:
-        return bool(field.label == FieldDescriptor.LABEL_REPEATED)
+        return bool(getattr(field, "label") == FieldDescriptor.LABEL_REPEATED)  # noqa: B009 (typeshed: not on 7)
     return bool(repeated() if callable(repeated) else repeated)
 
 
