@@ -92,9 +92,14 @@ def _platform_text() -> str:
     name = os.uname() if hasattr(os, "uname") else None
     if name is None or name.sysname != "Linux":  # macOS and Windows name their release their own way
         return platform.platform()
-    libc = os.confstr("CS_GNU_LIBC_VERSION") if "CS_GNU_LIBC_VERSION" in os.confstr_names else None
+    try:
+        libc = os.confstr("CS_GNU_LIBC_VERSION")  # "glibc 2.36"
+    except (OSError, ValueError):  # not glibc (musl): platform.platform() finds what it can
+        libc = None
+    if not libc:
+        return platform.platform()
     text = "-".join(part for part in (name.sysname, name.release, name.machine) if part).replace(" ", "_")
-    return f"{text}-with-{libc.replace(' ', '')}" if libc else text
+    return f"{text}-with-{libc.replace(' ', '')}"
 
 
 class StoreReuse:
