@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import orjson
-import pydantic_core
 
 from ..__about__ import __version__
 from ..evaluators.base import NotCacheable
@@ -95,7 +94,7 @@ def case_digest(case: Case, *, expected: Optional[str] = None) -> str:
         "eval_id": case.eval_case.eval_id if case.eval_case else None,
     }))
     for inv in invocations:  # each turn's JSON as pydantic writes it (no dict built for it; a turn's JSON ends itself)
-        h.update(pydantic_core.to_json(inv))
+        h.update(inv.model_dump_json().encode())
     return h.hexdigest()
 
 
@@ -106,7 +105,7 @@ def expected_digest(eval_case: Optional[EvalCase]) -> Optional[str]:
         return None
     h = hashlib.sha256()
     for inv in expected:
-        h.update(pydantic_core.to_json(inv))
+        h.update(inv.model_dump_json().encode())
     return h.hexdigest()
 
 
