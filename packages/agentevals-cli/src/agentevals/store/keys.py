@@ -62,8 +62,8 @@ def value_digest(value: Any) -> str:
 
 
 def _sorted_json(value: Any) -> bytes:
-    """``value`` as sorted-key JSON bytes: orjson, or the stdlib for what orjson refuses (an integer past 64 bits,
-    a key that is not a string: YAML reads ``1: x`` as an int key), keys made strings so that they sort."""
+    """``value`` as sorted-key JSON bytes: orjson, or the stdlib for what orjson refuses (an integer past 64 bits in
+    an evaluator's config; a key that is not a string), keys made strings so that they sort."""
     try:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
     except TypeError:  # orjson.JSONEncodeError is one
