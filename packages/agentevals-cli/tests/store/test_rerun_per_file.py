@@ -144,15 +144,21 @@ def test_a_rule_across_cases_reads_every_file(project, opened, extra):
     assert taken(again) == []
 
 
-def own_sessions(path: Path, *, drop: bool = False) -> None:
-    """Give each trace of ``path`` a session id of its own (``drop``: none at all)."""
+def own_sessions(path: Path, *, drop: bool = False, shared: dict[int, str] | None = None) -> None:
+    """Give each trace of ``path`` a session id of its own, ``s-<trace id>`` (``drop``: none at all; ``shared``:
+    trace number → the session id that trace has instead)."""
     keys = ("gen_ai.conversation.id", "gcp.vertex.agent.session_id")
     doc = json.loads(path.read_text())
     for trace in doc["data"]:
+        session = (shared or {}).get(int(trace["traceID"], 16), f"s-{trace['traceID']}")
         for span in trace["spans"]:
-            span["tags"] = [dict(tag, value=f"s-{trace['traceID']}") if tag["key"] in keys else tag
+            span["tags"] = [dict(tag, value=session) if tag["key"] in keys else tag
                             for tag in span["tags"] if not (drop and tag["key"] in keys)]
     path.write_text(json.dumps(doc))
+
+
+def session(n: int) -> str:
+    return f"s-{n:032x}"
 
 
 def test_a_conversation_across_files_reads_every_file(project, opened):
@@ -166,8 +172,8 @@ def test_a_conversation_across_files_reads_every_file(project, opened):
 
 
 @pytest.mark.parametrize("group_by", ["auto", "conversation"])
-def test_traces_with_session_ids_are_read_when_conversations_may_group(project, opened, group_by):
-    # Each trace its own session: a trace of the changed file could have joined one of them.
+def test_traces_with_session_ids_no_other_file_shares_are_taken(project, opened, group_by, tmp_path_factory):
+    # Each trace its own session: the changed file's traces join none of them.
     for name in ("a.json", "b.json", "c.json"):
         own_sessions(project / name)
     _, first, _ = run(project, group_by=group_by)
@@ -175,8 +181,96 @@ def test_traces_with_session_ids_are_read_when_conversations_may_group(project, 
     clone_traces(HELM, 4, project / "b.json", start=31)
     own_sessions(project / "b.json")
     opened.clear()
-    _, again, _ = run(project, group_by=group_by)
-    assert sorted(opened) == ["a.json", "b.json", "c.json"] and taken(again) == []
+    marks(project)
+    _, again, err = run(project, group_by=group_by)
+    assert set(opened) == {"b.json"}, err  # b is read for its session ids, then evaluated; a and c are not read
+    assert sorted(marks(project)) == [f"{i:032x}" for i in range(31, 35)]
+    assert taken(again) == [f"9 cases of 2 files unchanged since run {first['run_id']} taken as stored; "
+                            "their traces were not read again"]
+    _, cold, _ = run(project, "--store", str(tmp_path_factory.mktemp("cold") / "runs.sqlite"), group_by=group_by)
+    assert same_report(again) == same_report(cold)
+    case_ids = [c["case_id"] for c in cold["cases"]]
+    assert case_ids[4:8] == ([session(i) for i in range(31, 35)] if group_by == "conversation"
+                             else [f"{i:032x}" for i in range(31, 35)])  # auto: no session id has two traces
+
+
+@pytest.mark.parametrize("group_by", ["auto", "conversation"])
+def test_a_file_whose_session_a_changed_file_joins_is_read(project, opened, group_by, tmp_path_factory):
+    # a's last two traces are one conversation: auto groups conversations before and after the change.
+    for name in ("a.json", "b.json", "c.json"):
+        own_sessions(project / name, shared={4: session(3)})
+    run(project, group_by=group_by)
+    clone_traces(HELM, 4, project / "b.json", start=31)
+    own_sessions(project / "b.json", shared={32: session(2)})  # b's second trace continues a's second session
+    opened.clear()
+    _, again, err = run(project, group_by=group_by)
+    assert set(opened) == {"a.json", "b.json"}, err  # c is taken
+    assert [note.split(" unchanged")[0] for note in taken(again)] == ["5 cases of 1 file"]
+    _, cold, _ = run(project, "--store", str(tmp_path_factory.mktemp("cold") / "runs.sqlite"), group_by=group_by)
+    assert same_report(again) == same_report(cold)
+    joined = next(c for c in again["cases"] if c["case_id"] == session(2))
+    assert sorted(joined["trace_ids"]) == [f"{2:032x}", f"{32:032x}"] and len(joined["sources"]) == 2
+
+
+def test_auto_reads_files_with_session_ids_when_the_grouping_changes(project, opened, tmp_path_factory):
+    # No session id has two traces: auto does not group, a case is a trace. Then b's two traces share one:
+    # auto groups conversations, and every case with a session id becomes its conversation (named by it).
+    for name in ("a.json", "b.json", "c.json"):
+        own_sessions(project / name)
+    _, first, _ = run(project, group_by="auto")
+    assert first["cases"][0]["case_id"] == f"{1:032x}"
+    clone_traces(HELM, 4, project / "b.json", start=31)
+    own_sessions(project / "b.json", shared={32: session(31)})
+    opened.clear()
+    _, again, err = run(project, group_by="auto")
+    assert set(opened) == {"a.json", "b.json", "c.json"} and taken(again) == [], err
+    _, cold, _ = run(project, "--store", str(tmp_path_factory.mktemp("cold") / "runs.sqlite"), group_by="auto")
+    assert same_report(again) == same_report(cold)
+    assert [c["case_id"] for c in again["cases"]][:5] == [session(i) for i in (1, 2, 3, 4, 31)]
+
+
+def test_auto_groups_as_before_when_a_taken_file_holds_the_shared_session(project, opened, tmp_path_factory):
+    # a's first two traces share a session: auto groups conversations. b changes; a and c are taken, and b's
+    # traces are still grouped as conversations (named by their session ids), as in a cold run.
+    for name in ("a.json", "b.json", "c.json"):
+        own_sessions(project / name, shared={2: session(1)})
+    run(project, group_by="auto")
+    clone_traces(HELM, 4, project / "b.json", start=31)
+    own_sessions(project / "b.json")
+    opened.clear()
+    _, again, err = run(project, group_by="auto")
+    assert set(opened) == {"b.json"}, err
+    assert [note.split(" unchanged")[0] for note in taken(again)] == ["8 cases of 2 files"]
+    _, cold, _ = run(project, "--store", str(tmp_path_factory.mktemp("cold") / "runs.sqlite"), group_by="auto")
+    assert same_report(again) == same_report(cold)
+    assert [c["case_id"] for c in again["cases"]][3:7] == [session(i) for i in range(31, 35)]
+
+
+def test_files_with_session_ids_are_read_when_the_files_to_read_weigh_more(project, opened):
+    # Finding b's session ids would mean reading it twice: more than reading a and c as well.
+    for name in ("a.json", "b.json", "c.json"):
+        own_sessions(project / name)
+    run(project, group_by="auto")
+    clone_traces(HELM, 20, project / "b.json", start=31)
+    own_sessions(project / "b.json")
+    opened.clear()
+    _, again, err = run(project, group_by="auto")
+    assert sorted(opened) == ["a.json", "b.json", "c.json"] and taken(again) == [], err
+
+
+def test_a_stored_run_that_named_no_session_ids_reads_files_with_them(project, opened):
+    import sqlite3
+
+    for name in ("a.json", "b.json", "c.json"):
+        own_sessions(project / name)
+    run(project, group_by="auto")
+    with sqlite3.connect(project / "runs.sqlite") as db:  # as a run of an agentevals before session ids were kept
+        assert db.execute("UPDATE run_files SET session_ids = NULL").rowcount == 3
+    clone_traces(HELM, 4, project / "b.json", start=31)
+    own_sessions(project / "b.json")
+    opened.clear()
+    _, again, err = run(project, group_by="auto")
+    assert sorted(opened) == ["a.json", "b.json", "c.json"] and taken(again) == [], err
 
 
 def test_traces_without_session_ids_are_taken_whatever_the_grouping(project, opened, tmp_path_factory):

@@ -111,9 +111,11 @@ class Grouper:
         self._shared = self._shared or len(members) > 1
         return seq, []
 
-    def reserve(self) -> int:
-        """A sequence number that is no trace: where a stored file's cases go in the output order."""
+    def reserve(self, *, shares: bool = False) -> int:
+        """A sequence number that is no trace: where a stored file's cases go in the output order. ``shares``:
+        two of that file's traces share a session id (``auto`` then groups conversations, as if they were read)."""
         seq, self._seq = self._seq, self._seq + 1
+        self._shared = self._shared or shares
         return seq
 
     def pending(self) -> int:

@@ -112,7 +112,7 @@ async def run_evaluation(
                 run.input_errors.append(item)
                 continue
             if isinstance(item, StoredCases):  # an unchanged file's stored cases, in its place (store._perfile)
-                seq = grouper.reserve()
+                seq = grouper.reserve(shares=item.shares)
                 output.expect(seq)
                 output.stored(seq, item.cases)
                 carried_count += item.count

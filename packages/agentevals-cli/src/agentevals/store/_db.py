@@ -128,6 +128,9 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         )""",
         "CREATE INDEX run_files_key ON run_files (file_key)",
     ]),
+    (8, "each input file's session ids (a rerun takes a file with session ids that no other file shares)", [
+        "ALTER TABLE run_files ADD COLUMN session_ids TEXT",
+    ]),
 ]
 """(version, what it adds, statements). Append; never edit a released entry."""
 

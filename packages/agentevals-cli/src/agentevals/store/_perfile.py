@@ -3,8 +3,9 @@ stored run and reads only the others.
 
     tracker = FileTracker(labels)              # a consumer: which cases each input file made, in output order
     ... run ...
-    record_files(store, run_id, tracker.rows(file_keys, run, sessions))
+    record_files(store, run_id, tracker.rows(file_keys, run, sessions, grouped=groups_conversations(group_by, sessions)))
     taken = find_files(store, file_keys, grouped=group_by != "trace")   # next run: the files it need not read
+    apart(taken, sessions_of_the_files_read, group_by)    # with session ids: only those no other file shares
     for pos, (first, count) in taken.files.items():
         inputs[pos] = StoredFile(labels[pos], taken.cases(first, count), count)
 
@@ -13,11 +14,19 @@ A file is recorded only when each of its cases came from it alone, one after ano
 (``agentevals.repeat_index`` on a trace), none of its traces was unreadable, and the run read no OTLP log records (those reach traces of every file). Whether a file is
 independent of the others in a given run (no rule looks across cases: sampling, budgets, repetitions, a
 one-case eval set) is the caller's to decide (``cli._perfile``); those runs record nothing and take nothing.
+
+Under ``--group-by conversation`` or ``auto``, a file whose traces have session ids is taken only when its cases
+would be what they were: none of its session ids is another file's (a trace elsewhere would join the
+conversation), and under ``auto`` the run groups conversations exactly when the stored run did (some session
+id has two traces or more). The row keeps each file's session ids with their traces and the stored run's
+grouping; the caller counts the session ids of the files it reads (``apart``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import json
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
@@ -27,7 +36,7 @@ from ..results import CaseResult, RunResult, Status
 if TYPE_CHECKING:
     from ._store import RunStore
 
-__all__ = ["FileTracker", "Taken", "find_files", "record_files"]
+__all__ = ["FileTracker", "Taken", "apart", "find_files", "groups_conversations", "record_files"]
 
 _SCORES = (Status.PASSED.value, Status.FAILED.value, Status.INFORMATIONAL.value)
 """A file's cases are taken only when each result is a score (errors and NOT_EVALUATED are tried again)."""
@@ -62,22 +71,38 @@ class FileTracker(RunConsumer):
             self._mixed.add(label)
         self._last = label
 
-    def rows(self, keys: Sequence[str], run: RunResult, sessions: set[str]) -> list[tuple[int, str, int, int, bool]]:
-        """``(pos, file key, first case, cases, had a session id)`` of every file a later run may take alone."""
+    def rows(self, keys: Sequence[str], run: RunResult, sessions: Mapping[str, Mapping[str, int]], *,
+             grouped: bool) -> list[tuple[int, str, int, int, Optional[str]]]:
+        """``(pos, file key, first case, cases, session ids)`` of every file a later run may take alone. The
+        session ids (None when it had none) are JSON: each id's traces in that file (``sessions``: label →
+        id → traces, ``ReadContext.sessions``), and whether the run ``grouped`` conversations."""
         failed = {error.source for error in run.input_errors}
-        return [(pos, key, self._first.get(label, 0), self._count.get(label, 0), label in sessions)
+        return [(pos, key, self._first.get(label, 0), self._count.get(label, 0),
+                 json.dumps({"ids": sessions[label], "grouped": grouped}, sort_keys=True) if sessions.get(label)
+                 else None)
                 for pos, (label, key) in enumerate(zip(self.labels, keys, strict=True))
                 if label not in self._mixed and label not in failed]
 
 
-def record_files(store: RunStore, run_id: str, rows: Sequence[tuple[int, str, int, int, bool]]) -> None:
+def groups_conversations(group_by: str, sessions: Mapping[str, Mapping[str, int]]) -> bool:
+    """Whether a run groups conversations, given each input's session ids with their traces."""
+    if group_by != "auto":
+        return group_by == "conversation"
+    totals = Counter[str]()
+    for counts in sessions.values():
+        totals.update(counts)
+    return any(n > 1 for n in totals.values())
+
+
+def record_files(store: RunStore, run_id: str, rows: Sequence[tuple[int, str, int, int, Optional[str]]]) -> None:
     """Store the run's file rows (``FileTracker.rows``), replacing any it had."""
     db = store.db
     with db.transaction():
         db.execute("DELETE FROM run_files WHERE run_id = ?", (run_id,))
-        db.executemany("INSERT INTO run_files (run_id, pos, file_key, first_idx, cases, sessions) "
-                       "VALUES (?, ?, ?, ?, ?, ?)", [(run_id, pos, key, first, count, int(sessions))
-                                                     for pos, key, first, count, sessions in rows])
+        db.executemany("INSERT INTO run_files (run_id, pos, file_key, first_idx, cases, sessions, session_ids) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       [(run_id, pos, key, first, count, int(ids is not None), ids)
+                        for pos, key, first, count, ids in rows])
 
 
 @dataclass
@@ -87,10 +112,12 @@ class Taken:
     store: RunStore
     run_id: str
     files: dict[int, tuple[int, int]] = field(default_factory=dict)
-    results: int = 0
-    """How many result rows their cases hold."""
-    sessions: set[int] = field(default_factory=set)
-    """The positions of taken files that had a trace with a session id."""
+    held: dict[int, int] = field(default_factory=dict)
+    """Position → how many result rows that file's cases hold."""
+    sessions: dict[int, dict[str, int]] = field(default_factory=dict)
+    """Position of a taken file whose traces had session ids → each id's traces there."""
+    grouped: dict[int, bool] = field(default_factory=dict)
+    """Position of a taken file with session ids → whether the stored run grouped conversations."""
 
     CHUNK = 256
 
@@ -105,18 +132,42 @@ class Taken:
     def count(self) -> int:
         return sum(count for _, count in self.files.values())
 
+    @property
+    def results(self) -> int:
+        """How many result rows the taken files' cases hold."""
+        return sum(self.held.values())
+
+    def drop(self, pos: int) -> None:
+        """Read file ``pos`` after all."""
+        for kept in (self.files, self.held, self.sessions, self.grouped):
+            kept.pop(pos, None)
+
+
+def apart(taken: Taken, read: Mapping[str, int], group_by: str) -> None:
+    """Leave out of ``taken`` (to be read) each file with session ids whose cases would not be the stored ones:
+    one of its ids has traces in another file (``read``: each session id's traces in the files this run reads),
+    or the run groups conversations where the stored run did not, or the other way round."""
+    totals = Counter(read)
+    for counts in taken.sessions.values():
+        totals.update(counts)
+    now = groups_conversations(group_by, {"": totals})
+    for pos, counts in list(taken.sessions.items()):
+        if taken.grouped[pos] != now or any(totals[session] != n for session, n in counts.items()):
+            taken.drop(pos)
+
 
 def find_files(store: RunStore, keys: Sequence[str], *, grouped: bool) -> Optional[Taken]:
     """The files (by position in ``keys``) whose cases the newest completed run that recorded any of these keys
     holds, or None. A file is left to be read when its cases hold a result that is not a score, when its traces
-    had a session id and the run groups conversations (``grouped``: another file's trace may join them), or
-    when that run's cases are not all there; the whole run is left when it has labels (they belong to its
-    cases, as for ``find_replay``)."""
+    had session ids the row does not name (a run of an earlier agentevals) and the run groups conversations
+    (``grouped``: another file's trace may join them), or when that run's cases are not all there; the whole
+    run is left when it has labels (they belong to its cases, as for ``find_replay``). Taken files with session
+    ids are the caller's to check against the files it reads (``apart``)."""
     if not keys:
         return None
     db = store.db
     where = ", ".join("?" * len(keys))
-    rows = db.execute("SELECT f.run_id, f.file_key, f.first_idx, f.cases, f.sessions FROM run_files f "
+    rows = db.execute("SELECT f.run_id, f.file_key, f.first_idx, f.cases, f.sessions, f.session_ids FROM run_files f "
                       "JOIN runs r ON r.run_id = f.run_id "
                       f"WHERE r.status = 'completed' AND f.file_key IN ({where}) "
                       "ORDER BY r.started_at DESC, f.run_id DESC", list(keys))
@@ -126,12 +177,14 @@ def find_files(store: RunStore, keys: Sequence[str], *, grouped: bool) -> Option
     if db.execute("SELECT COUNT(*) FROM labels WHERE run_id = ?", (run_id,))[0][0]:
         return None
     taken = Taken(store, run_id)
-    stored = {key: (first, count, bool(sessions)) for rid, key, first, count, sessions in rows if rid == run_id}
+    stored = {key: (first, count, bool(sessions), ids) for rid, key, first, count, sessions, ids in rows
+              if rid == run_id}
     for pos, key in enumerate(keys):
         if key not in stored or pos in taken.files:
             continue
-        first, count, sessions = stored[key]
-        if sessions and grouped:
+        first, count, sessions, ids = stored[key]
+        found = _session_ids(ids) if sessions else None
+        if sessions and grouped and found is None:  # no ids recorded (a run of agentevals before them)
             continue
         span = (run_id, first, first + count)
         statuses = {row[0] for row in db.execute("SELECT DISTINCT status FROM metric_results WHERE run_id = ? "
@@ -141,8 +194,17 @@ def find_files(store: RunStore, keys: Sequence[str], *, grouped: bool) -> Option
         if db.execute("SELECT COUNT(*) FROM cases WHERE run_id = ? AND idx >= ? AND idx < ?", span)[0][0] != count:
             continue
         taken.files[pos] = (first, count)
-        taken.results += int(db.execute("SELECT COUNT(*) FROM metric_results WHERE run_id = ? AND idx >= ? "
-                                        "AND idx < ?", span)[0][0])
-        if sessions:
-            taken.sessions.add(pos)
+        taken.held[pos] = int(db.execute("SELECT COUNT(*) FROM metric_results WHERE run_id = ? AND idx >= ? "
+                                         "AND idx < ?", span)[0][0])
+        if found is not None:
+            taken.sessions[pos], taken.grouped[pos] = found
     return taken if taken.files else None
+
+
+def _session_ids(text: Optional[str]) -> Optional[tuple[dict[str, int], bool]]:
+    """A row's session ids with their traces, and whether its run grouped conversations (None: not recorded)."""
+    try:
+        found = json.loads(text)  # type: ignore[arg-type]
+        return {str(k): int(n) for k, n in found["ids"].items()}, bool(found["grouped"])
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return None

@@ -71,9 +71,10 @@ class ReadContext:
     result for it; ``serve --pull``: scored by an earlier poll). Counted in ``skipped``."""
     skipped: int = 0
     """Traces ``skip_trace`` left out."""
-    sessions: Optional[set[str]] = None
-    """When a set: the label of every source that yielded a trace with a session id, added as they are read
-    (``run`` records which files' cases may be taken alone by a later run, ``store._perfile``)."""
+    sessions: Optional[dict[str, dict[str, int]]] = None
+    """When a dict: the label of every source that yielded a trace with a session id → how many traces it
+    yielded of each session id, added as they are read (``run`` records which files' cases a later run may
+    take alone, ``store._perfile``)."""
     total_weight: int = 0
     """What the inputs weigh together (a file: its size in bytes; a backend source: 1), set once every input
     is prepared and before the first trace; 0 until then (the progress display's ``X of Y MB``)."""

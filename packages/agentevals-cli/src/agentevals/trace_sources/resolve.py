@@ -118,8 +118,9 @@ def resolve(inputs: Sequence[TraceInput], *, trace_format: Optional[str] = None,
                             and isinstance(converted, (ConvertedTrace, PackedTrace)) and ctx.skip_trace(converted.trace_id):
                         ctx.skipped += 1
                         continue
-                    if ctx.sessions is not None and getattr(converted, "session_id", None):
-                        ctx.sessions.add(source.label)
+                    if ctx.sessions is not None and (session := getattr(converted, "session_id", None)):
+                        counts = ctx.sessions.setdefault(source.label, {})
+                        counts[session] = counts.get(session, 0) + 1
                     yield converted, (before + position.fraction * weight) / total
             except InputFileError as exc:
                 yield InputError(source=source.label, error=str(exc)), (before + weight) / total

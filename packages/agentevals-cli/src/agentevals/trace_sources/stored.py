@@ -24,6 +24,8 @@ class StoredCases:
     label: str
     cases: Iterable[CaseResult]
     count: int
+    shares: bool = False
+    """Two of the file's traces share a session id (under ``group_by: auto`` the run groups conversations)."""
 
 
 class StoredFile(TraceSource):
@@ -32,10 +34,11 @@ class StoredFile(TraceSource):
 
     name: ClassVar[str] = "stored-file"
 
-    def __init__(self, path: str, cases: Iterable[CaseResult], count: int) -> None:
+    def __init__(self, path: str, cases: Iterable[CaseResult], count: int, *, shares: bool = False) -> None:
         super().__init__(path)
         self.cases = cases
         self.count = count
+        self.shares = shares
 
     def weight(self) -> int:
         try:
@@ -45,5 +48,5 @@ class StoredFile(TraceSource):
 
     def read(self, ctx: ReadContext, position: ReadPosition) -> Iterator[Union[ConvertedTrace, InputError]]:
         position.fraction = 1.0
-        stored: Any = StoredCases(self.label, self.cases, self.count)  # a stand-in the engine knows, not a trace
+        stored: Any = StoredCases(self.label, self.cases, self.count, self.shares)  # a stand-in the engine knows, not a trace
         yield stored
