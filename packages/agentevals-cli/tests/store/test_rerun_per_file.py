@@ -113,6 +113,24 @@ def test_only_the_changed_file_is_read_and_the_report_is_a_cold_runs(project, op
     assert [c["case_id"] for c in third["cases"]][:8] == [c["case_id"] for c in again["cases"]][:8]
 
 
+def test_a_quoted_glob_is_keyed_file_by_file(project, opened, tmp_path_factory):
+    # 'DIR/?.json' as given (the shell did not expand it): a.json, b.json and c.json, each keyed on its own.
+    _, first, err = run(project, files=("?.json",))
+    assert sorted(opened) == ["a.json", "b.json", "c.json"] and len(first["cases"]) == 12, err
+    opened.clear()
+    _, same, err = run(project, files=("?.json",))
+    assert opened == [], err  # nothing changed: served whole from the store
+    assert any(note.startswith("3 file(s) served from the cache") for note in same["notes"])
+    clone_traces(HELM, 4, project / "b.json", start=31)
+    opened.clear()
+    _, again, err = run(project, files=("?.json",))
+    assert opened == ["b.json"], err
+    assert taken(again) == [f"9 cases of 2 files unchanged since run {first['run_id']} taken as stored; "
+                            "their traces were not read again"]
+    _, cold, _ = run(project, "--store", str(tmp_path_factory.mktemp("cold") / "runs.sqlite"), files=("?.json",))
+    assert same_report(again) == same_report(cold)
+
+
 def test_a_file_whose_cases_had_an_error_is_read_again(project, opened):
     (project / "broken").write_text("")
     _, first, _ = run(project)
