@@ -179,23 +179,31 @@ def find_files(store: RunStore, keys: Sequence[str], *, grouped: bool) -> Option
     taken = Taken(store, run_id)
     stored = {key: (first, count, bool(sessions), ids) for rid, key, first, count, sessions, ids in rows
               if rid == run_id}
-    for pos, key in enumerate(keys):
-        if key not in stored or pos in taken.files:
+    wanted = [(pos, stored[key]) for pos, key in enumerate(keys) if key in stored]
+    if not wanted:
+        return None
+    # Two queries over the cases the files span, whatever the number of files (a round trip each on Postgres).
+    span = (run_id, min(first for _, (first, *_) in wanted), max(first + count for _, (first, count, *_) in wanted))
+    results: dict[int, list[tuple[str, int]]] = {}
+    for idx, status, rows in db.execute("SELECT idx, status, COUNT(*) FROM metric_results WHERE run_id = ? AND "
+                                        "idx >= ? AND idx < ? GROUP BY idx, status", span):
+        results.setdefault(int(idx), []).append((status, int(rows)))
+    cases = {int(row[0]) for row in db.execute("SELECT idx FROM cases WHERE run_id = ? AND idx >= ? AND idx < ?",
+                                               span)}
+    for pos, (first, count, sessions, ids) in wanted:
+        if pos in taken.files:
             continue
-        first, count, sessions, ids = stored[key]
         found = _session_ids(ids) if sessions else None
         if sessions and grouped and found is None:  # no ids recorded (a run of agentevals before them)
             continue
-        span = (run_id, first, first + count)
-        statuses = {row[0] for row in db.execute("SELECT DISTINCT status FROM metric_results WHERE run_id = ? "
-                                                 "AND idx >= ? AND idx < ?", span)}
-        if not statuses <= set(_SCORES) or (count and not statuses):
+        indexes = range(first, first + count)
+        held = [found_row for idx in indexes for found_row in results.get(idx, ())]
+        if any(status not in _SCORES for status, _ in held) or (count and not held):
             continue
-        if db.execute("SELECT COUNT(*) FROM cases WHERE run_id = ? AND idx >= ? AND idx < ?", span)[0][0] != count:
+        if any(idx not in cases for idx in indexes):
             continue
         taken.files[pos] = (first, count)
-        taken.held[pos] = int(db.execute("SELECT COUNT(*) FROM metric_results WHERE run_id = ? AND idx >= ? "
-                                         "AND idx < ?", span)[0][0])
+        taken.held[pos] = sum(rows for _, rows in held)
         if found is not None:
             taken.sessions[pos], taken.grouped[pos] = found
     return taken if taken.files else None
