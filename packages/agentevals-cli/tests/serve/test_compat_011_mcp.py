@@ -44,7 +44,7 @@ def _result(result) -> tuple[bool, str]:
 
 
 def test_0_11_tool_calls_over_streamable_http(serve, tmp_path):
-    from mcp.client.streamable_http import streamable_http_client
+    from support.mcp_client import mcp_streams
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from support.weather_agent import run_weather_agent, weather_eval_set
 
@@ -60,7 +60,7 @@ def test_0_11_tool_calls_over_streamable_http(serve, tmp_path):
 
     async def talk():
         with anyio.fail_after(90):
-            async with streamable_http_client(server.mcp) as streams, ClientSession(streams[0], streams[1]) as session:
+            async with mcp_streams(server.mcp) as streams, ClientSession(streams[0], streams[1]) as session:
                 await session.initialize()
                 answers = {name: _result(await session.call_tool(name, args)) for name, args in calls.items()}
                 answers["unknown"] = _result(await session.call_tool("evaluate_traces", {

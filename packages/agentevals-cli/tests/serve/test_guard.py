@@ -203,14 +203,12 @@ def test_mcp_over_http_refuses_other_sites_other_names_and_no_token_but_serves_c
 
 def test_the_official_mcp_client_works_with_the_token(guarded):
     import anyio
-    import httpx
     from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
+    from support.mcp_client import mcp_streams
 
     async def talk():
         with anyio.fail_after(60):
-            async with httpx.AsyncClient(headers=AUTH) as client, \
-                    streamable_http_client(guarded.mcp, http_client=client) as streams, \
+            async with mcp_streams(guarded.mcp, headers=AUTH) as streams, \
                     ClientSession(streams[0], streams[1]) as session:
                 await session.initialize()
                 return await session.call_tool("summarize_session", {"session_id": guarded.sessions[1]})

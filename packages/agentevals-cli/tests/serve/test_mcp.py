@@ -103,7 +103,7 @@ def test_stdio_run_tools_with_a_store_that_cannot_open_say_so_and_the_rest_works
 
 
 def test_session_tools_over_streamable_http(serve, tmp_path):
-    from mcp.client.streamable_http import streamable_http_client
+    from support.mcp_client import mcp_streams
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from support.weather_agent import run_weather_agent, weather_eval_set
 
@@ -116,7 +116,7 @@ def test_session_tools_over_streamable_http(serve, tmp_path):
 
     async def talk():
         with anyio.fail_after(60):
-            async with streamable_http_client(server.mcp) as streams, ClientSession(streams[0], streams[1]) as session:
+            async with mcp_streams(server.mcp) as streams, ClientSession(streams[0], streams[1]) as session:
                 await session.initialize()
                 listed = _payload(await session.call_tool("list_sessions", {}))
                 summary = _payload(await session.call_tool("summarize_session", {"session_id": first}))

@@ -15,6 +15,7 @@ ignored.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional, Protocol
@@ -134,6 +135,24 @@ def _tool_error() -> type[Exception]:
     return ToolError
 
 
+class _Tools:
+    """The MCP server, its ``tool()`` decorator giving each tool its signature with the annotations evaluated:
+    this module's are strings (``from __future__ import annotations``), which mcp before 1.20 took for classes
+    (``issubclass()`` failed on the first one, so the server did not start)."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+
+    def tool(self) -> Callable[[Callable[..., Any]], Any]:
+        register = self.server.tool()
+
+        def decorate(fn: Callable[..., Any]) -> Any:
+            fn.__signature__ = inspect.signature(fn, eval_str=True)  # type: ignore[attr-defined]
+            return register(fn)
+
+        return decorate
+
+
 def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allow_code: bool = True,
               source_hosts: Optional[SourceHosts] = None) -> Any:
     """The MCP server with the eight tools; ``.run_stdio_async()`` or ``.streamable_http_app()`` to serve it.
@@ -145,11 +164,11 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allo
     of these hosts (``serve --allow-source-host``; ``_sources``); ``None`` (stdio): any, as for ``run``.
     """
     runs = runs or StoreRuns()
-    server = _server_class()("agentevals", instructions=(
+    server = _Tools(_server_class()("agentevals", instructions=(
         "Evaluate AI-agent traces (OpenTelemetry) against golden eval sets. list_metrics first; "
         "evaluate_traces for files; list_sessions / summarize_session / evaluate_sessions for live sessions "
         "received by `agentevals serve`; list_runs / show_run / compare_runs for recorded runs (batch runs "
-        "and serve's live run)."))
+        "and serve's live run).")))
 
     @server.tool()
     def list_metrics() -> list[dict[str, Any]]:
@@ -266,8 +285,8 @@ def build_mcp(sessions: SessionSource, runs: Optional[StoreRuns] = None, *, allo
         except AgentevalsError as exc:
             return {"error": str(exc)}
 
-    _refuse_unknown_arguments(server)
-    return server
+    _refuse_unknown_arguments(server.server)
+    return server.server
 
 
 def _refuse_unknown_arguments(server: Any) -> None:

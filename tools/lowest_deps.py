@@ -1,0 +1,71 @@
+"""Install both packages with the lowest versions their requirements allow and run the README's evaluation and
+the core tests there: a floor that is too low (an API the code uses that older releases lack) shows up here,
+not in a user's environment.
+
+    python tools/lowest_deps.py [VENV]        # default: .local/lowest (gitignored); needs uv (hatch brings it)
+
+``uv pip install --resolution lowest-direct`` takes each package's own requirements at their floors (pydantic
+2.4, click 8.1, openai 1.55.3, …) and the newest of everything else. The ``serve`` extra is left out: its
+packages (mcp, fastapi) lift pydantic's floor, and the plain install is the one with the oldest pydantic.
+Exit status: the tests'.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TEST_TOOLS = ["pytest>=8", "pytest-timeout>=2.3", "jsonschema>=4.20", "hypothesis>=6.100", "junitparser>=3",
+              "rouge-score>=0.1.2", "scipy>=1.11", "scikit-learn>=1.3", "httpx>=0.27"]
+"""hatch.toml's test dependencies that these tests use, at their newest (they are not the floor under test)."""
+TESTS = ["agentv", "cli", "config", "custom_evaluators", "engine", "evalsets", "evaluators", "openai_eval",
+         "protocol", "python_api", "report", "results", "store", "traces", "transpile"]
+"""The agentevals-cli test folders run there (serve's need the serve extra; execution's spawn Ray and such)."""
+DEADLINE = 3600
+
+
+def uv() -> list[str]:
+    found = shutil.which("uv")
+    if found:
+        return [found]
+    return [sys.executable, "-m", "uv"]  # hatch depends on uv: the Python that runs hatch has it
+
+
+def run(cmd: list[str], **kwargs: object) -> int:
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, cwd=ROOT, timeout=DEADLINE, **kwargs).returncode  # type: ignore[call-overload]
+
+
+def main() -> int:
+    venv = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / ".local" / "lowest"
+    if venv.exists():
+        shutil.rmtree(venv)
+    if run([*uv(), "venv", "-q", "-p", sys.executable, str(venv)]):
+        return 1
+    python = str(venv / "bin" / "python")
+    env = {**os.environ, "VIRTUAL_ENV": str(venv)}
+    if run([*uv(), "pip", "install", "-q", "--resolution", "lowest-direct",
+            "-e", "packages/agentevals-evaluator-sdk", "-e", "packages/agentevals-cli[openai,postgres]"], env=env):
+        return 1
+    # The test tools at their newest, leaving the packages' own dependencies where they are.
+    if run([*uv(), "pip", "install", "-q", *TEST_TOOLS], env=env):
+        return 1
+    run([python, "-c", "import importlib.metadata as m; print('lowest:', ', '.join(f'{n} {m.version(n)}' for n in "
+                       "('pydantic', 'click', 'pyyaml', 'orjson', 'requests', 'jinja2', 'openai', 'psycopg')))"])
+    readme = run([str(venv / "bin" / "agentevals"), "run", "examples/traces/helm_3.json", "--eval-set",
+                  "examples/evalsets/evalset_helm_3_2026-02-23.json", "-m", "tool_trajectory_avg_score",
+                  "-m", "response_match_score", "--no-store"], stdout=subprocess.DEVNULL)
+    if readme:
+        print(f"the README's evaluation failed on the lowest dependencies (exit {readme})", file=sys.stderr)
+        return 1
+    tests = [f"packages/agentevals-cli/tests/{name}" for name in TESTS]
+    return run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not adk", *tests,
+                "packages/agentevals-evaluator-sdk/tests"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
