@@ -44,8 +44,8 @@ def _result(result) -> tuple[bool, str]:
 
 
 def test_0_11_tool_calls_over_streamable_http(serve, tmp_path):
-    from support.mcp_client import mcp_streams
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from support.mcp_client import mcp_streams
     from support.weather_agent import run_weather_agent, weather_eval_set
 
     weather_eval_set(tmp_path)

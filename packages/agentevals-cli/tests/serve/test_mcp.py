@@ -103,8 +103,8 @@ def test_stdio_run_tools_with_a_store_that_cannot_open_say_so_and_the_rest_works
 
 
 def test_session_tools_over_streamable_http(serve, tmp_path):
-    from support.mcp_client import mcp_streams
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from support.mcp_client import mcp_streams
     from support.weather_agent import run_weather_agent, weather_eval_set
 
     weather_eval_set(tmp_path)
