@@ -4,10 +4,9 @@ not in a user's environment.
 
     python tools/lowest_deps.py [VENV]        # default: .local/lowest (gitignored); needs uv (hatch brings it)
 
-``uv pip install --resolution lowest-direct`` takes each package's own requirements at their floors (pydantic
-2.4, click 8.1, openai 1.55.3, …) and the newest of everything else. The ``serve`` extra is left out: its
-packages (mcp, fastapi) lift pydantic's floor, and the plain install is the one with the oldest pydantic.
-Exit status: the tests'.
+``uv pip install --resolution lowest-direct`` takes each package's own requirements at their floors (click 8.2,
+openai 1.72, mcp 1.10, fastapi 0.115, protobuf 5.26, …) and the newest of everything else. Pydantic comes at
+2.7 (mcp 1.10's own floor; a plain install may have 2.4). Exit status: the tests'.
 """
 
 from __future__ import annotations
@@ -20,11 +19,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_TOOLS = ["pytest>=8", "pytest-timeout>=2.3", "jsonschema>=4.20", "hypothesis>=6.100", "junitparser>=3",
-              "rouge-score>=0.1.2", "scipy>=1.11", "scikit-learn>=1.3", "httpx>=0.27"]
+              "rouge-score>=0.1.2", "scipy>=1.11", "scikit-learn>=1.3", "httpx>=0.27", "websocket-client>=1.6"]
 """hatch.toml's test dependencies that these tests use, at their newest (they are not the floor under test)."""
 TESTS = ["agentv", "cli", "config", "custom_evaluators", "engine", "evalsets", "evaluators", "openai_eval",
-         "protocol", "python_api", "report", "results", "store", "traces", "transpile"]
-"""The agentevals-cli test folders run there (serve's need the serve extra; execution's spawn Ray and such)."""
+         "protocol", "python_api", "report", "results", "serve", "store", "traces", "transpile"]
+"""The agentevals-cli test folders run there (not ``execution``: Ray is no extra installed here)."""
 DEADLINE = 3600
 
 
@@ -49,13 +48,13 @@ def main() -> int:
     python = str(venv / "bin" / "python")
     env = {**os.environ, "VIRTUAL_ENV": str(venv)}
     if run([*uv(), "pip", "install", "-q", "--resolution", "lowest-direct",
-            "-e", "packages/agentevals-evaluator-sdk", "-e", "packages/agentevals-cli[openai,postgres]"], env=env):
+            "-e", "packages/agentevals-evaluator-sdk", "-e", "packages/agentevals-cli[openai,postgres,serve]"], env=env):
         return 1
     # The test tools at their newest, leaving the packages' own dependencies where they are.
     if run([*uv(), "pip", "install", "-q", *TEST_TOOLS], env=env):
         return 1
     run([python, "-c", "import importlib.metadata as m; print('lowest:', ', '.join(f'{n} {m.version(n)}' for n in "
-                       "('pydantic', 'click', 'pyyaml', 'orjson', 'requests', 'jinja2', 'openai', 'psycopg')))"])
+                       "('pydantic', 'click', 'pyyaml', 'orjson', 'requests', 'openai', 'mcp', 'fastapi', 'protobuf')))"])
     readme = run([str(venv / "bin" / "agentevals"), "run", "examples/traces/helm_3.json", "--eval-set",
                   "examples/evalsets/evalset_helm_3_2026-02-23.json", "-m", "tool_trajectory_avg_score",
                   "-m", "response_match_score", "--no-store"], stdout=subprocess.DEVNULL)

@@ -237,6 +237,10 @@ class ChatClient:
         kind = type(exc).__name__
         message = str(getattr(exc, "message", "") or exc).splitlines()[0] if str(exc) else kind
         message = re.sub(r"^Error code: \d+ - ", "", message)  # the status is said once, below
+        body = getattr(exc, "body", None)  # the JSON error: its "error" object (openai before ~1.70: the whole body)
+        found = body.get("error", body) if isinstance(body, dict) else None
+        if isinstance(found, dict) and isinstance(found.get("message"), str) and found["message"].strip():
+            message = found["message"].strip().splitlines()[0]
         root, seen = exc, 0  # e.g. "Connection error." → the innermost cause: "[Errno 111] Connect call failed"
         while (cause := root.__cause__ or root.__context__) is not None and seen < 10:
             root, seen = cause, seen + 1
