@@ -27,11 +27,18 @@ TESTS = ["agentv", "cli", "config", "custom_evaluators", "engine", "evalsets", "
 DEADLINE = 3600
 
 
-def uv() -> list[str]:
+def uv(scratch: Path) -> list[str]:
+    """uv on PATH, else the one of the Python that runs hatch (hatch depends on it), else one installed into
+    ``scratch`` from the package registry."""
     found = shutil.which("uv")
     if found:
         return [found]
-    return [sys.executable, "-m", "uv"]  # hatch depends on uv: the Python that runs hatch has it
+    if subprocess.run([sys.executable, "-m", "uv", "--version"], capture_output=True, timeout=60).returncode == 0:
+        return [sys.executable, "-m", "uv"]
+    tools = scratch / "uv-venv"
+    subprocess.run([sys.executable, "-m", "venv", str(tools)], check=True, timeout=300)
+    subprocess.run([str(tools / "bin" / "pip"), "install", "--quiet", "uv"], check=True, timeout=DEADLINE)
+    return [str(tools / "bin" / "uv")]
 
 
 def run(cmd: list[str], **kwargs: object) -> int:
@@ -43,15 +50,17 @@ def main() -> int:
     venv = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / ".local" / "lowest"
     if venv.exists():
         shutil.rmtree(venv)
-    if run([*uv(), "venv", "-q", "-p", sys.executable, str(venv)]):
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    uv_cmd = uv(venv.parent)
+    if run([*uv_cmd, "venv", "-q", "-p", sys.executable, str(venv)]):
         return 1
     python = str(venv / "bin" / "python")
     env = {**os.environ, "VIRTUAL_ENV": str(venv)}
-    if run([*uv(), "pip", "install", "-q", "--resolution", "lowest-direct",
+    if run([*uv_cmd, "pip", "install", "-q", "--resolution", "lowest-direct",
             "-e", "packages/agentevals-evaluator-sdk", "-e", "packages/agentevals-cli[openai,postgres,serve]"], env=env):
         return 1
     # The test tools at their newest, leaving the packages' own dependencies where they are.
-    if run([*uv(), "pip", "install", "-q", *TEST_TOOLS], env=env):
+    if run([*uv_cmd, "pip", "install", "-q", *TEST_TOOLS], env=env):
         return 1
     run([python, "-c", "import importlib.metadata as m; print('lowest:', ', '.join(f'{n} {m.version(n)}' for n in "
                        "('pydantic', 'click', 'pyyaml', 'orjson', 'requests', 'openai', 'mcp', 'fastapi', 'protobuf')))"])
