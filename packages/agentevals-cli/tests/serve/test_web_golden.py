@@ -326,7 +326,7 @@ def _fill_and_submit(browser: Browser, form: str, values: dict[str, str]) -> Non
 def _wait_for(browser: Browser, condition: str, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if browser.js(f"document.readyState === 'complete' && ({condition})"):
+        if browser.holds(f"document.readyState === 'complete' && ({condition})"):
             return
         time.sleep(0.05)
     raise AssertionError(f"not within {timeout}s: {condition}; page: {browser.js('location.href')}: "

@@ -70,7 +70,7 @@ def submit(browser: Browser, form_action: str, **fields: str) -> None:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
-            if browser.js("window.__old === undefined && document.readyState === 'complete'"):
+            if browser.holds("window.__old === undefined && document.readyState === 'complete'"):
                 return
         except RuntimeError:  # the context went away mid-navigation
             pass

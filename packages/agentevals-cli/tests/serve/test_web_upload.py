@@ -166,7 +166,7 @@ def _choose_files(browser: Browser, selector: str, *paths: Path) -> None:
 def _wait(browser: Browser, expression: str, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if browser.js(expression):
+        if browser.holds(expression):
             return
         time.sleep(0.1)
     raise AssertionError(f"not true within {timeout:g}s: {expression}")

@@ -112,10 +112,20 @@ class Browser:
         self.call("Page.navigate", url=url)
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
-            if self.js(ready):
+            if self.holds(ready):
                 return
             time.sleep(0.05)
         raise TimeoutError(f"page {url} not ready within {self.timeout:g}s")
+
+    def holds(self, expression: str) -> bool:
+        """Whether ``expression`` is true now: False while the page is navigating away, which cuts an evaluation
+        off ("Inspected target navigated or closed": a click on a link, a form posted)."""
+        try:
+            return bool(self.js(expression))
+        except RuntimeError as exc:
+            if "navigated or closed" in str(exc):
+                return False
+            raise
 
     def js(self, expression: str) -> Any:
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
