@@ -12,7 +12,7 @@ reads more than a cold run); otherwise such files are read too.
 from __future__ import annotations
 
 import os
-from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -94,30 +94,28 @@ class PerFile:
         traces) or left traces out."""
         if context.log_events or context.skipped:
             return
-        from ..store._perfile import groups_conversations, record_files
+        from ..store._perfile import groups_conversations, record_files, session_totals
 
         sessions = context.sessions or {}
         record_files(store, run_id, self.tracker.rows(self.keys, run, sessions, grouped=groups_conversations(
-            self.group_by, sessions)))
+            self.group_by, session_totals(sessions.values()))))
 
 
-def _session_ids_read(req: RunRequest, taken: Taken) -> Counter[str]:
+def _session_ids_read(req: RunRequest, taken: Taken) -> Mapping[str, int]:
     """Each session id's traces in the files the run reads (those not taken), found by reading them; when they
     weigh more than the taken files with session ids, every such file is read instead (``Taken.drop``)."""
+    from ..store._perfile import session_totals
     from ..trace_sources import ReadContext, resolve
 
     read = [path for pos, path in enumerate(req.inputs) if pos not in taken.files]
     if _size(read) > _size([req.inputs[pos] for pos in taken.sessions]):
         for pos in list(taken.sessions):
             taken.drop(pos)
-        return Counter()
+        return {}
     sessions: dict[str, dict[str, int]] = {}
     for _ in resolve(read, context=ReadContext(trace_format=req.trace_format, keep_spans=False, sessions=sessions)):
         pass  # an unreadable file is the run's to report
-    found = Counter[str]()
-    for counts in sessions.values():
-        found.update(counts)
-    return found
+    return session_totals(sessions.values())
 
 
 def _size(paths: list[str]) -> int:

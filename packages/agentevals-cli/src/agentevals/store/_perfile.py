@@ -3,7 +3,8 @@ stored run and reads only the others.
 
     tracker = FileTracker(labels)              # a consumer: which cases each input file made, in output order
     ... run ...
-    record_files(store, run_id, tracker.rows(file_keys, run, sessions, grouped=groups_conversations(group_by, sessions)))
+    grouped = groups_conversations(group_by, session_totals(sessions.values()))
+    record_files(store, run_id, tracker.rows(file_keys, run, sessions, grouped=grouped))
     taken = find_files(store, file_keys, grouped=group_by != "trace")   # next run: the files it need not read
     apart(taken, sessions_of_the_files_read, group_by)    # with session ids: only those no other file shares
     for pos, (first, count) in taken.files.items():
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
@@ -36,7 +37,7 @@ from ..results import CaseResult, RunResult, Status
 if TYPE_CHECKING:
     from ._store import RunStore
 
-__all__ = ["FileTracker", "Taken", "apart", "find_files", "groups_conversations", "record_files"]
+__all__ = ["FileTracker", "Taken", "apart", "find_files", "groups_conversations", "record_files", "session_totals"]
 
 _SCORES = (Status.PASSED.value, Status.FAILED.value, Status.INFORMATIONAL.value)
 """A file's cases are taken only when each result is a score (errors and NOT_EVALUATED are tried again)."""
@@ -84,13 +85,18 @@ class FileTracker(RunConsumer):
                 if label not in self._mixed and label not in failed]
 
 
-def groups_conversations(group_by: str, sessions: Mapping[str, Mapping[str, int]]) -> bool:
-    """Whether a run groups conversations, given each input's session ids with their traces."""
+def session_totals(counts: Iterable[Mapping[str, int]]) -> Counter[str]:
+    """Each session id's traces over several inputs (each: session id → its traces there)."""
+    totals = Counter[str]()
+    for found in counts:
+        totals.update(found)
+    return totals
+
+
+def groups_conversations(group_by: str, totals: Mapping[str, int]) -> bool:
+    """Whether a run groups conversations, given each session id's traces over all its inputs."""
     if group_by != "auto":
         return group_by == "conversation"
-    totals = Counter[str]()
-    for counts in sessions.values():
-        totals.update(counts)
     return any(n > 1 for n in totals.values())
 
 
@@ -147,10 +153,8 @@ def apart(taken: Taken, read: Mapping[str, int], group_by: str) -> None:
     """Leave out of ``taken`` (to be read) each file with session ids whose cases would not be the stored ones:
     one of its ids has traces in another file (``read``: each session id's traces in the files this run reads),
     or the run groups conversations where the stored run did not, or the other way round."""
-    totals = Counter(read)
-    for counts in taken.sessions.values():
-        totals.update(counts)
-    now = groups_conversations(group_by, {"": totals})
+    totals = session_totals([read, *taken.sessions.values()])
+    now = groups_conversations(group_by, totals)
     for pos, counts in list(taken.sessions.items()):
         if taken.grouped[pos] != now or any(totals[session] != n for session, n in counts.items()):
             taken.drop(pos)
