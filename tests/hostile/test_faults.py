@@ -375,6 +375,28 @@ def test_sigint_while_the_parallel_reader_reads_prints_no_traceback(big_project)
     assert json.loads((root / "out" / "run.json").read_text())["complete"] is False
 
 
+def test_a_ctrl_c_caught_after_passing_through_exec_still_exits_130(tmp_path: Path) -> None:
+    """Under ``python -m``, CPython ends a process by SIGINT at exit when a KeyboardInterrupt crossed code run from a
+    string, even once caught: a Ctrl-C landing while a dataclass builds its methods did that to one start-up in twenty on a busy host.
+    Here the interrupt is raised from ``exec`` inside a command, so the case is the same every time."""
+    script = tmp_path / "agentevals_program" / "__main__.py"  # run with -m, as `python -m agentevals` is
+    script.parent.mkdir()
+    script.write_text(
+        "import sys\n"
+        "from agentevals.cli import main\n"
+        "from agentevals.cli._main import cli\n"
+        "@cli.command('interrupted-in-exec')\n"
+        "def interrupted_in_exec() -> None:\n"
+        "    exec('raise KeyboardInterrupt')\n"
+        "sys.argv = ['agentevals', 'interrupted-in-exec']\n"
+        "sys.exit(main())\n")
+    done = subprocess.run([sys.executable, "-m", "agentevals_program"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=DEADLINE)
+    no_traceback(done.stderr)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "Aborted."
+
+
 @pytest.mark.parametrize("after", ["agentevals.__about__", "click", "agentevals.cli._main", "agentevals.engine.options"])
 def test_ctrl_c_while_the_command_starts_prints_no_traceback(tmp_path: Path, after: str) -> None:
     """SIGINT as soon as the command has imported ``after`` (Python's import log says when)."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -146,6 +147,22 @@ def cli(ctx: click.Context, verbose: int, quiet: bool) -> None:
     install_logging(verbose=verbose, quiet=quiet)
 
 
+def _exit_interrupted(program: bool) -> NoReturn:
+    """Exit 130 after a Ctrl-C. As the program, by ``os._exit`` once the exit handlers have run: CPython marks a
+    KeyboardInterrupt that passes through code run from a string (``exec``/``eval``, as ``dataclasses`` and
+    ``namedtuple`` build their methods while a module imports) as unhandled even when caught later, and then ends
+    the process by SIGINT instead of with its exit code (``_Py_UnhandledKeyboardInterrupt``)."""
+    if not program:
+        sys.exit(130)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more to say
+            pass
+    os._exit(130)
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Entry point of the ``agentevals`` console script (and of ``python -m agentevals``).
 
@@ -160,7 +177,8 @@ def main(argv: list[str] | None = None) -> Any:
         startup_without_collection,
     )
 
-    if argv is None and getattr(sys.modules.get("__main__"), "main", None) is main:
+    program = argv is None and getattr(sys.modules.get("__main__"), "main", None) is main
+    if program:
         from ..execution.containment import own_process_tree
 
         own_process_tree()
@@ -173,7 +191,7 @@ def main(argv: list[str] | None = None) -> Any:
         return cli.main(args=argv, prog_name="agentevals", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
-        sys.exit(130)
+        _exit_interrupted(program)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
@@ -186,7 +204,7 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
-        sys.exit(130)
+        _exit_interrupted(program)
     except Exception as exc:  # a bug: still one line, the traceback on request
         if debug_enabled():
             print_traceback()
