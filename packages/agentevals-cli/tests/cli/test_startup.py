@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -181,3 +182,56 @@ def test_exit_leaves_the_heap_to_the_system(tmp_path):
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert int(proc.stdout.strip().splitlines()[-1]) > 0
+
+
+def program(*args: str, columns: int, importtime: bool = False) -> subprocess.CompletedProcess:
+    """``python -m agentevals ARGS`` as the program, on a terminal ``columns`` wide (click reads COLUMNS)."""
+    flags = ["-X", "importtime"] if importtime else []
+    return subprocess.run([sys.executable, *flags, "-m", "agentevals", *args], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "COLUMNS": str(columns)})
+
+
+def through_click(*args: str, columns: int) -> str:
+    """What click itself prints for ``agentevals ARGS`` (``main`` called by a host never takes the fast path)."""
+    code = f"from agentevals.cli import main\nmain({list(args)!r})"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": str(columns)})
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def imports(stderr: str) -> set[str]:
+    return {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
+
+
+@pytest.mark.parametrize("columns", [80, 132])
+def test_root_help_and_version_are_printed_without_click_as_click_prints_them(columns):
+    """``agentevals --help`` and ``--version`` come from ``cli/_fast.py``: the same text, without importing click."""
+    for args in (["--help"], ["-h"], ["--version"]):
+        done = program(*args, columns=columns, importtime=True)
+        assert done.returncode == 0, done.stderr
+        assert "click" not in imports(done.stderr)
+        expected = through_click(*args, columns=columns)
+        assert done.stdout == expected, (f"ROOT_HELP in cli/_fast.py is out of date; set it to:\n{expected}"
+                                         if args != ["--version"] else done.stdout)
+
+
+def test_root_help_on_a_narrow_terminal_is_left_to_click():
+    done = program("--help", columns=60, importtime=True)
+    assert done.returncode == 0, done.stderr
+    assert "click" in imports(done.stderr)
+    assert done.stdout == through_click("--help", columns=60)
+    assert max(map(len, done.stdout.splitlines())) <= 58  # click wrapped it to the terminal
+
+
+def test_root_help_into_a_closed_pipe_says_nothing(tmp_path):
+    """``agentevals --help | head -0``: the reader is gone before the text is written."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "agentevals", "--help"], stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=120, env={**os.environ, "COLUMNS": "100"})
+    finally:
+        os.close(write)
+    assert done.returncode == 0
+    assert done.stderr == ""

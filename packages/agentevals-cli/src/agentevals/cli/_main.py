@@ -163,13 +163,12 @@ def _exit_interrupted(program: bool) -> NoReturn:
     os._exit(130)
 
 
-def main(argv: list[str] | None = None) -> Any:
-    """Entry point of the ``agentevals`` console script (and of ``python -m agentevals``).
+def main(argv: list[str] | None = None, *, program: bool = False) -> Any:
+    """The command line behind ``agentevals.cli.main``.
 
-    Run as the program (arguments from ``sys.argv``, called from ``__main__``), the process owns its
-    process tree: it becomes the subreaper of evaluator descendants and sweeps their orphans
-    (``execution.containment``). Called by a host with arguments (a test, an application), it does not:
-    the host's own daemons are not agentevals' to reap or kill."""
+    As the program (``program``), the process owns its process tree: it becomes the subreaper of evaluator
+    descendants and sweeps their orphans (``execution.containment``). Called by a host, it does not: the host's own
+    daemons are not agentevals' to reap or kill."""
     from ..core._startup import (
         collect_again,
         loud_interrupts,
@@ -177,7 +176,6 @@ def main(argv: list[str] | None = None) -> Any:
         startup_without_collection,
     )
 
-    program = argv is None and getattr(sys.modules.get("__main__"), "main", None) is main
     if program:
         from ..execution.containment import own_process_tree
 
