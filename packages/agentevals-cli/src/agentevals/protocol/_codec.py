@@ -7,9 +7,9 @@ import math
 import re
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 
+from ..core._json import dumps
 from ..core._validation import format_validation_error
 from ..errors import ProtocolError, ProtocolVersionError
 from ._models import EvalInput, EvalResult, EvalStatus
@@ -96,10 +96,7 @@ def encode_line(eval_input: EvalInput, version: str = PROTOCOL_VERSION, **fields
     (``model_dump(mode="json")`` has already made NaN and infinities null, so the two agree on them too.)
     """
     payload = _payload(eval_input, version, fields)
-    try:
-        return orjson.dumps(payload) + b"\n"
-    except orjson.JSONEncodeError:
-        return (json.dumps(payload, ensure_ascii=False) + "\n").encode()
+    return dumps(payload) + b"\n"
 
 
 def decode_result(

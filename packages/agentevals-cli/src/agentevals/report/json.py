@@ -11,8 +11,7 @@ from collections.abc import Iterator
 from importlib import resources
 from typing import Any, Optional
 
-import orjson
-
+from ..core._json import dumps as json_bytes
 from ..results import RunResult
 from ._context import ReportContext, intervals_of
 from .formats import ReportFormat
@@ -54,10 +53,7 @@ def dumps(value: Any) -> str:
     are written null (the stdlib's ``NaN`` is no JSON). What orjson does not encode (an integer past 64 bits, a
     key that is not a string) is written by the stdlib, as ``json.dumps(value, indent=2, ensure_ascii=False)``.
     """
-    try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except TypeError:  # orjson.JSONEncodeError is one
-        return json.dumps(value, indent=2, ensure_ascii=False)
+    return json_bytes(value, indent=True).decode()
 
 
 def json_chunks(run: RunResult, *, context: Optional[ReportContext] = None) -> Iterator[str]:

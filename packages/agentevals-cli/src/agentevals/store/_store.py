@@ -15,6 +15,8 @@ from typing import Any, Optional, Union
 
 import orjson
 
+from ..core._json import dumps as json_bytes
+from ..core._json import loads as json_loads
 from ..core.redact import may_need_redaction, redact, redact_obj, redact_url
 from ..errors import RunNotFoundError, StoreError
 from ..results import SKIP_KINDS, CaseResult, MetricResult, RunResult, Status, case_status, row_key, utc_now
@@ -591,10 +593,7 @@ def _shell(case: CaseResult) -> dict[str, Any]:
 def _loads(text: str) -> Any:
     """A stored JSON text: orjson, or the stdlib for what it refuses (``NaN``, integers past 64 bits, which
     ``_dumps`` may have written)."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
+    return json_loads(text)
 
 
 def _dumps(value: Any) -> str:
@@ -622,10 +621,7 @@ def _encode(value: Any) -> str:
     """Compact JSON, UTF-8 as it is, what is not JSON as its ``str`` (a date, a dataclass): orjson, several times
     the stdlib's speed; NaN and infinities are written null (the stdlib's ``NaN`` is no JSON). What orjson does
     not encode (an integer past 64 bits, a lone surrogate) is written by the stdlib."""
-    try:
-        return orjson.dumps(value, default=str, option=_ORJSON_OPTIONS).decode()
-    except TypeError:  # orjson.JSONEncodeError is one
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return json_bytes(value, default=str, option=_ORJSON_OPTIONS).decode()
 
 
 def run_sources(pulled: list[SourceRecord], cases: Iterable[CaseResult]) -> list[dict[str, Any]]:

@@ -34,9 +34,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-import orjson
-
 from ..__about__ import __version__
+from ..core._json import dumps
 from ..evaluators.base import NotCacheable
 
 if TYPE_CHECKING:
@@ -64,21 +63,7 @@ def value_digest(value: Any) -> str:
 def _sorted_json(value: Any) -> bytes:
     """``value`` as sorted-key JSON bytes: orjson, or the stdlib for what orjson refuses (an integer past 64 bits in
     an evaluator's config; a key that is not a string), keys made strings so that they sort."""
-    try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
-    except TypeError:  # orjson.JSONEncodeError is one
-        import json
-
-        return json.dumps(_str_keys(value), sort_keys=True, default=str, ensure_ascii=False,
-                          separators=(",", ":")).encode()
-
-
-def _str_keys(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _str_keys(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_str_keys(v) for v in value]
-    return value
+    return dumps(value, sort_keys=True, default=str)
 
 
 def case_digest(case: Case, *, expected: Optional[str] = None) -> str:
