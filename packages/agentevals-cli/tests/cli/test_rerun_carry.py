@@ -9,6 +9,7 @@ after SIGINT and SIGKILL, on SQLite and Postgres, is in ``tests/store/test_inter
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -77,6 +78,51 @@ def test_rerun_failed_reads_only_the_failed_cases_and_keeps_the_order(project, m
     assert [case["case_id"] for case in json.loads(shown.stdout)["cases"]] == ids
     _, replayed, _ = run(project)
     assert marks(project) == [] and statuses(replayed) == statuses(again)
+
+
+def stored_rows(root: Path, run_id: str) -> dict[str, tuple]:
+    """Each case of a stored run by id: its row's JSON and status, its metric rows (with work keys), its trace ids."""
+    with sqlite3.connect(root / "runs.sqlite") as db:
+        rows = {}
+        for idx, case_id, status, case_json in db.execute(
+                "SELECT idx, case_id, status, case_json FROM cases WHERE run_id = ?", (run_id,)):
+            metrics = db.execute("SELECT pos, evaluator, metric, status, score, work_key, metric_json FROM "
+                                 "metric_results WHERE run_id = ? AND idx = ? ORDER BY pos", (run_id, idx)).fetchall()
+            traces = db.execute("SELECT trace_id FROM case_traces WHERE run_id = ? AND idx = ? ORDER BY trace_id",
+                                (run_id, idx)).fetchall()
+            rows[case_id] = (status, case_json, metrics, traces)
+    return rows
+
+
+def test_rerun_failed_copies_the_rows_of_the_cases_it_takes(project, monkeypatch):
+    """The cases ``--rerun-failed`` takes as stored are copied row for row in SQL; only the rerun ones are encoded
+    and written (``RunStore.record_cases``)."""
+    from agentevals.store import RunStore
+
+    (project / "failing").write_text("")
+    _, first, _ = run(project)
+    marks(project)
+    failed = {case["case_id"] for case in first["cases"] if int(case["case_id"], 16) % 4 == 0}
+    (project / "failing").unlink()
+    written: list[str] = []
+    real = RunStore.record_cases
+
+    def record_cases(self, run_id, cases, **kwargs):
+        written.extend(case.case_id for _, case, _ in cases)
+        return real(self, run_id, cases, **kwargs)
+
+    monkeypatch.setattr(RunStore, "record_cases", record_cases)
+    code, again, err = run(project, "--rerun-failed")
+    assert code == 0, err
+    assert sorted(written) == sorted(failed)
+    before, after = stored_rows(project, first["run_id"]), stored_rows(project, again["run_id"])
+    assert sorted(after) == sorted(before)
+    assert {i: row for i, row in after.items() if i not in failed} == {i: row for i, row in before.items()
+                                                                       if i not in failed}
+    assert all(after[i][0] == "PASSED" != before[i][0] for i in failed)
+    shown = CliRunner().invoke(cli, ["runs", "show", again["run_id"], "-o", "json"], catch_exceptions=False)
+    assert [(c["case_id"], c["metrics"]) for c in json.loads(shown.stdout)["cases"]] == [
+        (c["case_id"], c["metrics"]) for c in again["cases"]]
 
 
 def test_rerun_failed_after_the_input_changed_reads_every_trace(project):

@@ -277,3 +277,28 @@ def test_cases_read_by_index_carry_only_their_own_labels(store_url):
         (2, "c2", ["note 2"]), (3, "c3", []), (4, "c4", ["note 4"])]
     assert store.load_cases("r1", indexes=[]) == []
     store.close()
+
+
+def test_case_rows_are_copied_to_other_positions_of_another_run(store_url):
+    """``copy_case_rows`` (the cases ``--rerun-failed`` takes as stored): each case's rows, work keys and trace ids
+    land at its new position, replacing what was there; the source run is unchanged."""
+    from agentevals.results import CaseResult, MetricResult
+
+    store = RunStore.open(store_url)
+    for run_id in ("old", "new"):
+        store.begin_run(run_id, started_at="2026-01-01T00:00:00.000Z", **META)
+
+    def case(name: str, score: float) -> CaseResult:
+        return CaseResult(case_id=name, trace_ids=[f"t-{name}", f"u-{name}"], sources=["t.json"],
+                          metrics=[MetricResult.scored("a", score, 0.5), MetricResult.scored("b", 1 - score, 0.5)])
+
+    store.record_cases("old", [(i, case(f"c{i}", i / 10), {0: f"k{i}", 1: f"j{i}"}) for i in range(4)])
+    store.record_cases("new", [(1, case("placeholder", 0.0), {})])
+    store.copy_case_rows("old", "new", [(3, 0), (0, 1), (2, 2)])
+    copied = store.load_cases("new")
+    assert [(i, c.case_id) for i, c in copied] == [(0, "c3"), (1, "c0"), (2, "c2")]
+    old = dict(store.load_cases("old"))
+    assert [c for _, c in copied] == [old[3], old[0], old[2]]
+    assert store.lookup("k3", run_id="new") == old[3].metrics[:1] and store.lookup("j0", run_id="new") == old[0].metrics[1:]
+    assert [(i, c.case_id) for i, c in store.load_cases("old")] == [(0, "c0"), (1, "c1"), (2, "c2"), (3, "c3")]
+    store.close()

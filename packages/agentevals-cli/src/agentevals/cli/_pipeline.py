@@ -174,7 +174,8 @@ def execute(req: RunRequest) -> int:
                                                                _SOURCE_FAILED if sourced.failures(run) else 0),
                                      sources=sourced.records)
             recorder.copied_from = prior
-            recorder.stored_at = carried.stored_at if carried is not None else {}
+            if carried is not None:
+                recorder.carried, recorder.carried_from = carried.taken, carried.run_id
             consumers.append(recorder)
         if per_file is not None:
             consumers.append(per_file.tracker)

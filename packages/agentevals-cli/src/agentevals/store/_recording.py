@@ -272,9 +272,13 @@ class StoreConsumer(RunConsumer):
         self.recorded = 0
         """Cases the store recorded."""
         self.finished = False
-        self.stored_at: dict[int, CaseResult] = {}
-        """The cases a resumed run carries by the position where it has them stored already
-        (``_replay.Carried.stored_at``): not written again when they come back there."""
+        self.carried: dict[int, tuple[int, CaseResult]] = {}
+        """The cases this run takes from a stored run, by ``id``, with their position there
+        (``_replay.Carried.taken``): a resumed run has them stored already (not written again where they come
+        back at that position); a ``--rerun-failed`` run copies their rows from ``carried_from``."""
+        self.carried_from: Optional[str] = None
+        """The run ``--rerun-failed`` takes the passing cases of (their rows are copied in SQL, never encoded)."""
+        self._copies: list[tuple[int, int]] = []  # (position in carried_from, index in this run), until flushed
         self.copied_from: Optional[str] = None
         """A stored run whose cases this run repeats (a whole-input cache hit, ``store._replay``): its rows
         are copied in one statement when the run starts, not written case by case."""
@@ -304,16 +308,28 @@ class StoreConsumer(RunConsumer):
         if self.copied_from is not None:  # copied when the run started (or counted unstored, if that failed)
             self.unstored += self.failure is not None
             return
-        if self.stored_at.get(index) is case:  # --resume: this run has it at this position already
-            del self.stored_at[index]
-            self.recorded += 1
-            return
+        taken = self.carried.pop(id(case), None) if self.carried else None
+        if taken is not None and taken[1] is case:
+            if self.resume and taken[0] == index:  # --resume: this run has it at this position already
+                self.recorded += 1
+                return
+            if not self.resume and self.carried_from is not None:  # --rerun-failed: its rows, copied
+                if self.failure is not None:
+                    self.unstored += 1
+                    return
+                self._copies.append((taken[0], index))
+                self._flush_soon()
+                return
         keys = self.reuse.keys_for(case) if self.reuse else {}
         if self.failure is not None:  # one wait on a failed store is enough (a lock waits for seconds)
             self.unstored += 1
             return
         self._batch.append((index, case, keys))
-        if len(self._batch) >= FLUSH_CASES:
+        self._flush_soon()
+
+    def _flush_soon(self) -> None:
+        """Write now if a batch is full, else within ``FLUSH_SECONDS``."""
+        if len(self._batch) + len(self._copies) >= FLUSH_CASES:
             self.flush()
         elif self._timer is None:
             self._timer = _later(self.flush)
@@ -325,20 +341,25 @@ class StoreConsumer(RunConsumer):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if not self._batch or self._writing:  # (``abandon`` from a signal while a batch is being written)
+        if not (self._batch or self._copies) or self._writing:  # (``abandon`` from a signal while writing)
             return
         batch, self._batch = self._batch, []
+        copies, self._copies = self._copies, []
         self._writing = True
         try:
             if self.failure is not None:
-                self.unstored += len(batch)
+                self.unstored += len(batch) + len(copies)
                 return
             self._record_sources(final=False)
-            self.store.record_cases(self.run_id, batch)
-            self.recorded += len(batch)
+            if batch:
+                self.store.record_cases(self.run_id, batch)
+            if copies:
+                assert self.carried_from is not None
+                self.store.copy_case_rows(self.carried_from, self.run_id, copies)
+            self.recorded += len(batch) + len(copies)
         except Exception as exc:
             self._fail(exc)
-            self.unstored += len(batch)
+            self.unstored += len(batch) + len(copies)
         finally:
             self._writing = False
 

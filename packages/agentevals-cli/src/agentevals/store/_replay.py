@@ -128,9 +128,10 @@ class Carried:
         self.results = results
         """How many result rows they hold."""
         self.resume = resume
-        self.stored_at: dict[int, CaseResult] = {}
-        """``--resume``: each carried case read so far by its position, where this run has it stored already
-        (the recorder does not write it again when it comes back at that position)."""
+        self.taken: dict[int, tuple[int, CaseResult]] = {}
+        """Each carried case read so far, by ``id``, with its position in the stored run, until the recorder meets
+        it (``StoreConsumer.carried``): ``--resume`` does not write it again where this run has it already;
+        ``--rerun-failed`` copies its rows from the stored run instead of encoding them again."""
 
     def __len__(self) -> int:
         return len(self.positions)
@@ -138,8 +139,7 @@ class Carried:
     def __iter__(self) -> Iterator[tuple[int, CaseResult]]:
         for start in range(0, len(self.positions), self.CHUNK):
             for position, case in self.store.load_cases(self.run_id, indexes=self.positions[start:start + self.CHUNK]):
-                if self.resume:
-                    self.stored_at[position] = case
+                self.taken[id(case)] = (position, case)
                 yield position, case
 
 

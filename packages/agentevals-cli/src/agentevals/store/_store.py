@@ -209,13 +209,27 @@ class RunStore:
         ``run_id`` is a run ``begin_run`` has just added (a replay is never a resumed run), so it holds no rows
         to clear: its rows' foreign keys need the run first, and deleting a run deletes them."""
         with self._writing():
-            for table, columns in (("cases", "idx, case_id, status, case_json"),
-                                   ("metric_results", "idx, pos, case_id, evaluator, metric, status, score, "
-                                                      "work_key, metric_json"),
-                                   ("case_traces", "idx, trace_id")):
-                self.db.execute(f"INSERT INTO {table} (run_id, {columns}) SELECT ?, {columns} FROM {table} "
+            for table, columns in _CASE_TABLES:
+                self.db.execute(f"INSERT INTO {table} (run_id, idx, {columns}) SELECT ?, idx, {columns} FROM {table} "
                                 "WHERE run_id = ?", (run_id, source))
             return int(self.db.execute("SELECT COUNT(*) FROM cases WHERE run_id = ?", (run_id,))[0][0])
+
+    def copy_case_rows(self, source: str, run_id: str, moves: Sequence[tuple[int, int]]) -> None:
+        """Copy the cases of run ``source`` at the first position of each ``(position, index)`` pair into run
+        ``run_id`` at the second (replacing what it has there), in one transaction: the cases a ``--rerun-failed``
+        run takes as stored (their metric rows, work keys and trace ids; not labels, which such a run never
+        takes). The rows were redacted when first written.
+
+            store.copy_case_rows("run-1", "run-2", [(0, 0), (3, 2)])
+        """
+        where = [(run_id, index) for _, index in moves]
+        copied = [(run_id, index, source, position) for position, index in moves]
+        with self._writing():
+            for table in ("metric_results", "cases", "case_traces"):  # as ``record_cases``: a case's rows go first
+                self.db.executemany(f"DELETE FROM {table} WHERE run_id = ? AND idx = ?", where)
+            for table, columns in _CASE_TABLES:
+                self.db.executemany(f"INSERT INTO {table} (run_id, idx, {columns}) SELECT ?, ?, {columns} "
+                                    f"FROM {table} WHERE run_id = ? AND idx = ?", copied)
 
     def close_run(self, run_id: str, *, status: str, totals: Optional[dict[str, Any]] = None,
                   exit_code: Optional[int] = None, finished_at: Optional[str] = None) -> None:
@@ -574,6 +588,13 @@ def _record(row: tuple[Any, ...]) -> RunRecord:
     return RunRecord(run_id, started, finished, status, command, cwd, config_digest, eval_set_digest,
                      json.loads(versions or "{}"), json.loads(options or "{}"),
                      json.loads(totals) if totals else None, exit_code)
+
+
+_CASE_TABLES = (("cases", "case_id, status, case_json"),
+                ("metric_results", "pos, case_id, evaluator, metric, status, score, work_key, metric_json"),
+                ("case_traces", "trace_id"))
+"""The tables holding a run's cases, with their columns but ``run_id`` and ``idx``, in the order a case's rows are
+written (its metric rows and trace ids refer to it)."""
 
 
 def _source(row: tuple[Any, ...]) -> SourceRecord:
