@@ -57,7 +57,7 @@ def test_not_evaluated_may_omit_score():
 
 
 def test_encode_defaults_to_current_version():
-    assert '"protocol_version": "1.2"' in encode_input(EvalInput())
+    assert json.loads(encode_input(EvalInput()))["protocol_version"] == "1.2"
 
 
 def test_schema_loads():
@@ -78,7 +78,9 @@ def test_encode_line_is_encode_input_on_one_line(version):
     eval_input = _rich_input()
     line = encode_line(eval_input, version, request_id="7")
     assert line.endswith(b"\n") and line.count(b"\n") == 1
-    expected = json.loads(encode_input(eval_input, version))
+    document = encode_input(eval_input, version)
+    assert "NaN" not in document  # JSON has none: null (pydantic before 2.5 leaves NaN in model_dump)
+    expected = json.loads(document)
     if version == "1.2":
         expected["request_id"] = "7"  # older peers do not get it: the field is not in their schema
     assert json.loads(line) == expected
