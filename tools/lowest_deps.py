@@ -55,7 +55,7 @@ def uv(scratch: Path) -> list[str]:
 
 
 def run(cmd: list[str], **kwargs: object) -> int:
-    print("+", " ".join(cmd), flush=True)
+    print("+", " ".join("<script>" if "\n" in part else part for part in cmd), flush=True)
     return subprocess.run(cmd, cwd=ROOT, timeout=DEADLINE, **kwargs).returncode  # type: ignore[call-overload]
 
 
