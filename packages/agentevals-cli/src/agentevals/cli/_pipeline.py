@@ -174,8 +174,8 @@ def execute(req: RunRequest) -> int:
                                                                _SOURCE_FAILED if sourced.failures(run) else 0),
                                      sources=sourced.records)
             recorder.copied_from = prior
-            if carried is not None:
-                recorder.carried, recorder.carried_from = carried.taken, carried.run_id
+            if carried is not None:  # the recorder meets each carried case as the run emits it
+                carried.taken, recorder.carried_from = recorder.carried, carried.run_id
             consumers.append(recorder)
         if per_file is not None:
             consumers.append(per_file.tracker)

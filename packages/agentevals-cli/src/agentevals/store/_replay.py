@@ -128,10 +128,10 @@ class Carried:
         self.results = results
         """How many result rows they hold."""
         self.resume = resume
-        self.taken: dict[int, tuple[int, CaseResult]] = {}
-        """Each carried case read so far, by ``id``, with its position in the stored run, until the recorder meets
-        it (``StoreConsumer.carried``): ``--resume`` does not write it again where this run has it already;
-        ``--rerun-failed`` copies its rows from the stored run instead of encoding them again."""
+        self.taken: Optional[dict[int, tuple[int, CaseResult]]] = None
+        """Set by the run that records (``StoreConsumer.carried``): each carried case read so far, by ``id``, with
+        its position in the stored run, until the recorder meets it. ``--resume`` does not write it again where
+        this run has it already; ``--rerun-failed`` copies its rows from the stored run instead of encoding them."""
 
     def __len__(self) -> int:
         return len(self.positions)
@@ -139,7 +139,8 @@ class Carried:
     def __iter__(self) -> Iterator[tuple[int, CaseResult]]:
         for start in range(0, len(self.positions), self.CHUNK):
             for position, case in self.store.load_cases(self.run_id, indexes=self.positions[start:start + self.CHUNK]):
-                self.taken[id(case)] = (position, case)
+                if self.taken is not None:
+                    self.taken[id(case)] = (position, case)
                 yield position, case
 
 
