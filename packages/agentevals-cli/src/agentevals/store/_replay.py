@@ -118,8 +118,7 @@ class Carried:
 
     CHUNK = 256
 
-    def __init__(self, store: RunStore, run_id: str, positions: list[int], traces: set[str], results: int, *,
-                 resume: bool) -> None:
+    def __init__(self, store: RunStore, run_id: str, positions: list[int], traces: set[str], results: int) -> None:
         self.store = store
         self.run_id = run_id
         self.positions = positions
@@ -127,7 +126,6 @@ class Carried:
         """Their trace ids: the read leaves these out (``ReadContext.skip_trace``)."""
         self.results = results
         """How many result rows they hold."""
-        self.resume = resume
         self.taken: Optional[dict[int, tuple[int, CaseResult]]] = None
         """Set by the run that records (``StoreConsumer.carried``): each carried case read so far, by ``id``, with
         its position in the stored run, until the recorder meets it. ``--resume`` does not write it again where
@@ -170,7 +168,7 @@ def carry(store: RunStore, prior: str, key: Optional[str], *, failed_again: bool
         cases = [idx for idx in cases if idx not in failing]
     taken = set(cases)
     return Carried(store, prior, cases, {t for t, idx in owner.items() if idx in taken},
-                   sum(rows.get(idx, 0) for idx in cases), resume=not failed_again)
+                   sum(rows.get(idx, 0) for idx in cases))
 
 
 async def replay(store: RunStore, prior: str, consumers: Sequence[RunConsumer], *, files: int,
